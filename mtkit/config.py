@@ -1,0 +1,259 @@
+"""Run configuration: grouped, typed dataclasses filled from a YAML recipe and ``--key value`` overrides.
+
+A recipe is YAML with one section per group (``data``, ``tokenizer``, ``model``, ``optim``, ``train``,
+``eval``, ``logging``); a key may also stand at top level. Every key name is unique across groups, so the
+command line uses the plain Hugging Face style names (``--max_steps 100``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import sys
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from transformers import HfArgumentParser
+
+from mtkit.errors import UserError
+
+
+def _f(default: Any, help: str, **kw) -> Any:
+    return field(default=default, metadata={"help": help, **kw})
+
+
+@dataclass
+class DataConfig:
+    """Where the parallel data comes from and how it is cut."""
+
+    data_dir: str | None = _f(None, "Folder of line-aligned files <split>.<lang> or <split>.<lang>.gz.")
+    train_file: str | None = _f(None, "CSV/TSV/JSONL training file with source and target columns.")
+    validation_file: str | None = _f(None, "CSV/TSV/JSONL validation file.")
+    test_file: str | None = _f(None, "CSV/TSV/JSONL test file.")
+    dataset_name: str | None = _f(None, "Hugging Face hub dataset with a `translation` column (e.g. wmt14).")
+    dataset_config_name: str | None = _f(None, "Hub dataset configuration (e.g. de-en).")
+    source_lang: str = _f("en", "Source language code.")
+    target_lang: str = _f("de", "Target language code.")
+    train_split: str = _f("train", "Name of the training split.")
+    validation_split: str = _f("valid", "Name of the validation split (Multi30k: val; hub: validation).")
+    test_split: str | None = _f("test", "Name of the test split, evaluated once at the end (none to skip).")
+    source_column: str | None = _f(None, "Source column of a CSV/TSV/JSONL file (default: detected).")
+    target_column: str | None = _f(None, "Target column of a CSV/TSV/JSONL file (default: detected).")
+    source_prefix: str | None = _f(None, "Prompt template with {source}, e.g. 'translate English to German: {source}'.")
+    max_source_length: int = _f(256, "Source sequences are truncated to this many tokens.")
+    max_target_length: int = _f(256, "Target sequences are truncated to this many tokens.")
+    max_train_samples: int | None = _f(None, "Use only the first N training pairs (debugging).")
+    preprocessing_num_workers: int | None = _f(None, "Processes for tokenization (datasets.map num_proc).")
+
+
+@dataclass
+class TokenizerConfig:
+    """The shared subword vocabulary."""
+
+    tokenizer_name: str | None = _f(None, "Existing tokenizer (dir or hub id); default: train one on the data.")
+    tokenizer_type: Literal["bpe", "unigram"] = _f("bpe", "Subword model trained on source+target text.")
+    vocab_size: int = _f(8000, "Subword vocabulary size (the paper's WMT14 EN-DE: 37000).")
+    tokenizer_train_samples: int | None = _f(None, "Train the tokenizer on at most N sentence pairs.")
+
+
+@dataclass
+class ModelConfig:
+    """Architecture preset or pretrained model."""
+
+    model: str = _f("transformer-base", "Architecture preset (see mtkit.presets) for training from scratch.")
+    model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
+    dropout: float | None = _f(None, "Override the preset's dropout.")
+
+
+@dataclass
+class OptimConfig:
+    """Optimizer and learning-rate schedule (all steps are optimizer updates)."""
+
+    learning_rate: float = _f(7e-4, "Peak learning rate (Noam base: 512**-0.5 * 4000**-0.5 = 7e-4).")
+    lr_scheduler_type: str = _f("inverse_sqrt", "transformers scheduler name: inverse_sqrt, linear, cosine, ...")
+    warmup_steps: int = _f(4000, "Linear warm-up updates.")
+    adam_beta1: float = _f(0.9, "Adam beta1.")
+    adam_beta2: float = _f(0.98, "Adam beta2.")
+    adam_epsilon: float = _f(1e-9, "Adam epsilon.")
+    weight_decay: float = _f(0.0, "Decoupled weight decay (AdamW); 0 is plain Adam.")
+    max_grad_norm: float = _f(1.0, "Gradient clipping norm (0 disables).")
+    label_smoothing: float = _f(0.1, "Label smoothing of the cross-entropy.")
+
+
+@dataclass
+class TrainConfig:
+    """The loop: length, batching, precision, checkpoints."""
+
+    output_dir: str = _f("runs/default", "Run folder: checkpoints, logs, final model. Re-running resumes.")
+    seed: int = _f(1, "Random seed.")
+    max_steps: int = _f(100000, "Optimizer updates to train for.")
+    max_tokens: int = _f(4096, "Token budget per batch and process (padded source or target tokens).")
+    max_sentences: int | None = _f(None, "Cap on sentences per batch.")
+    gradient_accumulation_steps: int = _f(1, "Batches accumulated per update.")
+    mixed_precision: Literal["no", "fp16", "bf16"] | None = _f(None, "Precision (default: accelerate config).")
+    save_steps: int = _f(1000, "Save a checkpoint every N updates.")
+    save_total_limit: int = _f(3, "Keep the last N step checkpoints (checkpoint_best is always kept).")
+    load_best_model_at_end: bool = _f(True, "Export checkpoint_best (by BLEU) to final/ instead of the last.")
+    torch_compile: bool = _f(False, "Compile the model with torch.compile.")
+
+
+@dataclass
+class EvalConfig:
+    """Validation during training and decoding settings."""
+
+    eval_steps: int = _f(1000, "Evaluate (loss + BLEU) every N updates.")
+    eval_max_samples: int | None = _f(None, "Decode at most N validation sentences for BLEU.")
+    eval_batch_size: int = _f(64, "Sentences per generation batch.")
+    num_beams: int = _f(4, "Beam size.")
+    length_penalty: float = _f(0.6, "Beam-search length penalty.")
+    max_new_tokens: int = _f(256, "Longest generated translation.")
+
+
+@dataclass
+class LoggingConfig:
+    """Progress and experiment tracking."""
+
+    logging_steps: int = _f(50, "Log training metrics every N updates.")
+    report_to: str = _f("tensorboard", "Trackers: tensorboard, wandb, trackio, comma-separated, or none.")
+    project_name: str = _f("mtkit", "Tracker project name (W&B project).")
+    run_name: str | None = _f(None, "Tracker run name (default: output_dir name).")
+    disable_tqdm: bool = _f(False, "No progress bar.")
+
+
+GROUPS: dict[str, type] = {
+    "data": DataConfig,
+    "tokenizer": TokenizerConfig,
+    "model": ModelConfig,
+    "optim": OptimConfig,
+    "train": TrainConfig,
+    "eval": EvalConfig,
+    "logging": LoggingConfig,
+}
+
+
+@dataclass
+class RunConfig:
+    """All groups of one run."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: dataclasses.asdict(getattr(self, name)) for name in GROUPS}
+
+    def flat(self) -> dict[str, Any]:
+        return {k: v for group in self.to_dict().values() for k, v in group.items()}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+
+FIELDS: dict[str, tuple[str, dataclasses.Field]] = {
+    f.name: (group, f) for group, cls in GROUPS.items() for f in dataclasses.fields(cls)
+}
+
+
+def _unknown(key: str, where: str) -> UserError:
+    close = difflib.get_close_matches(key, FIELDS, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return UserError(f"{where}: unknown key '{key}'{hint}")
+
+
+def _coerce(key: str, value: Any, where: str) -> Any:
+    """Check a recipe value against the field's type; return it (ints accepted for floats)."""
+    hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
+    args = typing.get_args(hint)
+    if value is None:
+        if type(None) in args:
+            return None
+        raise UserError(f"{where}: key '{key}' may not be empty")
+    base = next((a for a in args if a is not type(None)), hint) if args else hint
+    if typing.get_origin(base) is Literal:
+        if value not in typing.get_args(base):
+            raise UserError(f"{where}: key '{key}' must be one of {list(typing.get_args(base))}, got {value!r}")
+        return value
+    if base is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if base is float and isinstance(value, str):
+        try:
+            return float(value)  # YAML reads 7e-4 as a string
+        except ValueError:
+            pass
+    if not isinstance(value, base) or (base is int and isinstance(value, bool)):
+        raise UserError(f"{where}: key '{key}' expects {base.__name__}, got {value!r}")
+    return value
+
+
+def load_recipe(path: str | Path) -> dict[str, Any]:
+    """Read a YAML recipe into a flat ``{key: value}`` dict, checking every key and type."""
+    where = f"--config {path}"
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{where}: file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"{where}: cannot read ({err})") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        raise UserError(f"{where}: malformed YAML{line}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: expected a mapping of sections/keys, got {type(raw).__name__}")
+    flat: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in GROUPS:
+            if not isinstance(value, dict):
+                raise UserError(f"{where}: section '{key}' must be a mapping")
+            for sub, v in value.items():
+                if sub not in FIELDS:
+                    raise _unknown(sub, where)
+                if FIELDS[sub][0] != key:
+                    raise UserError(f"{where}: key '{sub}' belongs in section '{FIELDS[sub][0]}', not '{key}'")
+                flat[sub] = _coerce(sub, v, where)
+        elif key in FIELDS:
+            flat[key] = _coerce(key, value, where)
+        else:
+            raise _unknown(key, where)
+    return flat
+
+
+class _Parser(HfArgumentParser):
+    """HfArgumentParser whose errors are one-line :class:`UserError` s."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise UserError(message)
+
+
+def parse_config(argv: list[str] | None = None) -> RunConfig:
+    """Build a :class:`RunConfig` from ``--config recipe.yaml`` plus ``--key value`` overrides."""
+    argv = sys.argv[1:] if argv is None else argv
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, rest = pre.parse_known_args(argv)
+    recipe = load_recipe(known.config) if known.config else {}
+
+    parser = _Parser(list(GROUPS.values()), allow_abbrev=False, description="Train a translation model.")
+    parser.add_argument("--config", help="YAML recipe (recipes/*.yaml); flags given after it override it.")
+    parser.set_defaults(**recipe)
+    for token in rest:
+        if token.startswith("--"):
+            key = token[2:].split("=", 1)[0]
+            plain = key[3:] if key.startswith("no_") else key
+            if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
+                raise _unknown(key, "command line")
+    if "-h" in rest or "--help" in rest:
+        parser.print_help()
+        sys.exit(0)
+    groups = parser.parse_args_into_dataclasses(args=argv)
+    return RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))

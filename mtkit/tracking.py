@@ -1,0 +1,62 @@
+"""Metrics out of the loop: ``metrics.jsonl``, accelerate trackers (TensorBoard, W&B), ``curves.png``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from accelerate import Accelerator
+
+from mtkit.config import LoggingConfig
+
+
+def tracker_names(report_to: str) -> list[str]:
+    """``"tensorboard,wandb"`` -> ``["tensorboard", "wandb"]``; ``"none"`` -> ``[]``."""
+    names = [n.strip() for n in report_to.split(",") if n.strip() and n.strip() != "none"]
+    return names
+
+
+class MetricsLog:
+    """Append-only ``metrics.jsonl`` (one JSON object per record) mirrored to the trackers."""
+
+    def __init__(self, output_dir: Path, accelerator: Accelerator, cfg: LoggingConfig, resume_step: int) -> None:
+        self.path = output_dir / "metrics.jsonl"
+        self.accelerator = accelerator
+        if accelerator.is_main_process and self.path.exists():
+            # A resumed run rewrites what came after its checkpoint.
+            kept = [line for line in self.path.read_text().splitlines() if json.loads(line)["step"] <= resume_step]
+            self.path.write_text("".join(line + "\n" for line in kept))
+
+    def log(self, record: dict[str, Any], step: int) -> None:
+        record = {"step": step, **record}
+        if self.accelerator.is_main_process:
+            with self.path.open("a") as f:
+                f.write(json.dumps(record) + "\n")
+        self.accelerator.log({k: v for k, v in record.items() if k != "step"}, step=step)
+
+
+def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
+    """Training/validation loss and validation BLEU against the update step, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = [json.loads(line) for line in metrics_file.read_text().splitlines()] if metrics_file.exists() else []
+    if not records:
+        return None
+    series = {key: [(r["step"], r[key]) for r in records if key in r] for key in ("loss", "valid_loss", "valid_bleu")}
+    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 4))
+    for key in ("loss", "valid_loss"):
+        if series[key]:
+            ax_loss.plot(*zip(*series[key]), label=key, marker="." if key == "valid_loss" else None)
+    ax_loss.set(xlabel="update", ylabel="loss (label-smoothed for training)", title="Loss")
+    ax_loss.legend()
+    if series["valid_bleu"]:
+        ax_bleu.plot(*zip(*series["valid_bleu"]), marker="o", color="tab:green")
+    ax_bleu.set(xlabel="update", ylabel="sacreBLEU", title="Validation BLEU")
+    fig.tight_layout()
+    fig.savefig(out_file, dpi=100)
+    plt.close(fig)
+    return out_file
