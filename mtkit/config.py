@@ -171,12 +171,12 @@ def _unknown(key: str, where: str) -> UserError:
 def _coerce(key: str, value: Any, where: str) -> Any:
     """Check a recipe value against the field's type; return it (ints accepted for floats)."""
     hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
-    args = typing.get_args(hint)
+    optional = typing.get_origin(hint) is not Literal and type(None) in typing.get_args(hint)
     if value is None:
-        if type(None) in args:
+        if optional:
             return None
         raise UserError(f"{where}: key '{key}' may not be empty")
-    base = next((a for a in args if a is not type(None)), hint) if args else hint
+    base = next(a for a in typing.get_args(hint) if a is not type(None)) if optional else hint
     if typing.get_origin(base) is Literal:
         if value not in typing.get_args(base):
             raise UserError(f"{where}: key '{key}' must be one of {list(typing.get_args(base))}, got {value!r}")

@@ -132,11 +132,12 @@ def load_parallel(cfg: DataConfig) -> DatasetDict:
     if len(given) != 1:
         raise UserError("data: give exactly one of --data_dir, --train_file or --dataset_name")
     out = DatasetDict()
+    test_split = None if str(cfg.test_split).lower() in ("", "none") else cfg.test_split
     if cfg.data_dir:
         folder = Path(cfg.data_dir)
         if not folder.is_dir():
             raise UserError(f"--data_dir {folder}: not a folder")
-        names = {"train": cfg.train_split, "validation": cfg.validation_split, "test": cfg.test_split}
+        names = {"train": cfg.train_split, "validation": cfg.validation_split, "test": test_split}
         for key, split in names.items():
             if split and (key != "test" or any(folder.glob(f"{split}.{cfg.source_lang}*"))):
                 out[key] = load_folder(folder, split, cfg.source_lang, cfg.target_lang)
@@ -149,7 +150,8 @@ def load_parallel(cfg: DataConfig) -> DatasetDict:
                 out[key] = load_table(Path(path), cfg)
     else:
         hub = load_hub(cfg)
-        names = {"train": cfg.train_split, "validation": cfg.validation_split, "test": cfg.test_split}
+        names = {"train": cfg.train_split, "validation": cfg.validation_split}
+        names.update({"test": test_split} if test_split else {})
         for key, split in names.items():
             split = split if split in hub else key  # hub datasets name their splits train/validation/test
             if split in hub:

@@ -23,7 +23,7 @@ from mtkit.data import load_parallel
 from mtkit.errors import UserError
 from mtkit.evaluation import corpus_scores, seq2seq_loss, translate_corpus, validation_loss
 from mtkit.preprocess import tokenize_split
-from mtkit.presets import preset_config
+from mtkit.presets import PRESETS, preset_config
 from mtkit.tokenizer import load_tokenizer, train_tokenizer
 from mtkit.tracking import MetricsLog, plot_curves, tracker_names
 
@@ -89,9 +89,13 @@ def _loader(dataset, sampler: TokenBatchSampler, collator) -> DataLoader:
 def train(cfg: RunConfig) -> dict:
     """Train (or resume) the run described by ``cfg``; return the final metrics."""
     out = Path(cfg.train.output_dir)
+    if not cfg.model.model_name_or_path and cfg.model.model not in PRESETS:
+        raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(PRESETS)}")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--output_dir {out}: exists and is not a folder")
+    raw = load_parallel(cfg.data)  # every input check happens here, before anything is written
     accelerator = build_accelerator(cfg)
     set_seed(cfg.train.seed)
-    raw = load_parallel(cfg.data)
     if accelerator.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
         cfg.save(out / "config.yaml")

@@ -83,3 +83,69 @@ class Translator:
     def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
         """Translate a list of sentences; keyword arguments as in :func:`generate_translations`."""
         return generate_translations(self.model, self.tokenizer, sentences, **kwargs)
+
+
+def _parser():
+    import argparse
+
+    p = argparse.ArgumentParser(description="Translate with a trained model (a run's final/ dir) or a hub model.")
+    p.add_argument("--model", required=True, help="Model directory (e.g. runs/demo/final) or hub id.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--text", action="append", help="Sentence to translate (repeatable).")
+    mode.add_argument("--input", help="File with one sentence per line (UTF-8, .gz allowed).")
+    p.add_argument("--output", help="Where --input's translations go (default: standard output).")
+    p.add_argument("--num_beams", type=int, default=None, help="Beam size (default: the model's generation config).")
+    p.add_argument("--length_penalty", type=float, default=None, help="Beam length penalty (default: the model's).")
+    p.add_argument("--max_new_tokens", type=int, default=256, help="Longest translation in tokens.")
+    p.add_argument("--batch_size", type=int, default=32, help="Sentences per batch.")
+    p.add_argument("--prompt", default=None, help="Template with {source}, e.g. 'translate English to German: {source}'.")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
+    p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16.")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
+    import os
+    import sys
+    import tempfile
+
+    from mtkit.data import read_lines
+
+    args = _parser().parse_args(argv)
+    if args.output and not args.input:
+        raise UserError("--output: only used with --input")
+    lines = read_lines(Path(args.input)) if args.input else None
+    if lines is not None and not lines:
+        raise UserError(f"--input {args.input}: file is empty")
+    translator = Translator(args.model, device=args.device, dtype=args.dtype)
+    gen = translator.model.generation_config
+    options = {
+        "beam_size": args.num_beams or gen.num_beams or 4,
+        "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
+        "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size,
+        "prompt": args.prompt,
+    }
+    if args.text:
+        for hyp in translator.translate(args.text, **options):
+            print(hyp)
+    elif lines is not None:
+        hyps = translator.translate(lines, progress=True, **options)
+        if not args.output:
+            sys.stdout.write("".join(h + "\n" for h in hyps))
+            return
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("".join(h + "\n" for h in hyps))
+        os.replace(tmp, out)
+        print(f"{len(hyps)} translations written to {out}", file=sys.stderr)
+    else:
+        print("Type a sentence and press Enter; 'q' quits.", file=sys.stderr)
+        for line in sys.stdin:
+            if line.strip() in ("q", "quit", "exit"):
+                break
+            if line.strip():
+                print(translator.translate([line.strip()], **options)[0], flush=True)

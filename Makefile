@@ -1,0 +1,47 @@
+# Two commands for a fresh machine: `make demo` (the main job) and `make test`.
+# Each creates .venv and installs requirements on first use.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+DEMO   ?= runs/demo
+# Extra train.py flags for the demo, e.g. `make demo DEMO_ARGS="--max_steps 100"`.
+DEMO_ARGS ?=
+
+# Nothing here needs the Hugging Face Hub; say so, so that no library waits on the network.
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export HF_EVALUATE_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: demo test test-all lint clean
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q --no-deps -e .
+	touch $@
+
+demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias report
+	$(PY) -m mtkit.demo_corpus $(DEMO)/corpus
+	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)/corpus --output_dir $(DEMO) $(DEMO_ARGS)
+	$(PY) scripts/translate.py --model $(DEMO)/final \
+		--text "The doctor said that she was tired." \
+		--text "The teacher reads a book in the garden." \
+		--text "The engineer finished his work yesterday."
+	$(PY) scripts/bias_report.py --mtgeneval-dir $(DEMO)/corpus/mt-geneval --split test --langs es \
+		--model $(DEMO)/final --out $(DEMO)/bias_report
+	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
+
+test: $(STAMP)  ## the test suite (CPU, about 10 minutes on 2 cores)
+	$(PY) -m pytest -q
+
+test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
+	$(PY) -m pytest -q -m "slow or not slow"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf runs .pytest_cache

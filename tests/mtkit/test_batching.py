@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+
+from mtkit.batching import TokenBatchSampler, even_out, pack_batches
+from mtkit.errors import UserError
+
+
+def lengths(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(1, 80, n)
+
+
+@pytest.mark.parametrize("n", [1000, 1001, 997])
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_every_sample_once_per_epoch_across_ranks(n, world):
+    lens = lengths(n)
+    for epoch in (0, 1):
+        seen = []
+        per_rank = []
+        for rank in range(world):
+            sampler = TokenBatchSampler(lens, 512, num_replicas=world, rank=rank, seed=3)
+            sampler.set_epoch(epoch)
+            batches = list(sampler)
+            per_rank.append(len(batches))
+            seen += [i for b in batches for i in b]
+        assert sorted(seen) == list(range(n))
+        assert len(set(per_rank)) == 1  # same number of steps on every rank
+
+
+def test_token_budget_respected_and_batches_are_length_bucketed():
+    lens = lengths(5000)
+    batches = pack_batches(lens, 1000, seed=0)
+    assert all(len(b) * lens[b].max() <= 1000 for b in batches)
+    # Bucketing: padding waste is small compared with random batching.
+    waste = sum(len(b) * lens[b].max() - lens[b].sum() for b in batches) / lens.sum()
+    assert waste < 0.1
+
+
+def test_shuffle_is_deterministic_per_epoch_and_differs_between_epochs():
+    lens = lengths(2000)
+    a, b = TokenBatchSampler(lens, 600, seed=1), TokenBatchSampler(lens, 600, seed=1)
+    assert list(a) == list(b)
+    epoch0 = list(a)
+    a.set_epoch(1)
+    assert list(a) != epoch0
+    assert list(TokenBatchSampler(lens, 600, shuffle=False)) == list(TokenBatchSampler(lens, 600, shuffle=False))
+
+
+def test_skip_resumes_mid_epoch():
+    lens = lengths(2000)
+    sampler = TokenBatchSampler(lens, 600, seed=1)
+    sampler.set_epoch(2)
+    full = list(sampler)
+    sampler.set_epoch(2, skip=5)
+    assert list(sampler) == full[5:]
+    assert len(sampler) == len(full) - 5
+
+
+def test_max_sentences_caps_batches():
+    batches = pack_batches(np.full(100, 2), 10_000, max_sentences=7)
+    assert max(map(len, batches)) == 7
+    assert sorted(i for b in batches for i in b) == list(range(100))
+
+
+def test_even_out_splits_largest_batches():
+    assert even_out([[0, 1, 2, 3], [4]], 3) == [[0, 1], [2, 3], [4]]
+    assert even_out([[0, 1], [2, 3], [4]], 2) == [[0], [1], [2, 3], [4]]
+
+
+def test_sequence_longer_than_budget_is_an_error():
+    with pytest.raises(UserError, match="--max_tokens"):
+        pack_batches([5, 300], 256)
+
+
+def test_too_few_sentences_for_the_processes():
+    with pytest.raises(UserError, match="processes"):
+        TokenBatchSampler([3], 100, num_replicas=2, rank=0)

@@ -1,0 +1,85 @@
+import gzip
+import json
+
+import pytest
+
+from mtkit.config import DataConfig
+from mtkit.data import load_parallel, read_lines
+from mtkit.errors import UserError
+from testing_utils import MULTI30K
+
+
+def folder(tmp_path, **files: str):
+    for name, text in files.items():
+        (tmp_path / name.replace("_", ".")).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_multi30k_folder_with_gz_files():
+    if not MULTI30K.is_dir():
+        pytest.skip("../shared/data/multi30k is not there")
+    cfg = DataConfig(data_dir=str(MULTI30K), target_lang="fr", validation_split="val", test_split="test_2016_flickr")
+    data = load_parallel(cfg)
+    assert {k: len(v) for k, v in data.items()} == {"train": 29000, "validation": 1014, "test": 1000}
+    with gzip.open(MULTI30K / "val.fr.gz", "rt", encoding="utf-8") as f:
+        assert data["validation"][0]["target"] == f.readline().rstrip("\n")
+
+
+def test_plain_folder_without_test_split(tmp_path):
+    d = folder(tmp_path, train_en="a\nb\n", train_de="x\ny\n", valid_en="c\n", valid_de="z\n")
+    data = load_parallel(DataConfig(data_dir=str(d)))
+    assert data["train"]["source"] == ["a", "b"] and data["train"]["target"] == ["x", "y"]
+    assert "test" not in data
+
+
+def test_gender_bias_notebook_csv_filters_language_pair(tmp_path):
+    csv = tmp_path / "train.csv"
+    csv.write_text(
+        "ID,input_to_translate,label,gender,language_pair\n"
+        '1,"The nurse, she said.","Die Krankenschwester, sagte sie.",feminine,en_de\n'
+        "2,The doctor.,El doctor.,masculine,en_es\n"
+        "3,The doctor.,Der Arzt.,masculine,en_de\n"
+    )
+    data = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_lang="de"))
+    assert data["train"]["source"] == ["The nurse, she said.", "The doctor."]
+    assert data["validation"]["target"] == ["Die Krankenschwester, sagte sie.", "Der Arzt."]
+
+
+def test_tsv_and_jsonl_with_named_columns(tmp_path):
+    tsv = tmp_path / "d.tsv"
+    tsv.write_text("en\tfr\nhello\tbonjour\n")
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text(json.dumps({"src": "hi", "tgt": "salut"}) + "\n")
+    data = load_parallel(DataConfig(train_file=str(tsv), validation_file=str(jsonl), target_lang="fr"))
+    assert data["train"][0] == {"source": "hello", "target": "bonjour"}
+    assert data["validation"][0] == {"source": "hi", "target": "salut"}
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"train_en": "a\nb\n", "train_de": "x\n", "valid_en": "c\n", "valid_de": "z\n"}, "2 source lines but 1 target"),
+        ({"train_en": "", "train_de": "", "valid_en": "c\n", "valid_de": "z\n"}, "no sentence pairs"),
+        ({"train_en": "a\n\n", "train_de": "x\ny\n", "valid_en": "c\n", "valid_de": "z\n"}, "empty source sentence at line 2"),
+        ({"train_en": "a\n", "train_de": "x\n"}, "no file valid.en or valid.en.gz"),
+    ],
+)
+def test_bad_folders(tmp_path, files, message):
+    with pytest.raises(UserError, match=message):
+        load_parallel(DataConfig(data_dir=str(folder(tmp_path, **files))))
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path):
+    bad = tmp_path / "train.en"
+    bad.write_bytes(b"fine\nalso fine\nbroken \xff\xfe\n")
+    with pytest.raises(UserError, match=r"train.en: invalid UTF-8 at line 3"):
+        read_lines(bad)
+
+
+def test_needs_exactly_one_source(tmp_path):
+    with pytest.raises(UserError, match="exactly one of"):
+        load_parallel(DataConfig())
+    with pytest.raises(UserError, match="not a folder"):
+        load_parallel(DataConfig(data_dir=str(tmp_path / "nope")))
+    with pytest.raises(UserError, match="--validation_file: required"):
+        load_parallel(DataConfig(train_file=str(tmp_path / "x.csv")))

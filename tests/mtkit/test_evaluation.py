@@ -1,0 +1,66 @@
+import math
+
+import pytest
+import sacrebleu
+import torch
+from transformers import get_scheduler
+
+from mtkit.evaluation import corpus_scores, seq2seq_loss
+
+
+class Logits(torch.nn.Module):
+    """A stand-in model whose logits are given: the loss, not the model, is under test."""
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        super().__init__()
+        self.logits = logits
+
+    def forward(self, **_) -> object:
+        return type("Out", (), {"logits": self.logits})
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])
+def test_label_smoothed_loss_matches_direct_computation(eps):
+    torch.manual_seed(0)
+    vocab = 11
+    logits = torch.randn(2, 5, vocab)
+    labels = torch.randint(0, vocab, (2, 5))
+    labels[1, 3:] = -100  # padding
+    batch = {"input_ids": None, "attention_mask": None, "decoder_input_ids": None, "labels": labels}
+    loss, n = seq2seq_loss(Logits(logits), batch, label_smoothing=eps)
+    total, count = 0.0, 0
+    for b in range(2):
+        for t in range(5):
+            y = int(labels[b, t])
+            if y == -100:
+                continue
+            logp = logits[b, t].double().log_softmax(-1)
+            # (1 - eps) on the gold token plus eps spread evenly over the whole vocabulary
+            total += -(1 - eps) * logp[y].item() - eps / vocab * logp.sum().item()
+            count += 1
+    assert n == count == 8
+    assert loss.item() == pytest.approx(total / count, rel=1e-5)
+
+
+def test_inverse_sqrt_schedule_is_noam():
+    """Linear warm-up to the peak, then peak * sqrt(warmup / step): Vaswani et al.'s schedule."""
+    peak, warmup = 7e-4, 4000
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)
+    sched = get_scheduler("inverse_sqrt", opt, num_warmup_steps=warmup)
+    d_model = 512
+    for step in range(1, 20001):
+        opt.step()
+        sched.step()
+        if step in (1, 100, 3999, 4000, 4001, 10000, 20000):
+            noam = d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+            assert sched.get_last_lr()[0] == pytest.approx(peak / (d_model**-0.5 * warmup**-0.5) * noam, rel=1e-9)
+    assert math.isclose(sched.get_last_lr()[0], peak * math.sqrt(warmup / 20000))
+
+
+def test_corpus_scores_are_sacrebleu():
+    hyps = ["the cat sat on the mat .", "a dog runs", "hello world"]
+    refs = ["the cat sat on a mat .", "a dog is running", "hello world"]
+    scores = corpus_scores(hyps, refs)
+    assert scores["bleu"] == sacrebleu.corpus_bleu(hyps, [refs]).score
+    assert scores["chrf"] == sacrebleu.corpus_chrf(hyps, [refs]).score
+    assert corpus_scores(refs, refs)["bleu"] == pytest.approx(100.0)

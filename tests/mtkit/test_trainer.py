@@ -1,0 +1,90 @@
+"""End-to-end runs of the training loop on a slice of Multi30k: learning, outputs, resume, 2 processes."""
+
+import json
+import math
+
+import pytest
+from safetensors.torch import load_file
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from testing_utils import FAST_RUN, run_script
+
+
+def records(run, key):
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    return [(r["step"], r[key]) for r in map(json.loads, lines) if key in r]
+
+
+def noam(step, peak=2e-3, warmup=10):
+    return peak * min(step / warmup, math.sqrt(warmup / step))
+
+
+def test_short_run_learns_and_writes_every_output(tiny_run):
+    loss = records(tiny_run, "loss")
+    assert [s for s, _ in loss] == [5, 10, 15, 20, 25, 30, 35, 40]
+    assert loss[-1][1] < loss[0][1] - 1.0  # label-smoothed loss falls by more than a nat
+    valid = records(tiny_run, "valid_loss")
+    assert [s for s, _ in valid] == [20, 40] and valid[1][1] < valid[0][1]
+    for step, lr in records(tiny_run, "lr"):  # the schedule counts optimizer updates
+        assert lr == pytest.approx(noam(step))
+    assert records(tiny_run, "test_bleu")
+    assert all(v > 0 for _, v in records(tiny_run, "tokens_per_s"))
+
+    final = tiny_run / "final"
+    assert {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json"} <= {
+        p.name for p in final.iterdir()
+    }
+    model = AutoModelForSeq2SeqLM.from_pretrained(final)
+    tok = AutoTokenizer.from_pretrained(final)
+    assert model.generation_config.num_beams == 2 and len(tok) == model.config.vocab_size
+    ckpts = tiny_run / "checkpoints"
+    assert (ckpts / "checkpoint_last").resolve().name == "step-0000040"
+    assert (ckpts / "checkpoint_best").resolve().name.startswith("step-")
+    state = json.loads((ckpts / "checkpoint_last" / "trainer_state.json").read_text())
+    assert state["step"] == 40 and state["best_bleu"] is not None
+    results = json.loads((tiny_run / "results.json").read_text())
+    assert set(results) >= {"best_valid_bleu", "test_bleu", "test_chrf"}
+    assert (tiny_run / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tiny_run / "config.yaml").is_file()
+
+
+def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, tmp_path):
+    common = [
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--eval_steps", "8", "--save_steps", "8",
+        "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
+        "--no_load_best_model_at_end", "--max_train_samples", "1500", "--save_total_limit", "1",
+    ]  # fmt: skip
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    assert run_script("train.py", *common, "--output_dir", str(straight), "--max_steps", "16").returncode == 0
+    first = run_script("train.py", *common, "--output_dir", str(resumed), "--max_steps", "8")
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = run_script("train.py", *common, "--output_dir", str(resumed), "--max_steps", "16")
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "resuming from" in second.stdout + second.stderr
+    a = load_file(straight / "final" / "model.safetensors")
+    b = load_file(resumed / "final" / "model.safetensors")
+    assert a.keys() == b.keys()
+    assert all((a[k] == b[k]).all() for k in a), "resumed weights differ from the uninterrupted run"
+    steps = [s for s, _ in records(resumed, "loss")]
+    assert steps == sorted(set(steps)) and steps[-1] == 16  # the log continues, nothing repeated
+    # Rotation kept only the newest step folder (plus best).
+    kept = sorted(p.name for p in (resumed / "checkpoints").glob("step-*"))
+    assert kept[-1] == "step-0000016" and len(kept) <= 2
+
+
+def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
+    out = tmp_path / "ddp"
+    res = run_script(
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/ddp.yaml", "--num_processes", "2",
+        "--mixed_precision", "no", "--main_process_port", "29517", "scripts/train.py",
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "12",
+        "--eval_steps", "12", "--save_steps", "12", "--eval_max_samples", "8", "--max_new_tokens", "8",
+        env={"ACCELERATE_USE_CPU": "1"},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "2 process(es)" in res.stdout
+    ckpt = out / "checkpoints" / "checkpoint_last"
+    assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
+    for step, lr in records(out, "lr"):  # not stepped once per process
+        assert lr == pytest.approx(noam(step))
+    assert (out / "final" / "model.safetensors").is_file()
