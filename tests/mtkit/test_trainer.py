@@ -46,6 +46,8 @@ def test_short_run_learns_and_writes_every_output(tiny_run):
     assert set(results) >= {"best_valid_bleu", "test_bleu", "test_chrf"}
     assert (tiny_run / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tiny_run / "config.yaml").is_file()
+    assert list((tiny_run / "logs").rglob("events.out.tfevents.*"))  # TensorBoard
+    assert list((tiny_run.parent / "wandb").glob("offline-run-*"))  # W&B, offline
 
 
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, tmp_path):
