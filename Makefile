@@ -5,7 +5,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO   ?= runs/demo
-# Extra train.py flags for the demo, e.g. `make demo DEMO_ARGS="--max_steps 100"`.
+# Extra flags for the demo's steps, e.g. `make demo DEMO_ARGS="--max_steps 100"`.
+CORPUS_ARGS ?=
 DEMO_ARGS ?=
 
 # Nothing here needs the Hugging Face Hub; say so, so that no library waits on the network.
@@ -24,14 +25,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $@
 
 demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias report
-	$(PY) -m mtkit.demo_corpus $(DEMO)/corpus
+	$(PY) -m mtkit.demo_corpus $(DEMO)/corpus $(CORPUS_ARGS)
 	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)/corpus --output_dir $(DEMO) $(DEMO_ARGS)
 	$(PY) scripts/translate.py --model $(DEMO)/final \
 		--text "The doctor said that she was tired." \
 		--text "The teacher reads a book in the garden." \
-		--text "The engineer finished his work yesterday."
+		--text "The engineer finished his work yesterday." --max_new_tokens 64
 	$(PY) scripts/bias_report.py --mtgeneval-dir $(DEMO)/corpus/mt-geneval --split test --langs es \
-		--model $(DEMO)/final --out $(DEMO)/bias_report
+		--model $(DEMO)/final --max-new-tokens 64 --batch-size 100 --out $(DEMO)/bias_report
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 
 test: $(STAMP)  ## the test suite (CPU, about 10 minutes on 2 cores)

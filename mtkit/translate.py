@@ -98,7 +98,9 @@ def _parser():
     p.add_argument("--length_penalty", type=float, default=None, help="Beam length penalty (default: the model's).")
     p.add_argument("--max_new_tokens", type=int, default=256, help="Longest translation in tokens.")
     p.add_argument("--batch_size", type=int, default=32, help="Sentences per batch.")
-    p.add_argument("--prompt", default=None, help="Template with {source}, e.g. 'translate English to German: {source}'.")
+    p.add_argument(
+        "--prompt", default=None, help="Template with {source}, e.g. 'translate English to German: {source}'."
+    )
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
     p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16.")
     return p

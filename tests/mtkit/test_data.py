@@ -2,11 +2,11 @@ import gzip
 import json
 
 import pytest
+from testing_utils import MULTI30K
 
 from mtkit.config import DataConfig
 from mtkit.data import load_parallel, read_lines
 from mtkit.errors import UserError
-from testing_utils import MULTI30K
 
 
 def folder(tmp_path, **files: str):
@@ -58,9 +58,15 @@ def test_tsv_and_jsonl_with_named_columns(tmp_path):
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"train_en": "a\nb\n", "train_de": "x\n", "valid_en": "c\n", "valid_de": "z\n"}, "2 source lines but 1 target"),
+        (
+            {"train_en": "a\nb\n", "train_de": "x\n", "valid_en": "c\n", "valid_de": "z\n"},
+            "2 source lines but 1 target",
+        ),
         ({"train_en": "", "train_de": "", "valid_en": "c\n", "valid_de": "z\n"}, "no sentence pairs"),
-        ({"train_en": "a\n\n", "train_de": "x\ny\n", "valid_en": "c\n", "valid_de": "z\n"}, "empty source sentence at line 2"),
+        (
+            {"train_en": "a\n\n", "train_de": "x\ny\n", "valid_en": "c\n", "valid_de": "z\n"},
+            "empty source sentence at line 2",
+        ),
         ({"train_en": "a\n", "train_de": "x\n"}, "no file valid.en or valid.en.gz"),
     ],
 )
@@ -83,3 +89,14 @@ def test_needs_exactly_one_source(tmp_path):
         load_parallel(DataConfig(data_dir=str(tmp_path / "nope")))
     with pytest.raises(UserError, match="--validation_file: required"):
         load_parallel(DataConfig(train_file=str(tmp_path / "x.csv")))
+
+
+def test_hub_translation_schema_through_load_dataset(tmp_path):
+    """A local folder in the hub's `translation` layout goes through the same `load_dataset` path as wmt14."""
+    for split, n in (("train", 5), ("validation", 2), ("test", 3)):
+        rows = [{"translation": {"en": f"{split} {i}", "de": f"{split} de {i}"}} for i in range(n)]
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="valid"))
+    assert {k: len(v) for k, v in data.items()} == {"train": 5, "validation": 2, "test": 3}
+    assert data["test"][2] == {"source": "test 2", "target": "test de 2"}
+    assert "test" not in load_parallel(DataConfig(dataset_name=str(tmp_path), test_split="none"))

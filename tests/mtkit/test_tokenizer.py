@@ -1,12 +1,11 @@
 import gzip
 
 import pytest
+from testing_utils import MULTI30K
 from transformers import AutoTokenizer
 
-from mtkit.tokenizer import load_tokenizer, train_tokenizer
 from mtkit.errors import UserError
-
-from testing_utils import MULTI30K
+from mtkit.tokenizer import load_tokenizer, train_tokenizer
 
 SENTENCES = [
     "Ein Mann fährt Fahrrad.",

@@ -5,9 +5,8 @@ import math
 
 import pytest
 from safetensors.torch import load_file
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
 from testing_utils import FAST_RUN, run_script
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 
 def records(run, key):
@@ -90,3 +89,17 @@ def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
     for step, lr in records(out, "lr"):  # not stepped once per process
         assert lr == pytest.approx(noam(step))
     assert (out / "final" / "model.safetensors").is_file()
+
+
+def test_gradient_accumulation_counts_updates_not_batches(multi30k_small, tmp_path):
+    out = tmp_path / "accum"
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
+        "--gradient_accumulation_steps", "3", "--eval_steps", "4", "--eval_max_samples", "2", "--max_new_tokens", "4",
+        "--test_split", "none", "--logging_steps", "2",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    state = json.loads((out / "checkpoints" / "checkpoint_last" / "trainer_state.json").read_text())
+    assert state["step"] == 4 and state["batches_in_epoch"] == 12
+    for step, lr in records(out, "lr"):
+        assert lr == pytest.approx(noam(step))

@@ -63,4 +63,6 @@ def test_bad_input(tiny_run, tmp_path, args, message):
 def test_bad_model_is_one_line_and_exit_2(tmp_path):
     res = run_script("translate.py", "--model", str(tmp_path / "nope"), "--text", "x")
     assert res.returncode == 2
-    assert res.stderr.strip().splitlines() == [f"error: --model: {tmp_path / 'nope'} is not a model directory (no config.json there)"]
+    assert res.stderr.strip().splitlines() == [
+        f"error: --model: {tmp_path / 'nope'} is not a model directory (no config.json there)"
+    ]

@@ -1,0 +1,50 @@
+"""`make demo` end to end: the real Makefile target, with a smaller corpus and fewer updates."""
+
+import json
+import sys
+
+import pytest
+from testing_utils import run_script
+
+
+def make_demo(out, corpus_args: str, demo_args: str, timeout: int):
+    # -o: never rebuild the venv from inside the test suite; PY: this interpreter.
+    return run_script(
+        "-", "make", "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO={out}",
+        f"CORPUS_ARGS={corpus_args}", f"DEMO_ARGS={demo_args}", timeout=timeout,
+    )  # fmt: skip
+
+
+def check_outputs(out, res):
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    assert (out / "final" / "model.safetensors").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert "test_bleu" in results
+    printed = res.stdout.split("translate.py", 1)[1]
+    assert len([line for line in printed.splitlines() if line and not line.startswith(("\t", " "))]) >= 3
+    metrics = json.loads((out / "bias_report" / "metrics.json").read_text())
+    assert set(metrics["languages"]) == {"es"}
+    assert metrics["languages"]["es"]["n"] > 0
+    assert (out / "bias_report" / "report.html").is_file()
+    return results, metrics
+
+
+def test_make_demo_small(tmp_path):
+    out = tmp_path / "demo"
+    res = make_demo(
+        out,
+        "--n-train 4000 --n-valid 40 --n-test 40 --n-gender-pairs 30",
+        "--max_steps 40 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
+        timeout=900,
+    )
+    check_outputs(out, res)
+
+
+@pytest.mark.slow
+def test_make_demo_full(tmp_path):
+    """The demo exactly as a newcomer runs it; its model must really translate (held-out BLEU > 20)."""
+    out = tmp_path / "demo"
+    res = make_demo(out, "", "", timeout=1800)
+    results, metrics = check_outputs(out, res)
+    assert results["test_bleu"] > 20
+    assert metrics["languages"]["es"]["bleu"] > 20
