@@ -1,0 +1,239 @@
+"""Command line of ``scripts/bias_report.py``: parse, validate, load, translate or read, score, report."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bias_eval.data import GENDERS, HUB_ID, SPLITS, GenderedData, load_hub, load_mtgeneval, load_table
+from bias_eval.hyps import (
+    GenerationSettings,
+    fit_to_model,
+    position_limit,
+    prompt_for,
+    read_hyp_dir,
+    translate_dataset,
+)
+from bias_eval.metrics import (
+    ACCURACY_DEFINITION,
+    CHRF_METRIC,
+    CORPUS_BLEU,
+    FAIR_BLEU_DEFINITION,
+    SENTENCE_BLEU,
+    signature,
+)
+from bias_eval.plots import make_figures
+from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
+from bias_eval.scoring import score_dataset
+from mtkit.errors import UserError, cli_entry
+
+EPILOG = """examples:
+  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --split dev --hyp-dir hyps/ --out reports/dev
+  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --langs de --model runs/demo/final --out reports/demo
+  %(prog)s --mtgeneval-dir DIR --model google/flan-t5-xl \\
+      --prompt "translate English to {language}: {source}" --out reports/t5
+  %(prog)s --data gendered.csv --hyp-dir hyps/ --out reports/csv
+
+--hyp-dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
+one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
+them when model, settings and sources are unchanged.
+"""
+
+
+DTYPES = ("auto", "fp32", "bf16", "fp16")
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer not below ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the report script."""
+    parser = argparse.ArgumentParser(
+        prog="bias_report.py",
+        description="Gender-bias report for a translation model: BLEU and chrF per gender, their gap with a "
+        "bootstrap CI, MT-GenEval gender accuracy and fair BLEU.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = parser.add_argument_group("data (give one of --mtgeneval-dir, --hub, --data)")
+    source = data.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mtgeneval-dir", metavar="DIR", help="MT-GenEval in its repository layout")
+    source.add_argument("--hub", action="store_true", help=f"MT-GenEval from the Hugging Face hub ({HUB_ID})")
+    source.add_argument("--data", metavar="FILE", help="gendered parallel data as CSV or JSONL")
+    data.add_argument("--split", choices=SPLITS, default="dev", help="MT-GenEval split (default: dev)")
+    data.add_argument("--langs", nargs="+", metavar="LANG", help="target languages (default: all present)")
+    data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
+
+    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp-dir)")
+    which = hyp.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", metavar="DIR_OR_HUB_ID", help="translate the sources with this model")
+    which.add_argument("--hyp-dir", metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
+    hyp.add_argument(
+        "--prompt",
+        metavar="TEMPLATE",
+        help='source template for T5-style models, e.g. "translate English to {language}: {source}" '
+        "({language}: German..., {lang}: de)",
+    )
+    hyp.add_argument("--beam-size", type=_count(1), default=4, help="beam size (default: 4)")
+    hyp.add_argument("--batch-size", type=_count(1), default=32, help="sentences per batch (default: 32)")
+    hyp.add_argument("--max-new-tokens", type=_count(1), default=256, help="default: 256")
+    hyp.add_argument("--length-penalty", type=float, default=1.0, help="default: 1.0")
+    hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
+    hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
+
+    out = parser.add_argument_group("report")
+    out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
+    out.add_argument(
+        "--bootstrap-samples", type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
+    )
+    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: 12345)")
+    out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    return parser
+
+
+def load_data(args: argparse.Namespace) -> GenderedData:
+    """The data set the arguments name."""
+    if args.context and args.data:
+        raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval-dir or --hub)")
+    if args.mtgeneval_dir:
+        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.langs, context=args.context)
+    if args.hub:
+        return load_hub(args.split, args.langs, context=args.context)
+    return load_table(Path(args.data), args.langs)
+
+
+def build_config(
+    args: argparse.Namespace,
+    data: GenderedData,
+    settings: GenerationSettings | None,
+) -> dict[str, Any]:
+    """The ``config`` block of metrics.json: inputs, settings, signatures and definitions."""
+    paired = all(ld.paired for ld in data.languages.values())
+    if settings is None:
+        hypotheses: dict[str, Any] = {"hyp_dir": str(Path(args.hyp_dir))}
+        described = f"files in {args.hyp_dir}"
+    else:
+        prompts = {lang: prompt_for(settings.prompt, lang) for lang in data.languages}
+        hypotheses = {
+            "model": args.model,
+            "generation": asdict(settings),
+            "prompts": prompts,
+            "cache_dir": "hyps",
+        }
+        described = f"translated by {args.model} (beam {settings.beam_size}), cached in OUTDIR/hyps"
+    resampling = (
+        "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
+        if paired
+        else "stratified bootstrap: the feminine and the masculine sentences are resampled separately"
+    )
+    definitions = {
+        "n": "number of hypotheses scored (feminine + masculine); n_feminine and n_masculine per gender",
+        "bleu": "corpus sacreBLEU with default settings over all sentences; bleu_feminine and bleu_masculine "
+        "over the sentences of one gender; chrf* likewise with sacreBLEU chrF defaults (0-100 scale)",
+        "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
+        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {args.bootstrap_samples} "
+        f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
+        f"Generator seeded with (seed={args.seed}, crc32(language)); chrf_gap_ci95 likewise",
+        "accuracy": ACCURACY_DEFINITION,
+        "fair_bleu": FAIR_BLEU_DEFINITION,
+        "macro": "unweighted mean over languages of each figure (n: sum); the macro gap CI is the percentile "
+        "interval of the mean over languages of their bootstrap replicates (languages resampled "
+        "independently), not a mean of the per-language bounds",
+        "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
+        "sentence BLEU is sacrebleu.sentence_bleu with default settings",
+    }
+    if args.context:
+        definitions["accuracy_context"] = (
+            "contextual subset: the hypothesis for the 2to1 source (its text after the last <sep>, if any; "
+            "--model translates context and sentence together) is judged as above with the original "
+            "reference as correct and the flipped one as counterfactual"
+        )
+    if data.split is not None:
+        definitions["references"] = (
+            "MT-GenEval references are the plain sentences/ files, verbatim (as the official accuracy "
+            "script reads them); annotated/ files only supply the gendered words listed in the details. "
+            "As released, the few target lines with double quotes are CSV-escaped (wrapped in quotes, "
+            "inner quotes doubled) and square brackets are Wikipedia text ([citation needed]-style), not "
+            "gender marks; both are scored as released"
+        )
+    return {
+        "data": data.name,
+        "split": data.split,
+        "languages": sorted(data.languages),
+        "paired": paired,
+        "context": bool(args.context),
+        "hypotheses": hypotheses,
+        "hypotheses_description": described,
+        "bootstrap_samples": args.bootstrap_samples,
+        "seed": args.seed,
+        "ci_level": 0.95,
+        "worst_examples": args.examples,
+        "bleu_signature": signature(CORPUS_BLEU),
+        "chrf_signature": signature(CHRF_METRIC),
+        "sentence_bleu_signature": signature(SENTENCE_BLEU),
+        "definitions": definitions,
+        "files": file_pairs(args, data),
+    }
+
+
+def file_pairs(args: argparse.Namespace, data: GenderedData) -> dict[str, dict[str, str]]:
+    """Per language and gender, the reference and hypothesis files (when both are plain files)."""
+    hyp_dir = Path(args.hyp_dir) if args.hyp_dir else Path(args.out) / "hyps"
+    pairs: dict[str, dict[str, str]] = {}
+    for lang, ld in data.languages.items():
+        for gender in GENDERS:
+            reference = Path(ld.side(gender).origin)
+            if reference.is_file():
+                pairs.setdefault(lang, {})[f"reference_{gender}"] = str(reference)
+                pairs[lang][f"hypothesis_{gender}"] = str(hyp_dir / f"{lang}.{gender}.txt")
+    return pairs
+
+
+@cli_entry
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
+    args = build_parser().parse_args(argv)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} exists and is not a directory")
+    if args.prompt is not None and args.hyp_dir:
+        raise UserError("--prompt: only used with --model")
+    data = load_data(args)
+    settings = None
+    if args.hyp_dir:
+        hyps = read_hyp_dir(Path(args.hyp_dir), data)
+    else:
+        settings = GenerationSettings(
+            prompt=args.prompt,
+            beam_size=args.beam_size,
+            length_penalty=args.length_penalty,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+            device=args.device,
+            dtype=args.dtype,
+        )
+        settings = fit_to_model(settings, position_limit(args.model))
+        hyps = translate_dataset(args.model, data, out / "hyps", settings)
+    samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
+    results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
+    metrics = metrics_document(results, macro, build_config(args, data, settings))
+    files = report_files(results, metrics, make_figures(metrics))
+    write_report(out, files)
+    print(summary_table(metrics))
+    print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
+    return 0

@@ -1,0 +1,188 @@
+"""Hypotheses: read them from a folder, or translate the sources with a model and cache them in OUTDIR."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from bias_eval.data import GENDERS, SEP, GenderedData
+from bias_eval.textio import atomic_write, read_lines, split_lines
+from mtkit.errors import UserError
+
+LANGUAGE_NAMES = {
+    "ar": "Arabic",
+    "de": "German",
+    "es": "Spanish",
+    "fr": "French",
+    "hi": "Hindi",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "ru": "Russian",
+}
+
+Hyps = dict[str, dict[str, list[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How ``--model`` translates (beam search through :class:`mtkit.translate.Translator`)."""
+
+    prompt: str | None = None
+    beam_size: int = 4
+    length_penalty: float = 1.0
+    max_new_tokens: int = 256
+    batch_size: int = 32
+    device: str | None = None
+    dtype: str = "auto"
+    max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
+
+
+def position_limit(model: str) -> int | None:
+    """The position limit (:func:`mtkit.translate.position_limit`) of ``model``'s config, if it declares one.
+
+    Models trained with short sequences fail on longer inputs or outputs.
+    """
+    from mtkit.translate import position_limit as config_limit
+
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model)
+    except Exception:  # noqa: BLE001 - an unloadable model is reported by Translator itself
+        return None
+    return config_limit(config)
+
+
+def fit_to_model(settings: GenerationSettings, limit: int | None) -> GenerationSettings:
+    """``settings`` with sources truncated to ``limit`` tokens and at most ``limit`` new tokens."""
+    if limit is None:
+        return settings
+    if settings.max_new_tokens > limit:
+        message = f"--max-new-tokens {settings.max_new_tokens} exceeds the model's {limit} positions"
+        print(f"warning: {message}; using {limit}", file=sys.stderr)
+    return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
+
+
+def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
+    """Per language, the source lines of each hypothesis file, in dataset order.
+
+    The contextual subset is translated as context and sentence together (``<sep>`` becomes a space).
+    """
+    out: dict[str, dict[str, list[str]]] = {}
+    for lang, ld in data.languages.items():
+        out[lang] = {g: list(ld.side(g).sources) for g in GENDERS}
+        if ld.context is not None:
+            out[lang]["context"] = [" ".join(s.replace(SEP, " ").split()) for s in ld.context.sources]
+    return out
+
+
+def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
+    """Read ``<lang>.feminine.txt``, ``<lang>.masculine.txt`` (and ``<lang>.context.txt``) of ``hyp_dir``."""
+    if not hyp_dir.is_dir():
+        raise UserError(f"--hyp-dir: {hyp_dir} is not a directory")
+    hyps: Hyps = {}
+    for lang, kinds in sources_to_translate(data).items():
+        hyps[lang] = {}
+        for kind, sources in kinds.items():
+            path = hyp_dir / f"{lang}.{kind}.txt"
+            lines = read_lines(path)
+            if len(lines) != len(sources):
+                raise UserError(
+                    f"{path}: {len(lines)} lines, but the data has {len(sources)} {kind} sentences "
+                    f"for {lang} "
+                    "(one hypothesis per source line, in dataset order)"
+                )
+            hyps[lang][kind] = lines
+    return hyps
+
+
+def prompt_for(template: str | None, lang: str) -> str | None:
+    """The prompt for ``lang``: ``{language}`` becomes e.g. ``German`` and ``{lang}`` the code."""
+    if template is None:
+        return None
+    if "{source}" not in template:
+        raise UserError(f"--prompt: template {template!r} has no {{source}} placeholder")
+    return template.replace("{language}", LANGUAGE_NAMES.get(lang, lang)).replace("{lang}", lang)
+
+
+def model_fingerprint(model: str) -> dict[str, object]:
+    """What identifies the model: a hub id, or a folder with its files' names, sizes and times."""
+    path = Path(model)
+    if path.is_dir():
+        stats = [(p.name, p.stat()) for p in path.iterdir() if p.is_file()]
+        files = sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
+        return {"model": str(path.resolve()), "files": files}
+    return {"model": model}
+
+
+def cache_key(
+    fingerprint: dict[str, object], settings: GenerationSettings, prompt: str | None, sources: Sequence[str]
+) -> str:
+    """Hash of everything the cached hypotheses depend on (device and batch size excluded)."""
+    config = asdict(settings) | {"prompt": prompt}
+    for volatile in ("device", "batch_size"):
+        config.pop(volatile)
+    payload = {
+        "model": fingerprint,
+        "settings": config,
+        "sources": hashlib.sha256("\n".join(sources).encode("utf-8")).hexdigest(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
+def _cached(path: Path, key_path: Path, key: str, count: int) -> list[str] | None:
+    try:
+        if key_path.read_text(encoding="utf-8").strip() != key:
+            return None
+        lines = split_lines(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return lines if len(lines) == count else None
+
+
+def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings: GenerationSettings) -> Hyps:
+    """Translate every source with ``model``; reuse ``cache_dir/<lang>.<kind>.txt`` when its key matches.
+
+    Each file is written (atomically, with its ``.key``) as soon as it is translated, so an interrupted
+    run resumes where it stopped. These are the only files written before the report itself.
+    """
+    for lang in data.languages:
+        prompt_for(settings.prompt, lang)  # validate the template before any work
+    fingerprint = model_fingerprint(model)
+    translator = None
+    hyps: Hyps = {}
+    for lang, kinds in sources_to_translate(data).items():
+        hyps[lang] = {}
+        prompt = prompt_for(settings.prompt, lang)
+        for kind, sources in kinds.items():
+            path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
+            key = cache_key(fingerprint, settings, prompt, sources)
+            lines = _cached(path, key_path, key, len(sources))
+            if lines is not None:
+                print(f"reusing cached hypotheses {path}", file=sys.stderr)
+                hyps[lang][kind] = lines
+                continue
+            if translator is None:
+                from mtkit.translate import Translator
+
+                translator = Translator(model, device=settings.device, dtype=settings.dtype)
+            print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
+            out = translator.translate(
+                sources,
+                beam_size=settings.beam_size,
+                length_penalty=settings.length_penalty,
+                max_new_tokens=settings.max_new_tokens,
+                batch_size=settings.batch_size,
+                prompt=prompt,
+                progress=True,
+            )
+            out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
+            atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))
+            atomic_write(key_path, (key + "\n").encode("utf-8"))
+            hyps[lang][kind] = out
+    return hyps

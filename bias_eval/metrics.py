@@ -1,0 +1,144 @@
+"""Scores: sacreBLEU BLEU/chrF from per-sentence sufficient statistics, MT-GenEval gender accuracy, fair BLEU.
+
+Corpus BLEU and chrF are sacreBLEU's (default settings). Each sentence is tokenised and counted once
+(``_extract_corpus_statistics``, the routine sacreBLEU's own significance tests use); a corpus score is
+sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exactly what
+``corpus_score`` does, so summing over any subset (one gender, a bootstrap resample) reproduces
+``sacrebleu.corpus_bleu`` on that subset without tokenising again.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sacrebleu.metrics import BLEU, CHRF
+
+CORPUS_BLEU = BLEU()  # sacrebleu.corpus_bleu defaults: 13a tokenisation, exp smoothing
+SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu defaults
+CHRF_METRIC = CHRF()  # sacrebleu.corpus_chrf defaults (chrF2, char order 6)
+WHITESPACE_BLEU = BLEU(tokenize="none")  # whitespace tokens, for the notebook-compatible sentence BLEU
+
+ACCURACY_DEFINITION = (
+    "MT-GenEval gender accuracy (Currey et al., EMNLP 2022; accuracy_metric.py of "
+    "amazon-science/machine-translation-gender-eval): hypothesis and both references are lowercased, "
+    "ASCII punctuation (string.punctuation) becomes spaces, and each is split into a set of words; a "
+    "hypothesis is incorrect when it contains a word that occurs in the counterfactual (opposite-gender) "
+    "reference but not in the correct reference, otherwise correct. accuracy_pair counts a sentence pair "
+    "as correct only if both its feminine and masculine translations are correct (the figure the "
+    "official script prints for the counterfactual subset). References are the plain sentences/ files."
+)
+FAIR_BLEU_DEFINITION = (
+    "fair_bleu = mean sentence BLEU over all sentences - |mean over feminine - mean over masculine| / 2, "
+    "the combined score of the AWS flan-t5-xl gender-bias notebook (bleu_custom). As there, sentence "
+    "BLEU is BLEU-4 on whitespace tokens with Chen & Cherry smoothing method 3 (NLTK "
+    "sentence_bleu(..., smoothing_function=SmoothingFunction().method3)), 0 when no unigram matches; "
+    "reported here on the 0-100 scale (divide by 100 to compare with the notebook's 0-1 figures)."
+)
+
+_PUNCT_TO_SPACE = str.maketrans(string.punctuation, " " * len(string.punctuation))
+
+
+# ---------------------------------------------------------------------------------------------------
+# sacreBLEU statistics
+# ---------------------------------------------------------------------------------------------------
+
+
+def signature(metric: BLEU | CHRF) -> str:
+    """sacreBLEU's signature of ``metric`` for one reference (as printed by the sacrebleu command)."""
+    probe = copy.deepcopy(metric)
+    probe.corpus_score(["x"], [["x"]])
+    return str(probe.get_signature())
+
+
+def bleu_stats(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    metric: BLEU = CORPUS_BLEU,
+) -> np.ndarray:
+    """Per-sentence BLEU statistics ``[hyp_len, ref_len, correct_1..4, total_1..4]`` (int64, n x 10)."""
+    stats = metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+    return np.asarray(stats, dtype=np.int64).reshape(len(hypotheses), -1)
+
+
+def chrf_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """Per-sentence chrF statistics (character and word n-gram counts), int64, one row per sentence."""
+    stats = CHRF_METRIC._extract_corpus_statistics(list(hypotheses), [list(references)])
+    return np.asarray(stats, dtype=np.int64).reshape(len(hypotheses), -1)
+
+
+def bleu_from_stats(summed: np.ndarray) -> float:
+    """Corpus BLEU (0-100) of summed statistics, as ``sacrebleu.corpus_bleu`` computes it."""
+    return float(CORPUS_BLEU._compute_score_from_stats([int(x) for x in summed]).score)
+
+
+def chrf_from_stats(summed: np.ndarray) -> float:
+    """Corpus chrF (0-100) of summed statistics, as ``sacrebleu.corpus_chrf`` computes it."""
+    return float(CHRF_METRIC._compute_score_from_stats([int(x) for x in summed]).score)
+
+
+def sentence_bleu_from_stats(row: np.ndarray) -> float:
+    """``sacrebleu.sentence_bleu`` (exp smoothing, effective order) of one sentence's statistics."""
+    return float(SENTENCE_BLEU._compute_score_from_stats([int(x) for x in row]).score)
+
+
+def notebook_sentence_bleu(row: np.ndarray) -> float:
+    """NLTK-style smoothed sentence BLEU-4 (method 3) of whitespace-token statistics, 0-100.
+
+    Equals ``100 * nltk.translate.bleu_score.sentence_bleu([ref.split()], hyp.split(),
+    smoothing_function=SmoothingFunction().method3)``: an n-gram order with no match gets precision
+    ``1 / (2**k * max(1, total))`` for the k-th such order, and the score is 0 without any unigram match.
+    """
+    hyp_len, ref_len = int(row[0]), int(row[1])
+    correct, total = row[2:6], row[6:10]
+    if correct[0] == 0:
+        return 0.0
+    log_sum, k = 0.0, 0
+    for n in range(4):
+        denominator = max(1, int(total[n]))
+        if correct[n] == 0:
+            k += 1
+            precision = 1.0 / (2**k * denominator)
+        else:
+            precision = int(correct[n]) / denominator
+        log_sum += 0.25 * math.log(precision)
+    brevity = 1.0 if hyp_len > ref_len else math.exp(1 - ref_len / hyp_len)
+    return 100.0 * brevity * math.exp(log_sum)
+
+
+def fair_bleu(feminine_scores: Sequence[float], masculine_scores: Sequence[float]) -> float:
+    """Mean of all sentence scores minus half the absolute gap between the two gender means."""
+    mean_f, mean_m = float(np.mean(feminine_scores)), float(np.mean(masculine_scores))
+    overall = float(np.mean([*feminine_scores, *masculine_scores]))
+    return overall - abs(mean_f - mean_m) / 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# MT-GenEval gender accuracy
+# ---------------------------------------------------------------------------------------------------
+
+
+def accuracy_words(text: str) -> set[str]:
+    """Lowercase, ASCII punctuation to spaces, split on whitespace: the word set the accuracy compares."""
+    return set(text.lower().translate(_PUNCT_TO_SPACE).split())
+
+
+@dataclass(frozen=True)
+class GenderDecision:
+    """Accuracy decision for one hypothesis, with the words that decided it."""
+
+    correct: bool
+    counterfactual_words: list[str]  # words of the hypothesis found only in the counterfactual reference
+    matching_words: list[str]  # words of the hypothesis found only in the correct reference
+
+
+def gender_decision(hypothesis: str, reference: str, counterfactual: str) -> GenderDecision:
+    """Correct unless the hypothesis uses a word unique to the counterfactual (opposite-gender) reference."""
+    hyp, ref, cf = accuracy_words(hypothesis), accuracy_words(reference), accuracy_words(counterfactual)
+    wrong = sorted(hyp & (cf - ref))
+    right = sorted(hyp & (ref - cf))
+    return GenderDecision(correct=not wrong, counterfactual_words=wrong, matching_words=right)

@@ -1,0 +1,62 @@
+"""Strict reading of UTF-8 line files: every problem becomes a one-line :class:`UserError` naming the file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from mtkit.errors import UserError
+
+
+def read_bytes(path: Path) -> bytes:
+    """Return the bytes of ``path``; a missing, unreadable or empty file is a user error."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, expected a file") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read ({err.strerror})") from None
+    if not raw:
+        raise UserError(f"{path}: file is empty")
+    return raw
+
+
+def decode_utf8(raw: bytes, path: Path) -> str:
+    """Decode ``raw`` as UTF-8 (a leading BOM is dropped); invalid bytes are reported with their line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise UserError(f"{path}: invalid UTF-8 at line {line} (byte offset {err.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only (never on U+2028 and friends, which may occur inside a sentence).
+
+    A final newline does not start an extra line; a ``\\r`` before each newline is dropped.
+    """
+    if text.endswith("\n"):
+        text = text[:-1]
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Read a non-empty UTF-8 file as a list of lines without their line ends."""
+    return split_lines(decode_utf8(read_bytes(path), path))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

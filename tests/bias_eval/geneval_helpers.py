@@ -1,0 +1,69 @@
+"""Helpers for the bias_eval tests: paths of the shared MT-GenEval copy, reduced copies, hypothesis files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_GENEVAL = REPO_ROOT.parent / "shared" / "data" / "mt-geneval"
+LANGS = ("de", "es", "fr", "it", "pt")
+GENDERS = ("feminine", "masculine")
+
+
+def read_plain(path: Path) -> list[str]:
+    """Lines of a UTF-8 file, for building expectations independently of the package under test."""
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def geneval_file(root: Path, lang: str, gender: str, side: str, split: str = "dev") -> Path:
+    """Path of an MT-GenEval sentence file."""
+    return root / "sentences" / split / f"geneval-sentences-{gender}-{split}.en_{lang}.{side}"
+
+
+def make_subset(
+    source: Path,
+    target: Path,
+    langs: Sequence[str],
+    lines: int,
+    *,
+    split: str = "test",
+    annotated: bool = False,
+    context: bool = False,
+) -> Path:
+    """Copy the first ``lines`` lines of some languages into a new MT-GenEval layout (under ``split``)."""
+    for lang in langs:
+        for gender in ("feminine", "masculine"):
+            for side in ("en", lang):
+                name = f"geneval-sentences-{gender}-{split}.en_{lang}.{side}"
+                folders = [("", "")] + ([("annotated", "annotated")] if annotated else [])
+                for sub_in, sub_out in folders:
+                    dev_name = f"geneval-sentences-{gender}-dev.en_{lang}.{side}"
+                    src = source / "sentences" / "dev" / sub_in / dev_name
+                    dst = target / "sentences" / split / sub_out / name
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    dst.write_text("\n".join(read_plain(src)[:lines]) + "\n", encoding="utf-8")
+        if context:
+            for kind, side in (("2to1", "en"), ("original", lang), ("flipped", lang)):
+                src = source / "context" / f"geneval-context-wikiprofessions-{kind}-dev.en_{lang}.{side}"
+                dst = target / "context" / f"geneval-context-wikiprofessions-{kind}-{split}.en_{lang}.{side}"
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.write_text("\n".join(read_plain(src)[:lines]) + "\n", encoding="utf-8")
+    return target
+
+
+def write_hyps(folder: Path, hyps: dict[str, dict[str, Sequence[str]]]) -> Path:
+    """Write ``<lang>.<kind>.txt`` hypothesis files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang, kinds in hyps.items():
+        for kind, lines in kinds.items():
+            (folder / f"{lang}.{kind}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def reference_hyps(root: Path, langs: Sequence[str], split: str, use: Callable[[str], str]) -> dict:
+    """Hypotheses that copy a reference: ``use(gender)`` says which gender's reference each gender gets."""
+    hyps = {}
+    for lang in langs:
+        hyps[lang] = {g: read_plain(geneval_file(root, lang, use(g), lang, split)) for g in GENDERS}
+    return hyps

@@ -1,0 +1,397 @@
+"""The report script end to end: the full five-language dev report, its files, and the bad-input cases."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from geneval_helpers import (
+    LANGS,
+    REPO_ROOT,
+    geneval_file,
+    make_subset,
+    read_plain,
+    reference_hyps,
+    write_hyps,
+)
+
+SCRIPT = REPO_ROOT / "scripts" / "bias_report.py"
+KEYS = {
+    "n",
+    "bleu",
+    "bleu_feminine",
+    "bleu_masculine",
+    "bleu_gap",
+    "bleu_gap_ci95",
+    "chrf_feminine",
+    "chrf_masculine",
+    "chrf_gap",
+    "accuracy_feminine",
+    "accuracy_masculine",
+    "accuracy_pair",
+    "fair_bleu",
+}
+
+
+def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def full_report(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Five-language dev report of a system that always outputs the masculine reference."""
+    tmp = tmp_path_factory.mktemp("full")
+    hyp_dir = write_hyps(tmp / "hyps", reference_hyps(shared_geneval, LANGS, "dev", lambda g: "masculine"))
+    out = tmp / "report"
+    proc = run_script(
+        "--mtgeneval-dir",
+        str(shared_geneval),
+        "--split",
+        "dev",
+        "--langs",
+        *LANGS,
+        "--hyp-dir",
+        str(hyp_dir),
+        "--out",
+        str(out),
+        "--bootstrap-samples",
+        "300",
+        "--seed",
+        "7",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out, proc.stdout
+
+
+def test_full_report_numbers_match_sacrebleu(full_report: tuple[Path, str], shared_geneval: Path) -> None:
+    out, _ = full_report
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert sorted(metrics["languages"]) == list(LANGS)
+    for lang, m in metrics["languages"].items():
+        assert KEYS <= set(m) and KEYS <= set(metrics["macro"])
+        ref_f = read_plain(geneval_file(shared_geneval, lang, "feminine", lang))
+        ref_m = read_plain(geneval_file(shared_geneval, lang, "masculine", lang))
+        assert m["n"] == 2400
+        assert m["bleu_feminine"] == sacrebleu.corpus_bleu(ref_m, [ref_f]).score
+        assert m["bleu_masculine"] == sacrebleu.corpus_bleu(ref_m, [ref_m]).score
+        assert m["bleu"] == sacrebleu.corpus_bleu(ref_m + ref_m, [ref_f + ref_m]).score
+        if lang == "de":  # chrF is slow to recompute; the other languages go through the same code
+            assert m["chrf_feminine"] == sacrebleu.corpus_chrf(ref_m, [ref_f]).score
+        assert m["bleu_gap"] == pytest.approx(m["bleu_masculine"] - m["bleu_feminine"])
+        assert m["bleu_gap_ci95"][0] <= m["bleu_gap"] <= m["bleu_gap_ci95"][1]
+        assert m["accuracy_masculine"] == 1.0
+        assert 0.0 <= m["accuracy_feminine"] < 0.2
+        assert m["accuracy_pair"] == m["accuracy_feminine"]
+    macro = metrics["macro"]
+    assert macro["bleu_gap"] == pytest.approx(sum(m["bleu_gap"] for m in metrics["languages"].values()) / 5)
+    assert macro["bleu_gap_ci95"][0] <= macro["bleu_gap"] <= macro["bleu_gap_ci95"][1]
+    config = metrics["config"]
+    assert config["bootstrap_samples"] == 300 and config["seed"] == 7
+    assert config["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
+    assert "fair_bleu" in config["definitions"] and "accuracy" in config["definitions"]
+
+
+def test_full_report_files(full_report: tuple[Path, str]) -> None:
+    out, stdout = full_report
+    assert "macro" in stdout and "BLEU gap" in stdout  # summary table printed
+    for lang in LANGS:
+        text = (out / f"{lang}.details.jsonl").read_text(encoding="utf-8")
+        rows = [json.loads(line) for line in text.splitlines()]
+        assert len(rows) == 1200
+        row = rows[0]
+        for key in (
+            "source_feminine",
+            "source_masculine",
+            "hypothesis_feminine",
+            "reference_masculine",
+            "sentence_bleu_feminine",
+            "correct_feminine",
+            "correct_pair",
+        ):
+            assert key in row
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| lang | n | BLEU |" in md and "## Definitions" in md and "fair_bleu" in md
+    assert not any(p.name.endswith(".tmp") for p in out.parent.iterdir())
+
+
+class _TagBalance(HTMLParser):
+    """Checks that every opened element is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"unexpected </{tag}> with open {self.stack[-3:]}")
+        else:
+            self.stack.pop()
+
+
+def test_html_well_formed_with_embedded_images(full_report: tuple[Path, str]) -> None:
+    out, _ = full_report
+    text = (out / "report.html").read_text(encoding="utf-8")
+    checker = _TagBalance()
+    checker.feed(text)
+    checker.close()
+    assert checker.problems == [] and checker.stack == []
+    root = ET.fromstring(text.split("\n", 1)[1])  # strict XML parse (after the doctype line)
+    ns = {"h": "http://www.w3.org/1999/xhtml"}
+    images = root.findall(".//h:img", ns)
+    assert len(images) == 3
+    for img in images:
+        src = img.get("src")
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert "http" not in "".join(img.get("src") for img in images)
+    assert len(root.findall(".//h:table", ns)) == 1 + len(LANGS)
+
+
+def test_help_is_clean() -> None:
+    proc = run_script("--help")
+    assert proc.returncode == 0 and proc.stderr == ""
+    for flag in ("--mtgeneval-dir", "--hyp-dir", "--model", "--bootstrap-samples"):
+        assert flag in proc.stdout
+
+
+def test_error_from_the_script_is_one_line(small_geneval: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_script(
+        "--mtgeneval-dir",
+        str(small_geneval),
+        "--split",
+        "test",
+        "--hyp-dir",
+        str(tmp_path / "nohyps"),
+        "--out",
+        str(out),
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: --hyp-dir:")
+    assert not out.exists()
+
+
+def test_hub_is_unreachable_offline(tmp_path: Path) -> None:
+    proc = run_script(
+        "--hub",
+        "--langs",
+        "de",
+        "--hyp-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "o"),
+        env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: --hub: cannot load gsarti/mt_geneval")
+
+
+# ---------------------------------------------------------------------------------------------------
+# bad input: one-line error naming the file, exit status 2, no report
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def good_hyps(small_geneval: Path, tmp_path: Path) -> Path:
+    return write_hyps(tmp_path / "hyps", reference_hyps(small_geneval, ("de", "es"), "test", lambda g: g))
+
+
+def _assert_clean_failure(status: int, err: str, out_dir: Path, *fragments: str) -> None:
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert not out_dir.exists()
+
+
+def _geneval_args(root: Path, hyps: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "--mtgeneval-dir",
+        str(root),
+        "--split",
+        "test",
+        "--hyp-dir",
+        str(hyps),
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def test_good_small_run_then_bad_runs_leave_it_untouched(
+    run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "report"
+    status, stdout, _ = run_cli(*_geneval_args(small_geneval, good_hyps, out, "--bootstrap-samples", "50"))
+    assert status == 0 and "macro" in stdout
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(before) == {"metrics.json", "report.md", "report.html", "de.details.jsonl", "es.details.jsonl"}
+    (good_hyps / "es.masculine.txt").write_text("only one line\n", encoding="utf-8")
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
+    assert status == 2 and "es.masculine.txt: 1 lines, but the data has 25" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_hyp_line_count(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    path = good_hyps / "de.feminine.txt"
+    path.write_text("\n".join(read_plain(path)[:-1]) + "\n", encoding="utf-8")
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o"))
+    _assert_clean_failure(status, err, tmp_path / "o", str(path), "24 lines", "25 feminine")
+
+
+def test_empty_hyp_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    path = good_hyps / "es.feminine.txt"
+    path.write_bytes(b"")
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o"))
+    _assert_clean_failure(status, err, tmp_path / "o", str(path), "empty")
+
+
+def test_invalid_utf8_hyp_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    path = good_hyps / "de.masculine.txt"
+    lines = read_plain(path)
+    path.write_bytes(
+        ("\n".join(lines[:3]) + "\n").encode()
+        + "Ärztin".encode("latin-1")
+        + b"\n"
+        + ("\n".join(lines[4:]) + "\n").encode()
+    )
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o"))
+    _assert_clean_failure(status, err, tmp_path / "o", str(path), "invalid UTF-8 at line 4")
+
+
+def test_missing_hyp_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    (good_hyps / "es.masculine.txt").unlink()
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o"))
+    _assert_clean_failure(status, err, tmp_path / "o", "es.masculine.txt", "not found")
+
+
+def test_language_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o", "--langs", "de", "fr"))
+    _assert_clean_failure(status, err, tmp_path / "o", "--langs", "'fr'", "available: de es")
+
+
+def test_split_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    args = _geneval_args(small_geneval, good_hyps, tmp_path / "o")
+    args[args.index("test")] = "dev"
+    status, _, err = run_cli(*args)
+    _assert_clean_failure(status, err, tmp_path / "o", "--split", "'dev' not present", "found: test")
+
+
+def test_context_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o", "--context"))
+    _assert_clean_failure(status, err, tmp_path / "o", "--context", "not found")
+
+
+def test_bad_gender_in_data_file(run_cli, tmp_path: Path) -> None:
+    data = tmp_path / "data.csv"
+    data.write_text("source,reference,gender,language\nA.,B.,f,es\nC.,D.,neutral,es\n", encoding="utf-8")
+    status, _, err = run_cli("--data", str(data), "--hyp-dir", str(tmp_path), "--out", str(tmp_path / "o"))
+    _assert_clean_failure(status, err, tmp_path / "o", str(data), "line 3", "'neutral'")
+
+
+def test_out_is_a_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
+    out = tmp_path / "file"
+    out.write_text("x", encoding="utf-8")
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
+    assert status == 2 and "--out:" in err and out.read_text(encoding="utf-8") == "x"
+
+
+def test_data_file_report(run_cli, tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    rows = [
+        {
+            "source": f"s{i}",
+            "reference": f"Die Ärztin Nummer {i} kam gestern.",
+            "gender": "f",
+            "language": "de",
+        }
+        for i in range(12)
+    ]
+    rows += [
+        {"source": f"t{i}", "reference": f"Der Arzt Nummer {i} kam heute.", "gender": "m", "language": "de"}
+        for i in range(9)
+    ]
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    hyps = write_hyps(
+        tmp_path / "h",
+        {
+            "de": {
+                "feminine": [f"Der Arzt Nummer {i} kam gestern." for i in range(12)],
+                "masculine": [r["reference"] for r in rows[12:]],
+            }
+        },
+    )
+    status, stdout, err = run_cli(
+        "--data",
+        str(data),
+        "--hyp-dir",
+        str(hyps),
+        "--out",
+        str(tmp_path / "o"),
+        "--bootstrap-samples",
+        "100",
+    )
+    assert status == 0, err
+    m = json.loads((tmp_path / "o" / "metrics.json").read_text(encoding="utf-8"))["languages"]["de"]
+    assert (
+        m["bleu_feminine"]
+        == sacrebleu.corpus_bleu(
+            [f"Der Arzt Nummer {i} kam gestern." for i in range(12)], [[r["reference"] for r in rows[:12]]]
+        ).score
+    )
+    assert m["accuracy_pair"] is None
+    assert "not paired" in (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+
+
+def test_context_subset_report(run_cli, shared_geneval: Path, tmp_path: Path) -> None:
+    root = make_subset(shared_geneval, tmp_path / "g", ("fr",), 30, split="dev", context=True)
+    hyps = reference_hyps(root, ("fr",), "dev", lambda g: g)
+    ctx_ref = root / "context" / "geneval-context-wikiprofessions-original-dev.en_fr.fr"
+    hyps["fr"]["context"] = [f"Une phrase de contexte. <sep> {line}" for line in read_plain(ctx_ref)]
+    hyp_dir = write_hyps(tmp_path / "h", hyps)
+    out = tmp_path / "o"
+    status, stdout, err = run_cli(
+        *("--mtgeneval-dir", str(root), "--hyp-dir", str(hyp_dir), "--out", str(out), "--context"),
+        *("--bootstrap-samples", "50"),
+    )
+    assert status == 0, err
+    assert "acc context" in stdout
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["languages"]["fr"]["accuracy_context"] == metrics["macro"]["accuracy_context"] == 1.0
+    assert metrics["languages"]["fr"]["n_context"] == 30
+    rows = (out / "fr.context.details.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 30 and json.loads(rows[0])["scored_hypothesis"] == read_plain(ctx_ref)[0]
+
+
+def test_sacrebleu_command_line_reproduces_the_report(full_report: tuple[Path, str]) -> None:
+    out, _ = full_report
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    files = metrics["config"]["files"]["pt"]
+    ref, hyp = files["reference_feminine"], files["hypothesis_feminine"]
+    command = [sys.executable, "-m", "sacrebleu", ref, "-i", hyp, "-m", "bleu", "chrf", "-b", "-w", "6"]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    bleu, chrf = json.loads(proc.stdout)
+    assert bleu == round(metrics["languages"]["pt"]["bleu_feminine"], 6)
+    assert chrf == round(metrics["languages"]["pt"]["chrf_feminine"], 6)
+    assert "sacrebleu " + files["reference_feminine"] in (out / "report.md").read_text(encoding="utf-8")

@@ -1,0 +1,61 @@
+"""The ``evaluate`` metric module loads offline from its path and agrees with the report's figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from geneval_helpers import REPO_ROOT, geneval_file, read_plain
+
+from bias_eval.data import LanguageData, Side, load_mtgeneval
+from bias_eval.scoring import score_language
+
+METRIC_DIR = REPO_ROOT / "bias_eval" / "metric"
+
+
+@pytest.fixture(scope="module")
+def metric():
+    import evaluate
+
+    return evaluate.load(str(METRIC_DIR))
+
+
+def test_metric_matches_report_figures(metric, shared_geneval: Path) -> None:
+    ld = load_mtgeneval(shared_geneval, "dev", ["it"]).languages["it"]
+    n = 200
+    ref_f, ref_m = ld.feminine.references[:n], ld.masculine.references[:n]
+    hyp_f = [" ".join(s.split()[:-1]) for s in ref_m]  # masculine output, slightly damaged
+    hyp_m = list(ref_m)
+    genders = ["f"] * n + ["masculine"] * n
+    out = metric.compute(predictions=hyp_f + hyp_m, references=ref_f + ref_m, genders=genders)
+    truncated = LanguageData(
+        ld.lang,
+        Side(ld.feminine.sources[:n], ref_f, ref_m, None, "f"),
+        Side(ld.masculine.sources[:n], ref_m, ref_f, None, "m"),
+        paired=True,
+    )
+    report = score_language(truncated, {"feminine": hyp_f, "masculine": hyp_m}, samples=0, seed=0).metrics
+    for key in (
+        "n",
+        "bleu",
+        "bleu_feminine",
+        "bleu_masculine",
+        "bleu_gap",
+        "chrf",
+        "chrf_feminine",
+        "chrf_masculine",
+        "chrf_gap",
+        "fair_bleu",
+    ):
+        assert out[key] == pytest.approx(report[key], rel=1e-12, abs=1e-12), key
+    assert out["bleu_feminine"] == sacrebleu.corpus_bleu(hyp_f, [ref_f]).score
+    assert report["bleu_gap_ci95"] is None  # --bootstrap-samples 0
+
+
+def test_metric_rejects_unknown_gender(metric, shared_geneval: Path) -> None:
+    refs = read_plain(geneval_file(shared_geneval, "de", "feminine", "de"))[:2]
+    with pytest.raises(ValueError, match="not feminine/masculine"):
+        metric.compute(predictions=refs, references=refs, genders=["f", "x"])
+    with pytest.raises(ValueError, match="no masculine sentence"):
+        metric.compute(predictions=refs, references=refs, genders=["f", "f"])
