@@ -58,6 +58,7 @@ class CheckpointManager:
             shutil.rmtree(tmp)
         acc.wait_for_everyone()
         acc.save_state(str(tmp))
+        acc.wait_for_everyone()  # every process has written its part before the folder is renamed
         if acc.is_main_process:
             (tmp / STATE_FILE).write_text(json.dumps(dataclasses.asdict(state), indent=2))
             if final.exists():

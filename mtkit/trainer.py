@@ -74,7 +74,7 @@ def build_model(cfg: RunConfig, tokenizer):
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        max_positions=max(cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens) + 2,
+        max_positions=max(1024, cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens),
         dropout=cfg.model.dropout,
     )
     return AutoModelForSeq2SeqLM.from_config(config)
@@ -103,7 +103,7 @@ def train(cfg: RunConfig) -> dict:
     model = build_model(cfg, tokenizer)
     with accelerator.main_process_first():
         data = {name: tokenize_split(split, tokenizer, cfg.data, out / "cache", name) for name, split in raw.items()}
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = sum(getattr(p, "ds_numel", p.numel()) for p in model.parameters())  # ZeRO-3 partitions early
     accelerator.print(
         f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters, "
         f"vocabulary {len(tokenizer)}; {len(data['train'])} training pairs; {accelerator.num_processes} process(es)"

@@ -11,6 +11,13 @@ from tqdm.auto import tqdm
 from mtkit.errors import UserError
 
 
+def position_limit(config) -> int | None:
+    """Longest source and output a model with learned positions handles (BART-style ``max_position_embeddings``,
+    less the decoder start and one spare); ``None`` for models without such a limit (T5)."""
+    limit = getattr(config, "max_position_embeddings", None)
+    return limit - 2 if isinstance(limit, int) and limit > 2 else None
+
+
 @torch.no_grad()
 def generate_translations(
     model,
@@ -34,6 +41,9 @@ def generate_translations(
     if prompt is not None and "{source}" not in prompt:
         raise UserError(f"--prompt: template {prompt!r} has no {{source}} placeholder")
     texts = [prompt.format(source=s) if prompt else s for s in sentences]
+    limit = position_limit(model.config)
+    if limit is not None:  # longer inputs or outputs would index past the position table
+        max_new_tokens = min(max_new_tokens, limit)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
     device = next(model.parameters()).device
     was_training = model.training
@@ -42,7 +52,7 @@ def generate_translations(
     starts = range(0, len(order), batch_size)
     for start in tqdm(starts, desc="translating", unit="batch", disable=not progress):
         idx = order[start : start + batch_size]
-        enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True)
+        enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True, max_length=limit)
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
         ids = model.generate(
             **enc,
