@@ -29,7 +29,7 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)/corpus --output_dir $(DEMO) $(DEMO_ARGS)
 	$(PY) scripts/translate.py --model $(DEMO)/final \
 		--text "The doctor said that she was tired." \
-		--text "The teacher reads a book in the garden." \
+		--text "The mechanic told me that she would come tonight." \
 		--text "The engineer finished his work yesterday." --max_new_tokens 64
 	$(PY) scripts/bias_report.py --mtgeneval-dir $(DEMO)/corpus/mt-geneval --split test --langs es \
 		--model $(DEMO)/final --max-new-tokens 64 --batch-size 100 --out $(DEMO)/bias_report

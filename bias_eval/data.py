@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bias_eval.textio import decode_utf8, read_bytes, read_lines
 from mtkit.errors import UserError
+from mtkit.textio import decode_utf8, read_bytes, read_lines
 
 GENDERS: tuple[str, str] = ("feminine", "masculine")
 GENDER_VALUES = {

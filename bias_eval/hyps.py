@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bias_eval.data import GENDERS, SEP, GenderedData
-from bias_eval.textio import atomic_write, read_lines, split_lines
 from mtkit.errors import UserError
+from mtkit.textio import atomic_write, read_lines, split_lines
 
 LANGUAGE_NAMES = {
     "ar": "Arabic",

@@ -8,7 +8,6 @@ nothing empty) before anything is trained on them.
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 from pathlib import Path
 
@@ -16,28 +15,10 @@ from datasets import Dataset, DatasetDict
 
 from mtkit.config import DataConfig
 from mtkit.errors import UserError
+from mtkit.textio import read_lines
 
 #: Column pairs recognised in CSV/TSV/JSONL files, in order of preference.
 KNOWN_COLUMNS = [("source", "target"), ("input_to_translate", "label"), ("src", "tgt"), ("en", None)]
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file (``.gz`` allowed), without line ends; one-line errors for bad files."""
-    try:
-        raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: file not found") from None
-    except (OSError, EOFError) as err:
-        raise UserError(f"{path}: cannot read ({err})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise UserError(f"{path}: invalid UTF-8 at line {line}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
 
 
 def _find(folder: Path, split: str, lang: str) -> Path:

@@ -579,9 +579,7 @@ TRANSITIVE: tuple[Verb, ...] = (
         "car phone computer door window bicycle watch camera lamp chair table",
         passive=True,
     ),
-    _verb(
-        "prepare", "preparar", "dinner lunch coffee tea soup salad sandwich report list class", passive=True
-    ),
+    _verb("prepare", "preparar", "dinner lunch coffee tea soup salad sandwich report list class", passive=True),
     _verb("find,finds,found", "encontrar", _PHYS_SMALL + " letter photo", pres_stem="encuentr"),
     _verb("lose,loses,lost", "perder", _PHYS_SMALL, pres_stem="pierd"),
     _verb("need", "necesitar", "car computer phone umbrella map bicycle document ticket camera"),
@@ -624,9 +622,7 @@ TRANSITIVE: tuple[Verb, ...] = (
     _verb("drink,drinks,drank,drunk", "beber", "coffee tea juice milk wine"),
     _verb("check", "revisar", "report contract document list email car", passive=True),
     _verb("sign", "firmar", "contract letter document report", passive=True),
-    _verb(
-        "finish,finishes,finished", "terminar", "report book story exam project lunch dinner", passive=True
-    ),
+    _verb("finish,finishes,finished", "terminar", "report book story exam project lunch dinner", passive=True),
     _verb("explain", "explicar", "plan idea problem rule decision project"),
     _verb("discuss,discusses,discussed", "discutir", "plan idea problem project contract decision"),
     _verb("forget,forgets,forgot,forgotten", "olvidar", "key umbrella phone bag ticket list map"),
@@ -1089,9 +1085,7 @@ def _p_relative(rng: random.Random, p: Profession, fem: bool) -> Pair:
     tense = rng.choice(["pret", "pret", "fut"])
     verb = rng.choice(TRANSITIVE)
     o_en, o_es = _obj_np(rng, _pick_obj(rng, verb), _PRON[fem]["poss"], adj_p=0.2)
-    return _finish(
-        [s_en, rel_en, verb.en_form(tense, "3s"), o_en], [s_es, rel_es, verb.es(tense, "3s"), o_es]
-    )
+    return _finish([s_en, rel_en, verb.en_form(tense, "3s"), o_en], [s_es, rel_es, verb.es(tense, "3s"), o_es])
 
 
 _WH = (("where", "dónde"), ("when", "cuándo"), ("why", "por qué"))
@@ -1286,13 +1280,9 @@ def _p_plural(rng: random.Random, p: Profession, fem: bool) -> Pair:
         )
     if r < 0.7:
         adj = rng.choice(TRAIT_ADJS)
-        return _finish(
-            [s_en, "are", "very", adj.en, p.en_pl], [s_es, "son", p.es(fem, True), "muy", adj.es(fem, True)]
-        )
+        return _finish([s_en, "are", "very", adj.en, p.en_pl], [s_es, "son", p.es(fem, True), "muy", adj.es(fem, True)])
     city = rng.choice(CITIES)
-    return _finish(
-        [s_en, "work as", p.en_pl, "in", city[0]], [s_es, "trabajan como", p.es(fem, True), "en", city[1]]
-    )
+    return _finish([s_en, "work as", p.en_pl, "in", city[0]], [s_es, "trabajan como", p.es(fem, True), "en", city[1]])
 
 
 def _p_pair_subject(rng: random.Random, p: Profession, fem: bool) -> Pair:
@@ -1373,9 +1363,7 @@ def _n_location(rng: random.Random) -> Pair:
 
 _CONTAINERS: tuple[Pair, ...] = tuple(
     (p.en, p.es_the())
-    for p in (
-        PLACES[k] for k in ("office", "store", "library", "museum", "station", "school", "hotel", "market")
-    )
+    for p in (PLACES[k] for k in ("office", "store", "library", "museum", "station", "school", "hotel", "market"))
 ) + (("kitchen", "la cocina"), ("room", "la habitación"), ("box", "la caja"), ("bag", "la bolsa"))
 _THERE_IS_NOUNS = tuple(
     n.en for n in NOUNS.values() if n.en_pl and n.cat in ("phys", "food") and n.en not in ("kitchen", "room")
@@ -1483,9 +1471,7 @@ def _n_question(rng: random.Random) -> Pair:
         noun = NOUNS[rng.choice(_LOCATABLE)]
         o_en, o_es = _obj_np(rng, noun, rng.choice(["the", "my", "your", "our"]), adj_p=0.3, plural_p=0.4)
         plural = noun.en_pl is not None and o_en.endswith(noun.en_pl)
-        return _finish(
-            ["where", "are" if plural else "is", o_en], ["dónde", "están" if plural else "está", o_es], True
-        )
+        return _finish(["where", "are" if plural else "is", o_en], ["dónde", "están" if plural else "está", o_es], True)
     verb = rng.choice(TRANSITIVE)
     o_en, o_es = _obj_np(rng, _pick_obj(rng, verb), rng.choice(["the", "my", "this", "our"]), adj_p=0.3)
     if r < 0.45:
@@ -1599,9 +1585,7 @@ def _n_travel(rng: random.Random) -> Pair:
     city = rng.choice(CITIES)
     how = rng.choice(_TRANSPORT)
     verb = rng.choice((("go", "goes", "went", _IR), ("travel", "travels", "traveled", _VIAJAR)))
-    v_en = {"pret": verb[2], "fut": "will " + verb[0], "pres": verb[1] if subj.person == "3s" else verb[0]}[
-        tense
-    ]
+    v_en = {"pret": verb[2], "fut": "will " + verb[0], "pres": verb[1] if subj.person == "3s" else verb[0]}[tense]
     t_en, t_es = rng.choice(_TIMES[tense]) if tense == "pres" or rng.random() < 0.6 else ("", "")
     comp_en, comp_es = ("", "")
     if rng.random() < 0.4:
@@ -1744,9 +1728,7 @@ def _gender_pairs(rng: random.Random, n: int, seen: set[str]) -> list[tuple[Pair
         f_es, m_es = fem_pair[1].split(), masc_pair[1].split()
         if len(f_en) != len(m_en) or len(f_es) != len(m_es):
             continue  # e.g. Spanish "al doctor" / "a la doctora"
-        if any(
-            a != b and not {_strip(a), _strip(b)} <= EN_GENDER_WORDS for a, b in zip(f_en, m_en, strict=True)
-        ):
+        if any(a != b and not {_strip(a), _strip(b)} <= EN_GENDER_WORDS for a, b in zip(f_en, m_en, strict=True)):
             continue
         seen.update((fem_pair[0], masc_pair[0]))
         out.append((fem_pair, masc_pair))
@@ -1878,9 +1860,7 @@ def write_demo_corpus(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    corpus = generate_corpus(
-        seed=seed, n_train=n_train, n_valid=n_valid, n_test=n_test, n_gender_pairs=n_gender_pairs
-    )
+    corpus = generate_corpus(seed=seed, n_train=n_train, n_valid=n_valid, n_test=n_test, n_gender_pairs=n_gender_pairs)
     for split, pairs in (("train", corpus.train), ("valid", corpus.valid), ("test", corpus.test)):
         _write_text(out / f"{split}.en", [en for en, _ in pairs])
         _write_text(out / f"{split}.es", [es for _, es in pairs])

@@ -118,18 +118,14 @@ def _parser():
 
 def main(argv: list[str] | None = None) -> None:
     """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
-    import os
     import sys
-    import tempfile
 
-    from mtkit.data import read_lines
+    from mtkit.textio import atomic_write, read_lines
 
     args = _parser().parse_args(argv)
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
     lines = read_lines(Path(args.input)) if args.input else None
-    if lines is not None and not lines:
-        raise UserError(f"--input {args.input}: file is empty")
     translator = Translator(args.model, device=args.device, dtype=args.dtype)
     gen = translator.model.generation_config
     options = {
@@ -148,11 +144,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdout.write("".join(h + "\n" for h in hyps))
             return
         out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(h + "\n" for h in hyps))
-        os.replace(tmp, out)
+        atomic_write(out, "".join(h + "\n" for h in hyps).encode("utf-8"))
         print(f"{len(hyps)} translations written to {out}", file=sys.stderr)
     else:
         print("Type a sentence and press Enter; 'q' quits.", file=sys.stderr)

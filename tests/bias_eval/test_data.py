@@ -17,8 +17,8 @@ from bias_eval.data import (
     normalise_gender,
     target_language,
 )
-from bias_eval.textio import read_lines, split_lines
 from mtkit.errors import UserError
+from mtkit.textio import read_lines, split_lines
 
 
 def test_shared_dev_split_all_languages(shared_geneval: Path) -> None:

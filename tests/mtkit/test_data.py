@@ -62,7 +62,7 @@ def test_tsv_and_jsonl_with_named_columns(tmp_path):
             {"train_en": "a\nb\n", "train_de": "x\n", "valid_en": "c\n", "valid_de": "z\n"},
             "2 source lines but 1 target",
         ),
-        ({"train_en": "", "train_de": "", "valid_en": "c\n", "valid_de": "z\n"}, "no sentence pairs"),
+        ({"train_en": "", "train_de": "", "valid_en": "c\n", "valid_de": "z\n"}, "file is empty"),
         (
             {"train_en": "a\n\n", "train_de": "x\ny\n", "valid_en": "c\n", "valid_de": "z\n"},
             "empty source sentence at line 2",

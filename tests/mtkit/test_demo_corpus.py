@@ -210,9 +210,7 @@ def test_annotated_files(data: dict[str, list[str]]) -> None:
             assert f"<{tag}>" in a and f"<{other}>" not in a
             assert a.count(f"<{tag}>") == a.count(f"</{tag}>")
             assert re.sub(r"</?[FM]>", "", a) == p
-    f, m = dc.annotate_gender(
-        "La enfermera dijo que estaba cansada.", "El enfermero dijo que estaba cansado."
-    )
+    f, m = dc.annotate_gender("La enfermera dijo que estaba cansada.", "El enfermero dijo que estaba cansado.")
     assert f == "<F>La enfermera</F> dijo que estaba <F>cansada</F>."
     assert m == "<M>El enfermero</M> dijo que estaba <M>cansado</M>."
     f, _ = dc.annotate_gender("¿La jueza firmó su contrato?", "¿El juez firmó su contrato?")

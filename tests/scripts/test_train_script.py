@@ -23,7 +23,7 @@ FAST = [a for a in FAST_RUN if a not in ("--model", "transformer-tiny")]
     ("files", "extra", "message"),
     [
         ({"train_en": b"a\nb\n", "train_de": b"x\n", **GOOD}, [], "2 source lines but 1 target lines"),
-        ({"train_en": b"", "train_de": b"", **GOOD}, [], "no sentence pairs"),
+        ({"train_en": b"", "train_de": b"", **GOOD}, [], "train.en: file is empty"),
         ({"train_en": b"a\n\xc3\x28\n", "train_de": b"x\ny\n", **GOOD}, [], "train.en: invalid UTF-8 at line 2"),
         ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--target_lang", "xx"], "no file train.xx"),
         ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--model", "transformer-huge"], "unknown preset"),

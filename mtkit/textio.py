@@ -1,7 +1,11 @@
-"""Strict reading of UTF-8 line files: every problem becomes a one-line :class:`UserError` naming the file."""
+"""Strict reading of UTF-8 line files (plain or ``.gz``) and atomic writes.
+
+Every reading problem becomes a one-line :class:`UserError` naming the file.
+"""
 
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
 from pathlib import Path
@@ -10,15 +14,15 @@ from mtkit.errors import UserError
 
 
 def read_bytes(path: Path) -> bytes:
-    """Return the bytes of ``path``; a missing, unreadable or empty file is a user error."""
+    """Return the bytes of ``path`` (decompressed if it ends in ``.gz``); missing, unreadable or empty is an error."""
     try:
-        raw = path.read_bytes()
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{path}: file not found") from None
     except IsADirectoryError:
         raise UserError(f"{path}: is a directory, expected a file") from None
-    except OSError as err:
-        raise UserError(f"{path}: cannot read ({err.strerror})") from None
+    except (OSError, EOFError) as err:
+        raise UserError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})") from None
     if not raw:
         raise UserError(f"{path}: file is empty")
     return raw
