@@ -17,7 +17,9 @@ def test_demo_notebook_runs(tmp_path, monkeypatch):
         "CORPUS_ARGS = ['--n-train', '3000', '--n-valid', '20', '--n-test', '20', '--n-gender-pairs', '20']\n"
         "LAUNCH = None\n"
     )
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the learning curves
