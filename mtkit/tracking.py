@@ -8,19 +8,16 @@ from typing import Any
 
 from accelerate import Accelerator
 
-from mtkit.config import LoggingConfig
-
 
 def tracker_names(report_to: str) -> list[str]:
     """``"tensorboard,wandb"`` -> ``["tensorboard", "wandb"]``; ``"none"`` -> ``[]``."""
-    names = [n.strip() for n in report_to.split(",") if n.strip() and n.strip() != "none"]
-    return names
+    return [n.strip() for n in report_to.split(",") if n.strip() not in ("", "none")]
 
 
 class MetricsLog:
     """Append-only ``metrics.jsonl`` (one JSON object per record) mirrored to the trackers."""
 
-    def __init__(self, output_dir: Path, accelerator: Accelerator, cfg: LoggingConfig, resume_step: int) -> None:
+    def __init__(self, output_dir: Path, accelerator: Accelerator, resume_step: int) -> None:
         self.path = output_dir / "metrics.jsonl"
         self.accelerator = accelerator
         if accelerator.is_main_process and self.path.exists():

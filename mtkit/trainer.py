@@ -150,7 +150,7 @@ def train(cfg: RunConfig) -> dict:
     if checkpoints.last is not None:
         state = checkpoints.load(checkpoints.last)
         accelerator.print(f"resuming from {checkpoints.last} (update {state.step}, epoch {state.epoch})")
-    log = MetricsLog(out, accelerator, cfg.logging, resume_step=state.step)
+    log = MetricsLog(out, accelerator, resume_step=state.step)
     accelerator.init_trackers(
         cfg.logging.project_name,
         config={k: v if v is not None else "none" for k, v in cfg.flat().items()},
