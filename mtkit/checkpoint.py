@@ -28,6 +28,7 @@ class TrainerState:
     batches_in_epoch: int = 0
     tokens_seen: int = 0
     best_bleu: float | None = None
+    best_valid_loss: float | None = None
     best_step: int | None = None
 
 

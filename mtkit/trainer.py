@@ -142,7 +142,7 @@ def train(cfg: RunConfig) -> dict:
         if ds_config.get("train_micro_batch_size_per_gpu", "auto") == "auto":
             ds_config["train_micro_batch_size_per_gpu"] = 1  # token batches have no fixed size
     if cfg.train.torch_compile:
-        model = torch.compile(model)
+        model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
     checkpoints = CheckpointManager(out, accelerator, keep_last=cfg.train.save_total_limit)
@@ -216,9 +216,12 @@ def train(cfg: RunConfig) -> dict:
                 valid_sampler.set_epoch(0)
                 scores = {"valid_loss": validation_loss(accelerator, model, valid_loader)}
                 scores.update({f"valid_{k}": v for k, v in evaluate("validation", cfg.eval.eval_max_samples).items()})
-                is_best = state.best_bleu is None or scores["valid_bleu"] > state.best_bleu
+                # Best by BLEU; on a tie (early on, when BLEU is 0), by validation loss.
+                key = (scores["valid_bleu"], -scores["valid_loss"])
+                is_best = state.best_bleu is None or key > (state.best_bleu, -state.best_valid_loss)
                 if is_best:
-                    state.best_bleu, state.best_step = scores["valid_bleu"], state.step
+                    state.best_bleu, state.best_valid_loss = scores["valid_bleu"], scores["valid_loss"]
+                    state.best_step = state.step
                 log.log(scores, state.step)
                 accelerator.print(
                     f"\nupdate {state.step}: valid loss {scores['valid_loss']:.3f}, "

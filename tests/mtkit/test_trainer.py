@@ -33,7 +33,8 @@ def test_short_run_learns_and_writes_every_output(tiny_run):
     assert {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json"} <= {
         p.name for p in final.iterdir()
     }
-    model = AutoModelForSeq2SeqLM.from_pretrained(final)
+    model, info = AutoModelForSeq2SeqLM.from_pretrained(final, output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"]
     tok = AutoTokenizer.from_pretrained(final)
     assert model.generation_config.num_beams == 2 and len(tok) == model.config.vocab_size
     ckpts = tiny_run / "checkpoints"
@@ -123,3 +124,16 @@ def test_deepspeed_zero_on_two_cpu_processes(multi30k_small, tmp_path, strategy)
     model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")  # consolidated, full-size weights
     n = sum(p.numel() for p in model.parameters())
     assert f"{n / 1e6:.1f}M parameters" in res.stdout
+
+
+@pytest.mark.slow
+def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
+    out = tmp_path / "compiled"
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
+        "--eval_steps", "4", "--eval_max_samples", "2", "--max_new_tokens", "4", "--test_split", "none",
+        "--torch_compile",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    _, info = AutoModelForSeq2SeqLM.from_pretrained(out / "final", output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"]
