@@ -160,6 +160,31 @@ def _decision_fields(decision: GenderDecision | None, suffix: str) -> dict[str, 
     }
 
 
+def _sentence_fields(
+    data: LanguageData,
+    g: str,
+    i: int,
+    hyp: dict[str, list[str]],
+    sent: dict[str, list[float]],
+    nb: dict[str, list[float]],
+    decisions: Decisions,
+    suffix: str,
+) -> dict[str, Any]:
+    """Source, hypothesis, reference, scores and accuracy decision of sentence ``i`` of gender ``g``."""
+    side = data.side(g)
+    fields: dict[str, Any] = {
+        f"source{suffix}": side.sources[i],
+        f"hypothesis{suffix}": hyp[g][i],
+        f"reference{suffix}": side.references[i],
+    }
+    if side.keywords is not None:
+        fields[f"gendered_words{suffix}"] = side.keywords[i]
+    fields[f"sentence_bleu{suffix}"] = sent[g][i]
+    fields[f"notebook_bleu{suffix}"] = nb[g][i]
+    fields.update(_decision_fields(decisions[g][i] if decisions[g] else None, suffix))
+    return fields
+
+
 def _paired_details(
     data: LanguageData,
     hyp: dict[str, list[str]],
@@ -171,15 +196,7 @@ def _paired_details(
     for i in range(len(hyp["feminine"])):
         row: dict[str, Any] = {"index": i}
         for g in GENDERS:
-            side = data.side(g)
-            row[f"source_{g}"] = side.sources[i]
-            row[f"hypothesis_{g}"] = hyp[g][i]
-            row[f"reference_{g}"] = side.references[i]
-            if side.keywords is not None:
-                row[f"gendered_words_{g}"] = side.keywords[i]
-            row[f"sentence_bleu_{g}"] = sent[g][i]
-            row[f"notebook_bleu_{g}"] = nb[g][i]
-            row.update(_decision_fields(decisions[g][i] if decisions[g] else None, f"_{g}"))
+            row.update(_sentence_fields(data, g, i, hyp, sent, nb, decisions, suffix=f"_{g}"))
         row["sentence_bleu_diff"] = row["sentence_bleu_masculine"] - row["sentence_bleu_feminine"]
         f, m = row["correct_feminine"], row["correct_masculine"]
         row["correct_pair"] = None if f is None or m is None else bool(f and m)
@@ -196,19 +213,8 @@ def _unpaired_details(
 ) -> list[dict[str, Any]]:
     rows = []
     for g in GENDERS:
-        side = data.side(g)
         for i in range(len(hyp[g])):
-            row = {
-                "index": i,
-                "gender": g,
-                "source": side.sources[i],
-                "hypothesis": hyp[g][i],
-                "reference": side.references[i],
-                "sentence_bleu": sent[g][i],
-                "notebook_bleu": nb[g][i],
-            }
-            row.update(_decision_fields(decisions[g][i] if decisions[g] else None, ""))
-            rows.append(row)
+            rows.append({"index": i, "gender": g, **_sentence_fields(data, g, i, hyp, sent, nb, decisions, suffix="")})
     return rows
 
 
