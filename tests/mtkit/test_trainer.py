@@ -2,10 +2,12 @@
 
 import json
 import math
+import os
+import subprocess
 
 import pytest
 from safetensors.torch import load_file
-from testing_utils import FAST_RUN, run_script
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 
@@ -137,3 +139,28 @@ def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     _, info = AutoModelForSeq2SeqLM.from_pretrained(out / "final", output_loading_info=True)
     assert not info["missing_keys"] and not info["unexpected_keys"]
+
+
+def test_two_nodes_on_one_machine(multi30k_small, tmp_path):
+    """accelerate_configs/multi_node.yaml with two machine ranks rendezvousing over loopback, one process each."""
+    out = tmp_path / "nodes"
+
+    def node(rank: int) -> subprocess.Popen:
+        cmd = [
+            "accelerate", "launch", "--config_file", "accelerate_configs/multi_node.yaml", "--num_processes", "2",
+            "--num_machines", "2", "--machine_rank", str(rank), "--main_process_ip", "127.0.0.1",
+            "--main_process_port", "29531", "--mixed_precision", "no", "scripts/train.py",
+            "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "6",
+            "--eval_steps", "6", "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
+        ]  # fmt: skip
+        env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"], "ACCELERATE_USE_CPU": "1"}
+        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    nodes = [node(0), node(1)]
+    logs = [p.communicate(timeout=600)[0] for p in nodes]
+    assert [p.returncode for p in nodes] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert "2 process(es)" in logs[0]
+    assert {"random_states_0.pkl", "random_states_1.pkl"} <= {
+        p.name for p in (out / "checkpoints" / "checkpoint_last").iterdir()
+    }
+    assert (out / "final" / "model.safetensors").is_file()
