@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from safetensors.torch import load_file
 from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, run_script
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5Config, T5ForConditionalGeneration
 
 
 def records(run, key):
@@ -164,3 +164,27 @@ def test_two_nodes_on_one_machine(multi30k_small, tmp_path):
         p.name for p in (out / "checkpoints" / "checkpoint_last").iterdir()
     }
     assert (out / "final" / "model.safetensors").is_file()
+
+
+def test_fine_tunes_a_pretrained_t5_with_a_prompt(tiny_run, multi30k_small, tmp_path):
+    """The same loop fine-tunes a pretrained seq2seq model (here a tiny T5 saved to disk, as flan-t5 would be)."""
+    tok = AutoTokenizer.from_pretrained(tiny_run / "tokenizer")
+    config = T5Config(
+        vocab_size=len(tok), d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
+    )  # fmt: skip
+    pretrained = tmp_path / "t5-tiny"
+    T5ForConditionalGeneration(config).save_pretrained(pretrained)
+    tok.save_pretrained(pretrained)
+    out = tmp_path / "ft"
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
+        "--model_name_or_path", str(pretrained), "--source_prefix", "translate English to German: {source}",
+        "--max_steps", "20", "--eval_steps", "20", "--test_split", "none", "--lr_scheduler_type", "constant",
+        "--learning_rate", "1e-3",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    loss = records(out, "loss")
+    assert loss[-1][1] < loss[0][1]
+    model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")
+    assert model.config.model_type == "t5"
