@@ -252,8 +252,5 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
             plain = key[3:] if key.startswith("no_") else key
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")
-    if "-h" in rest or "--help" in rest:
-        parser.print_help()
-        sys.exit(0)
     groups = parser.parse_args_into_dataclasses(args=argv)
     return RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))

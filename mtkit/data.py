@@ -17,8 +17,8 @@ from mtkit.config import DataConfig
 from mtkit.errors import UserError
 from mtkit.textio import read_lines
 
-#: Column pairs recognised in CSV/TSV/JSONL files, in order of preference.
-KNOWN_COLUMNS = [("source", "target"), ("input_to_translate", "label"), ("src", "tgt"), ("en", None)]
+#: Column pairs recognised in CSV/TSV/JSONL files, in order of preference (then <source_lang>/<target_lang>).
+KNOWN_COLUMNS = [("source", "target"), ("input_to_translate", "label"), ("src", "tgt")]
 
 
 def _find(folder: Path, split: str, lang: str) -> Path:
@@ -72,7 +72,7 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
     if cfg.source_column or cfg.target_column:
         src_col, tgt_col = cfg.source_column or "source", cfg.target_column or "target"
     else:
-        candidates = [(s, t or cfg.target_lang) for s, t in KNOWN_COLUMNS]
+        candidates = [*KNOWN_COLUMNS, (cfg.source_lang, cfg.target_lang)]
         found = [(s, t) for s, t in candidates if s in columns and t in columns]
         if not found:
             raise UserError(f"{path}: no source/target columns; set --source_column and --target_column")
