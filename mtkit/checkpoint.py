@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -17,6 +18,19 @@ from pathlib import Path
 from accelerate import Accelerator
 
 STATE_FILE = "trainer_state.json"
+
+
+class _TiedWeightsNotice(logging.Filter):
+    """accelerate warns at every save that tied embeddings (BART/T5 share four) were stored once.
+
+    That is what tying means, and reloading restores the tie (the resume test checks bit-exact weights).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Removed shared tensor" not in record.getMessage()
+
+
+logging.getLogger("accelerate.utils.other").addFilter(_TiedWeightsNotice())
 
 
 @dataclass
