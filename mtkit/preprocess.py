@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from datasets import Dataset
@@ -36,7 +37,7 @@ def tokenize_split(
             "|".join(
                 [
                     split._fingerprint,
-                    tokenizer.backend_tokenizer.to_str(),
+                    _tokenizer_fingerprint(tokenizer),
                     str((cfg.source_prefix, cfg.max_source_length, cfg.max_target_length)),
                 ]
             ).encode()
@@ -51,3 +52,11 @@ def tokenize_split(
         cache_file_name=cache_file,
         desc=f"tokenizing {name}",
     )
+
+
+def _tokenizer_fingerprint(tokenizer) -> str:
+    """The tokenizer's definition, without the truncation/padding state that encoding calls leave behind."""
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    spec.pop("truncation", None)
+    spec.pop("padding", None)
+    return json.dumps(spec, sort_keys=True)

@@ -1,0 +1,34 @@
+from datasets import Dataset
+
+from mtkit.config import DataConfig
+from mtkit.preprocess import tokenize_split
+from mtkit.tokenizer import train_tokenizer
+
+PAIRS = {"source": ["a small cat", "the dog runs fast today"], "target": ["eine kleine Katze", "der Hund"]}
+
+
+def tokenizer():
+    return train_tokenizer(PAIRS["source"] + PAIRS["target"] * 3, vocab_size=60)
+
+
+def test_inputs_labels_lengths_and_prompt():
+    tok = tokenizer()
+    out = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(source_prefix="translate: {source}"))
+    assert out[0]["input_ids"] == tok("translate: a small cat").input_ids
+    assert out[1]["labels"] == tok(text_target="der Hund").input_ids
+    assert out["length"] == [max(len(s), len(t)) for s, t in zip(out["input_ids"], out["labels"])]
+    short = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(max_source_length=3, max_target_length=2))
+    assert max(map(len, short["input_ids"])) == 3 and max(map(len, short["labels"])) == 2
+
+
+def test_cache_is_reused_and_keyed_by_content(tmp_path):
+    tok = tokenizer()
+    first = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(), tmp_path, "train")
+    files = sorted(tmp_path.glob("train-*.arrow"))
+    assert len(files) == 1 and first.cache_files[0]["filename"] == str(files[0])
+    mtime = files[0].stat().st_mtime_ns
+    again = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(), tmp_path, "train")
+    assert again.cache_files[0]["filename"] == str(files[0]) and files[0].stat().st_mtime_ns == mtime
+    changed = {"source": ["a small dog", *PAIRS["source"][1:]], "target": PAIRS["target"]}
+    tokenize_split(Dataset.from_dict(changed), tok, DataConfig(), tmp_path, "train")
+    assert len(list(tmp_path.glob("train-*.arrow"))) == 2
