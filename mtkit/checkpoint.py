@@ -40,7 +40,6 @@ class TrainerState:
     step: int = 0
     epoch: int = 0
     batches_in_epoch: int = 0
-    tokens_seen: int = 0
     best_bleu: float | None = None
     best_valid_loss: float | None = None
     best_step: int | None = None

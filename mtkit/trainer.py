@@ -198,7 +198,6 @@ def train(cfg: RunConfig) -> dict:
                     reduction="sum",
                 )
                 elapsed = time.perf_counter() - window["start"]
-                state.tokens_seen += int(stats[1])
                 record = {
                     "loss": float(stats[0]) / accelerator.num_processes / window["updates"],
                     "lr": scheduler.get_last_lr()[0],
@@ -246,10 +245,10 @@ def finish(cfg, accelerator, model, tokenizer, checkpoints, state, evaluate, log
         accelerator.print(f"loaded checkpoint_best (update {state.best_step}) for export")
     results: dict = {"step": state.step, "best_valid_bleu": state.best_bleu, "best_step": state.best_step}
     if has_test:
-        test = evaluate("test", None)
-        results.update({f"test_{k}": v for k, v in test.items()})
-        log.log({f"test_{k}": v for k, v in test.items()}, state.step)
-        accelerator.print(f"test ({cfg.data.test_split}): BLEU {test['bleu']:.2f}, chrF {test['chrf']:.2f}")
+        test = {f"test_{k}": v for k, v in evaluate("test", None).items()}
+        results.update(test)
+        log.log(test, state.step)
+        accelerator.print(f"test ({cfg.data.test_split}): BLEU {test['test_bleu']:.2f}, chrF {test['test_chrf']:.2f}")
     final = out / "final"
     state_dict = accelerator.get_state_dict(model)
     if accelerator.is_main_process:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,10 @@ FAST_RUN = [
     "--eval_max_samples", "16", "--max_new_tokens", "16", "--num_beams", "2",
     "--report_to", "none", "--disable_tqdm", "--logging_steps", "5",
 ]  # fmt: skip
+
+
+def free_port() -> str:
+    """A TCP port nothing listens on now, for a launcher's rendezvous (fixed ports collide across runs)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return str(sock.getsockname()[1])

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 from safetensors.torch import load_file
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, run_script
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5Config, T5ForConditionalGeneration
 
 
@@ -80,7 +80,7 @@ def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
     out = tmp_path / "ddp"
     res = run_script(
         "-", "accelerate", "launch", "--config_file", "accelerate_configs/ddp.yaml", "--num_processes", "2",
-        "--mixed_precision", "no", "--main_process_port", "29517", "scripts/train.py",
+        "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
         "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "12",
         "--eval_steps", "12", "--save_steps", "12", "--eval_max_samples", "8", "--max_new_tokens", "8",
         env={"ACCELERATE_USE_CPU": "1"},
@@ -114,7 +114,7 @@ def test_deepspeed_zero_on_two_cpu_processes(multi30k_small, tmp_path, strategy)
     out = tmp_path / strategy
     res = run_script(
         "-", "accelerate", "launch", "--config_file", f"accelerate_configs/{strategy}.yaml", "--num_processes", "2",
-        "--main_process_port", "29521" if strategy == "zero2" else "29522", "scripts/train.py",
+        "--main_process_port", free_port(), "scripts/train.py",
         "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "6",
         "--eval_steps", "3", "--save_steps", "3", "--eval_max_samples", "6", "--max_new_tokens", "6",
         "--max_train_samples", "1000", "--test_split", "none",
@@ -144,12 +144,13 @@ def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
 def test_two_nodes_on_one_machine(multi30k_small, tmp_path):
     """accelerate_configs/multi_node.yaml with two machine ranks rendezvousing over loopback, one process each."""
     out = tmp_path / "nodes"
+    port = free_port()
 
     def node(rank: int) -> subprocess.Popen:
         cmd = [
             "accelerate", "launch", "--config_file", "accelerate_configs/multi_node.yaml", "--num_processes", "2",
             "--num_machines", "2", "--machine_rank", str(rank), "--main_process_ip", "127.0.0.1",
-            "--main_process_port", "29531", "--mixed_precision", "no", "scripts/train.py",
+            "--main_process_port", port, "--mixed_precision", "no", "scripts/train.py",
             "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "6",
             "--eval_steps", "6", "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
         ]  # fmt: skip
