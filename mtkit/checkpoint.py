@@ -43,6 +43,7 @@ class TrainerState:
     best_bleu: float | None = None
     best_valid_loss: float | None = None
     best_step: int | None = None
+    skipped_updates: int = 0  # fp16 overflows: batches consumed, no update applied, not counted in ``step``
 
 
 class CheckpointManager:

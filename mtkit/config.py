@@ -99,6 +99,9 @@ class TrainConfig:
     save_total_limit: int = _f(3, "Keep the last N step checkpoints (checkpoint_best is always kept).")
     load_best_model_at_end: bool = _f(True, "Export checkpoint_best (by BLEU) to final/ instead of the last.")
     torch_compile: bool = _f(False, "Compile the model with torch.compile.")
+    ddp_timeout: int = _f(
+        1800, "Seconds a collective may wait (process-group timeout); raise it for long preprocessing."
+    )
 
 
 @dataclass
@@ -122,6 +125,7 @@ class LoggingConfig:
     project_name: str = _f("mtkit", "Tracker project name (W&B project).")
     run_name: str | None = _f(None, "Tracker run name (default: output_dir name).")
     disable_tqdm: bool = _f(False, "No progress bar.")
+    peak_tflops: float | None = _f(None, "Peak dense TFLOP/s of one device for MFU (default: from the GPU's name).")
 
 
 GROUPS: dict[str, type] = {

@@ -6,40 +6,31 @@ from collections.abc import Iterable
 
 import sacrebleu
 import torch
-import torch.nn.functional as F
 from accelerate import Accelerator
 from accelerate.utils import DistributedType, gather_object
 
+from mtkit.batching import to_device
 from mtkit.config import EvalConfig
+from mtkit.loss import token_loss_sum
 from mtkit.translate import generate_translations
-
-
-def seq2seq_loss(model, batch: dict, label_smoothing: float = 0.0) -> tuple[torch.Tensor, int]:
-    """Mean label-smoothed cross-entropy over the target tokens of ``batch``, and their count."""
-    labels = batch["labels"]
-    logits = model(
-        input_ids=batch["input_ids"],
-        attention_mask=batch["attention_mask"],
-        decoder_input_ids=batch["decoder_input_ids"],
-    ).logits
-    loss = F.cross_entropy(
-        logits.float().view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100, label_smoothing=label_smoothing
-    )
-    return loss, int((labels != -100).sum())
 
 
 @torch.no_grad()
 def validation_loss(accelerator: Accelerator, model, batches: Iterable[dict]) -> float:
-    """Token-weighted mean cross-entropy (no smoothing) over every process' share of the batches."""
+    """Cross-entropy per target token (no smoothing) over every process' share of the batches.
+
+    Loss sums stay on the device and token counts on the host: one reduction and one read at the end.
+    """
     model.eval()
-    total = torch.zeros(2, device=accelerator.device, dtype=torch.float64)
+    loss_sum = torch.zeros((), device=accelerator.device, dtype=torch.float64)
+    n_tokens = 0
     for batch in batches:
-        batch = {k: v.to(accelerator.device) for k, v in batch.items()}
-        loss, n = seq2seq_loss(model, batch)
-        total += torch.tensor([loss.item() * n, n], device=accelerator.device, dtype=torch.float64)
-    total = accelerator.reduce(total, reduction="sum")
+        n_tokens += batch["stats"]["tgt_tokens"]
+        loss_sum += token_loss_sum(model, to_device(batch, accelerator.device))
+    totals = torch.stack([loss_sum, torch.tensor(float(n_tokens), device=accelerator.device, dtype=torch.float64)])
+    loss, tokens = accelerator.reduce(totals, reduction="sum").tolist()
     model.train()
-    return float(total[0] / total[1])
+    return loss / tokens
 
 
 def translate_corpus(

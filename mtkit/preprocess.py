@@ -1,4 +1,7 @@
-"""Turn ``source``/``target`` text into model inputs, batched and cached by ``datasets``."""
+"""Turn ``source``/``target`` text into model inputs: the run's tokenizer, then tokenized splits cached by
+``datasets``. :func:`preprocess` does all of it ahead of training (``scripts/preprocess.py``, like
+``fairseq-preprocess``), so that a multi-process run finds everything ready instead of waiting on rank 0.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from datasets import Dataset
+from datasets import Dataset, DatasetDict
 
-from mtkit.config import DataConfig
+from mtkit.config import DataConfig, RunConfig
+from mtkit.tokenizer import load_tokenizer, train_tokenizer
 
 
 def tokenize_split(
@@ -60,3 +64,33 @@ def _tokenizer_fingerprint(tokenizer) -> str:
     spec.pop("truncation", None)
     spec.pop("padding", None)
     return json.dumps(spec, sort_keys=True)
+
+
+def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):
+    """The run's tokenizer: given, the pretrained model's, one saved by an earlier attempt, or trained now."""
+    if cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path:
+        return load_tokenizer(cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path)
+    tok_dir = out / "tokenizer"
+    if not (tok_dir / "tokenizer.json").exists():
+        n = cfg.tokenizer.tokenizer_train_samples or len(train_texts)
+        texts = (text for row in train_texts.select(range(min(n, len(train_texts)))) for text in row.values())
+        tok = train_tokenizer(texts, vocab_size=cfg.tokenizer.vocab_size, kind=cfg.tokenizer.tokenizer_type)
+        tok.save_pretrained(str(tok_dir))
+    return load_tokenizer(tok_dir)
+
+
+def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Dataset]:
+    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``."""
+    cache = Path(cfg.train.output_dir) / "cache"
+    return {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
+
+
+def preprocess(cfg: RunConfig) -> dict[str, Dataset]:
+    """Load the data, train or load the tokenizer and tokenize every split into ``--output_dir``."""
+    from mtkit.data import load_parallel
+
+    raw = load_parallel(cfg.data)
+    out = Path(cfg.train.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = prepare_tokenizer(cfg, raw["train"], out)
+    return tokenize_splits(raw, tokenizer, cfg)

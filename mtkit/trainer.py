@@ -1,267 +1,258 @@
-"""The training loop, one for every strategy: accelerate supplies devices, precision, DDP/FSDP/DeepSpeed,
-gradient accumulation and checkpoint state; this module supplies the translation-specific parts.
+"""The training loop, one for every strategy and for both paths (from scratch and fine-tuning).
+
+accelerate supplies devices, precision, DDP/FSDP/DeepSpeed, gradient accumulation and checkpoint state;
+:class:`Trainer` supplies the translation-specific parts, one method per concern: :meth:`~Trainer.update`
+(one optimizer update), :meth:`~Trainer.fit` (the schedule of updates, logging, evaluation and saving),
+:meth:`~Trainer.evaluate`, :meth:`~Trainer.save` and :meth:`~Trainer.export`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
-from accelerate import Accelerator
-from accelerate.utils import DistributedType, InitProcessGroupKwargs, ProjectConfiguration, set_seed
-from torch.utils.data import DataLoader
+from accelerate.utils import set_seed
 from tqdm.auto import tqdm
-from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, GenerationConfig, get_scheduler
+from transformers import GenerationConfig
 
-from mtkit.batching import TokenBatchSampler
+from mtkit.batching import Seq2SeqCollator, to_device
+from mtkit.build import build_accelerator, build_loader, build_model, build_optimizer, configure_deepspeed
 from mtkit.checkpoint import CheckpointManager, TrainerState
 from mtkit.config import RunConfig
 from mtkit.data import load_parallel
 from mtkit.errors import UserError
-from mtkit.evaluation import corpus_scores, seq2seq_loss, translate_corpus, validation_loss
-from mtkit.preprocess import tokenize_split
-from mtkit.presets import PRESETS, preset_config
-from mtkit.tokenizer import load_tokenizer, train_tokenizer
-from mtkit.tracking import MetricsLog, plot_curves, tracker_names
+from mtkit.evaluation import corpus_scores, translate_corpus, validation_loss
+from mtkit.flops import Architecture, peak_tflops
+from mtkit.loss import token_loss_sum
+from mtkit.preprocess import prepare_tokenizer, tokenize_splits
+from mtkit.presets import PRESETS
+from mtkit.throughput import Throughput
+from mtkit.tracking import MetricsLog, plot_curves
 
 
-def build_accelerator(cfg: RunConfig) -> Accelerator:
-    """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
-    kwargs: dict = {}
-    if not torch.cuda.is_available():
-        if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
-            kwargs["kwargs_handlers"] = [InitProcessGroupKwargs(backend="gloo")]
-        else:
-            kwargs["cpu"] = True  # without it, a CPU job under a launcher trains N unsynchronised copies
-    out = Path(cfg.train.output_dir)
-    return Accelerator(
-        gradient_accumulation_steps=cfg.train.gradient_accumulation_steps,
-        mixed_precision=cfg.train.mixed_precision,
-        log_with=tracker_names(cfg.logging.report_to) or None,
-        project_config=ProjectConfiguration(project_dir=str(out), logging_dir=str(out / "logs")),
-        step_scheduler_with_optimizer=False,  # the schedule counts optimizer updates, whatever the world size
-        **kwargs,
-    )
+class Trainer:
+    """One run: builds its parts from ``cfg`` (resuming from the newest checkpoint), then :meth:`fit`."""
 
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self.out = out = Path(cfg.train.output_dir)
+        if not cfg.model.model_name_or_path and cfg.model.model not in PRESETS:
+            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(PRESETS)}")
+        if out.exists() and not out.is_dir():
+            raise UserError(f"--output_dir {out}: exists and is not a folder")
+        self.raw = load_parallel(cfg.data)  # every input check happens here, before anything is written
+        self.accelerator = acc = build_accelerator(cfg)
+        set_seed(cfg.train.seed)
+        if acc.is_main_process:
+            out.mkdir(parents=True, exist_ok=True)
+            cfg.save(out / "config.yaml")
+        with acc.main_process_first():  # instant when scripts/preprocess.py ran first
+            self.tokenizer = prepare_tokenizer(cfg, self.raw["train"], out)
+            data = tokenize_splits(self.raw, self.tokenizer, cfg)
+        model = build_model(cfg, self.tokenizer)
+        self.arch = Architecture.from_config(model.config)
+        self._announce(model, len(data["train"]))
 
-def prepare_tokenizer(cfg: RunConfig, train_texts, out: Path, accelerator: Accelerator):
-    """The run's tokenizer: given, the pretrained model's, one saved by an earlier attempt, or trained now."""
-    if cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path:
-        return load_tokenizer(cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path)
-    tok_dir = out / "tokenizer"
-    with accelerator.main_process_first():
-        if not (tok_dir / "tokenizer.json").exists():
-            n = cfg.tokenizer.tokenizer_train_samples or len(train_texts)
-            texts = (text for row in train_texts.select(range(min(n, len(train_texts)))) for text in row.values())
-            tok = train_tokenizer(texts, vocab_size=cfg.tokenizer.vocab_size, kind=cfg.tokenizer.tokenizer_type)
-            tok.save_pretrained(str(tok_dir))
-        return load_tokenizer(tok_dir)
+        self.collator = Seq2SeqCollator(self.tokenizer, model)
+        self.train_data = data["train"]
+        self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
+        self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
+        optimizer, scheduler = build_optimizer(cfg, model)
+        configure_deepspeed(cfg, acc)
+        if cfg.train.torch_compile:
+            model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
+        self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
 
+        self.checkpoints = CheckpointManager(out, acc, keep_last=cfg.train.save_total_limit)
+        self.state = TrainerState()
+        if self.checkpoints.last is not None:
+            self.state = self.checkpoints.load(self.checkpoints.last)
+            acc.print(f"resuming from {self.checkpoints.last} (update {self.state.step}, epoch {self.state.epoch})")
+        self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
+        self.grad_norm: torch.Tensor | float | None = None
 
-def build_model(cfg: RunConfig, tokenizer):
-    """A pretrained model to fine-tune, or a preset initialised at random."""
-    if cfg.model.model_name_or_path:
-        try:
-            return AutoModelForSeq2SeqLM.from_pretrained(cfg.model.model_name_or_path)
-        except OSError as err:
-            raise UserError(f"--model_name_or_path: {str(err).splitlines()[0]}") from None
-    config = preset_config(
-        cfg.model.model,
-        vocab_size=len(tokenizer),
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        max_positions=max(1024, cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens),
-        dropout=cfg.model.dropout,
-    )
-    return AutoModelForSeq2SeqLM.from_config(config)
+    def _announce(self, model, n_pairs: int) -> None:
+        cfg, acc = self.cfg, self.accelerator
+        n_params = sum(getattr(p, "ds_numel", p.numel()) for p in model.parameters())  # ZeRO-3 partitions early
+        per_update = cfg.train.max_tokens * acc.num_processes * cfg.train.gradient_accumulation_steps
+        acc.print(
+            f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters "
+            f"({next(model.parameters()).dtype}), vocabulary {len(self.tokenizer)}; {n_pairs} training pairs; "
+            f"{acc.num_processes} process(es) on {acc.device}, {acc.distributed_type.value}, "
+            f"precision {acc.mixed_precision}\n"
+            f"effective batch: up to {per_update} padded tokens per update = {cfg.train.max_tokens} per batch "
+            f"x {acc.num_processes} process(es) x {cfg.train.gradient_accumulation_steps} accumulation step(s)"
+        )
 
+    # -- one update ------------------------------------------------------------------------------------
 
-def _loader(dataset, sampler: TokenBatchSampler, collator) -> DataLoader:
-    # Its own generator: making an iterator must not draw from the global RNG, or resuming would
-    # shift the dropout masks of every later step.
-    return DataLoader(dataset, batch_sampler=sampler, collate_fn=collator, generator=torch.Generator())
+    def micro_batches(self) -> Iterator[dict]:
+        """Training batches without end, epoch after epoch, keeping the position in ``state`` for resume."""
+        while True:
+            self.sampler.set_epoch(self.state.epoch, skip=self.state.batches_in_epoch)
+            for batch in self.train_loader:
+                self.state.batches_in_epoch += 1
+                yield batch
+            self.state.epoch += 1
+            self.state.batches_in_epoch = 0
+
+    def update(self, micro_batches: list[dict]) -> bool:
+        """One optimizer update over ``micro_batches`` (one per accumulation step); True if it was applied.
+
+        The loss is the sum over target tokens divided by the target tokens of the whole update, over every
+        micro-batch and every process. DDP/ZeRO average gradients over processes and accelerate divides
+        by the accumulation steps, so each micro-batch's sum is scaled by ``processes x steps / tokens``.
+        The token count is known on the host; only its sum across processes is a (device-side) collective.
+        """
+        acc = self.accelerator
+        if len(micro_batches) != acc.gradient_accumulation_steps:
+            raise ValueError(f"{len(micro_batches)} micro-batches for {acc.gradient_accumulation_steps} steps")
+        local = float(sum(b["stats"]["tgt_tokens"] for b in micro_batches))
+        tokens = acc.reduce(torch.tensor([local], device=acc.device), reduction="sum")
+        scale = acc.num_processes * acc.gradient_accumulation_steps / tokens
+        clip = self.cfg.optim.max_grad_norm or float("inf")  # inf: measure the norm, clip nothing
+        for batch in micro_batches:
+            self.throughput.add_batch(batch["stats"])
+            batch = to_device(batch, acc.device)
+            with acc.accumulate(self.model):
+                loss_sum = token_loss_sum(self.model, batch, self.cfg.optim.label_smoothing)
+                acc.backward(loss_sum * scale)
+                if acc.sync_gradients:
+                    self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+            self.throughput.add_loss(loss_sum)
+        if acc.optimizer_step_was_skipped:  # fp16 overflow: nothing was applied, the schedule stays
+            return False
+        self.scheduler.step()
+        return True
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    def fit(self) -> dict:
+        """Train to ``--max_steps`` updates with logging, evaluation and checkpoints; export; return results."""
+        cfg, state = self.cfg, self.state
+        self.log = MetricsLog(self.out, self.accelerator, resume_step=state.step)
+        self.accelerator.init_trackers(
+            cfg.logging.project_name,
+            config={k: v if v is not None else "none" for k, v in cfg.flat().items()},
+            init_kwargs={"wandb": {"name": cfg.logging.run_name or self.out.name}},
+        )
+        bar = tqdm(
+            total=cfg.train.max_steps,
+            initial=state.step,
+            desc="training",
+            unit="upd",
+            disable=not self.accelerator.is_main_process or cfg.logging.disable_tqdm,
+        )
+        self.model.train()
+        batches = self.micro_batches()
+        while state.step < cfg.train.max_steps:
+            group = [next(batches) for _ in range(self.accelerator.gradient_accumulation_steps)]
+            if not self.update(group):
+                state.skipped_updates += 1
+                continue
+            state.step += 1
+            bar.update(1)
+            last = state.step == cfg.train.max_steps
+            if state.step % cfg.logging.logging_steps == 0 or last:
+                record = self._log_training()
+                bar.set_postfix(
+                    loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tgt_tok_s']:.0f}"
+                )
+            paused = time.perf_counter()
+            is_best = False
+            if state.step % cfg.eval.eval_steps == 0 or last:
+                is_best = self._validate()
+            if state.step % cfg.train.save_steps == 0 or is_best or last:
+                self.save(is_best=is_best)
+            self.throughput.pause(time.perf_counter() - paused)
+        bar.close()
+        return self.export()
+
+    def _log_training(self) -> dict:
+        record = self.throughput.report()  # the one host read of the interval
+        record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
+        record["skipped_updates"] = self.state.skipped_updates
+        if self.grad_norm is not None:
+            record["grad_norm"] = float(self.grad_norm)
+        self.log.log(record, self.state.step)
+        return record
+
+    def _validate(self) -> bool:
+        """Validation loss and BLEU, logged; returns whether this is the best checkpoint so far."""
+        state = self.state
+        self.valid_sampler.set_epoch(0)
+        scores = {"valid_loss": validation_loss(self.accelerator, self.model, self.valid_loader)}
+        scores.update({f"valid_{k}": v for k, v in self.evaluate("validation", self.cfg.eval.eval_max_samples).items()})
+        # Best by BLEU; on a tie (early on, when BLEU is 0), by validation loss.
+        key = (scores["valid_bleu"], -scores["valid_loss"])
+        is_best = state.best_bleu is None or key > (state.best_bleu, -state.best_valid_loss)
+        if is_best:
+            state.best_bleu, state.best_valid_loss, state.best_step = (
+                scores["valid_bleu"],
+                scores["valid_loss"],
+                state.step,
+            )
+        self.log.log(scores, state.step)
+        self.accelerator.print(
+            f"\nupdate {state.step}: valid loss {scores['valid_loss']:.3f}, "
+            f"BLEU {scores['valid_bleu']:.2f} (best {state.best_bleu:.2f} at {state.best_step})"
+        )
+        return is_best
+
+    def evaluate(self, split: str, max_samples: int | None = None) -> dict[str, float]:
+        """sacreBLEU and chrF of the model's translations of (the first ``max_samples`` of) ``split``."""
+        rows = self.raw[split]
+        rows = rows.select(range(min(max_samples or len(rows), len(rows))))
+        hyps = translate_corpus(
+            self.accelerator, self.model, self.tokenizer, rows["source"], self.cfg.eval, self.cfg.data.source_prefix
+        )
+        return corpus_scores(hyps, rows["target"])
+
+    def save(self, *, is_best: bool = False) -> Path:
+        """A checkpoint of the whole training state (see :class:`mtkit.checkpoint.CheckpointManager`)."""
+        return self.checkpoints.save(self.state, is_best=is_best)
+
+    def export(self) -> dict:
+        """``final/`` (best or last weights), the test split's scores, ``results.json`` and the curves."""
+        cfg, acc, state = self.cfg, self.accelerator, self.state
+        if (
+            cfg.train.load_best_model_at_end
+            and self.checkpoints.best
+            and self.checkpoints.best != self.checkpoints.last
+        ):
+            acc.load_state(str(self.checkpoints.best))
+            acc.print(f"loaded checkpoint_best (update {state.best_step}) for export")
+        results: dict = {"step": state.step, "best_valid_bleu": state.best_bleu, "best_step": state.best_step}
+        if "test" in self.raw:
+            test = {f"test_{k}": v for k, v in self.evaluate("test").items()}
+            results.update(test)
+            self.log.log(test, state.step)
+            acc.print(f"test ({cfg.data.test_split}): BLEU {test['test_bleu']:.2f}, chrF {test['test_chrf']:.2f}")
+        final = self.out / "final"
+        state_dict = acc.get_state_dict(self.model)
+        if acc.is_main_process:
+            unwrapped = acc.unwrap_model(self.model)
+            unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+            self.tokenizer.save_pretrained(str(final))
+            generation = GenerationConfig.from_model_config(unwrapped.config)
+            generation.update(
+                num_beams=cfg.eval.num_beams,
+                length_penalty=cfg.eval.length_penalty,
+                max_new_tokens=cfg.eval.max_new_tokens,
+            )
+            generation.save_pretrained(str(final))
+            (self.out / "results.json").write_text(json.dumps(results, indent=2))
+            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
+            acc.print(f"final model in {final}")
+        acc.end_training()
+        return results
 
 
 def train(cfg: RunConfig) -> dict:
     """Train (or resume) the run described by ``cfg``; return the final metrics."""
-    out = Path(cfg.train.output_dir)
-    if not cfg.model.model_name_or_path and cfg.model.model not in PRESETS:
-        raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(PRESETS)}")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--output_dir {out}: exists and is not a folder")
-    raw = load_parallel(cfg.data)  # every input check happens here, before anything is written
-    accelerator = build_accelerator(cfg)
-    set_seed(cfg.train.seed)
-    if accelerator.is_main_process:
-        out.mkdir(parents=True, exist_ok=True)
-        cfg.save(out / "config.yaml")
-    tokenizer = prepare_tokenizer(cfg, raw["train"], out, accelerator)
-    model = build_model(cfg, tokenizer)
-    with accelerator.main_process_first():
-        data = {name: tokenize_split(split, tokenizer, cfg.data, out / "cache", name) for name, split in raw.items()}
-    n_params = sum(getattr(p, "ds_numel", p.numel()) for p in model.parameters())  # ZeRO-3 partitions early
-    accelerator.print(
-        f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters, "
-        f"vocabulary {len(tokenizer)}; {len(data['train'])} training pairs; {accelerator.num_processes} process(es)"
-        f" on {accelerator.device}, {accelerator.distributed_type.value}, precision {accelerator.mixed_precision}"
-    )
-
-    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=8)
-    columns = ["input_ids", "attention_mask", "labels"]
-    shard = {"num_replicas": accelerator.num_processes, "rank": accelerator.process_index}
-    sampler = TokenBatchSampler(
-        data["train"]["length"],
-        cfg.train.max_tokens,
-        seed=cfg.train.seed,
-        max_sentences=cfg.train.max_sentences,
-        **shard,
-    )
-    train_loader = _loader(data["train"].select_columns(columns), sampler, collator)
-    valid_sampler = TokenBatchSampler(data["validation"]["length"], cfg.train.max_tokens, shuffle=False, **shard)
-    valid_loader = _loader(data["validation"].select_columns(columns), valid_sampler, collator)
-
-    optimizer = torch.optim.AdamW(
-        model.parameters(),
-        lr=cfg.optim.learning_rate,
-        betas=(cfg.optim.adam_beta1, cfg.optim.adam_beta2),
-        eps=cfg.optim.adam_epsilon,
-        weight_decay=cfg.optim.weight_decay,
-    )
-    scheduler = get_scheduler(
-        cfg.optim.lr_scheduler_type,
-        optimizer,
-        num_warmup_steps=cfg.optim.warmup_steps,
-        num_training_steps=cfg.train.max_steps,
-    )
-    if accelerator.distributed_type == DistributedType.DEEPSPEED:
-        ds_config = accelerator.state.deepspeed_plugin.deepspeed_config
-        if ds_config.get("train_micro_batch_size_per_gpu", "auto") == "auto":
-            ds_config["train_micro_batch_size_per_gpu"] = 1  # token batches have no fixed size
-    if cfg.train.torch_compile:
-        model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
-
-    checkpoints = CheckpointManager(out, accelerator, keep_last=cfg.train.save_total_limit)
-    state = TrainerState()
-    if checkpoints.last is not None:
-        state = checkpoints.load(checkpoints.last)
-        accelerator.print(f"resuming from {checkpoints.last} (update {state.step}, epoch {state.epoch})")
-    log = MetricsLog(out, accelerator, resume_step=state.step)
-    accelerator.init_trackers(
-        cfg.logging.project_name,
-        config={k: v if v is not None else "none" for k, v in cfg.flat().items()},
-        init_kwargs={"wandb": {"name": cfg.logging.run_name or out.name}},
-    )
-
-    def evaluate(split: str, max_samples: int | None) -> dict[str, float]:
-        rows = raw[split].select(range(min(max_samples or len(raw[split]), len(raw[split]))))
-        hyps = translate_corpus(accelerator, model, tokenizer, rows["source"], cfg.eval, cfg.data.source_prefix)
-        return corpus_scores(hyps, rows["target"])
-
-    bar = tqdm(
-        total=cfg.train.max_steps,
-        initial=state.step,
-        desc="training",
-        unit="upd",
-        disable=not accelerator.is_main_process or cfg.logging.disable_tqdm,
-    )
-    model.train()
-    window = {"loss": 0.0, "updates": 0, "tokens": 0, "start": time.perf_counter()}
-    while state.step < cfg.train.max_steps:
-        sampler.set_epoch(state.epoch, skip=state.batches_in_epoch)
-        for batch in train_loader:
-            state.batches_in_epoch += 1
-            with accelerator.accumulate(model):
-                loss, n_tokens = seq2seq_loss(model, batch, cfg.optim.label_smoothing)
-                accelerator.backward(loss)
-                if accelerator.sync_gradients and cfg.optim.max_grad_norm > 0:
-                    accelerator.clip_grad_norm_(model.parameters(), cfg.optim.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            window["loss"] += loss.item() / cfg.train.gradient_accumulation_steps
-            window["tokens"] += n_tokens
-            if not accelerator.sync_gradients:
-                continue
-            if not accelerator.optimizer_step_was_skipped:
-                scheduler.step()
-            state.step += 1
-            window["updates"] += 1
-            bar.update(1)
-
-            if state.step % cfg.logging.logging_steps == 0 or state.step == cfg.train.max_steps:
-                stats = accelerator.reduce(
-                    torch.tensor([window["loss"], window["tokens"]], device=accelerator.device, dtype=torch.float64),
-                    reduction="sum",
-                )
-                elapsed = time.perf_counter() - window["start"]
-                record = {
-                    "loss": float(stats[0]) / accelerator.num_processes / window["updates"],
-                    "lr": scheduler.get_last_lr()[0],
-                    "tokens_per_s": float(stats[1]) / elapsed,
-                    "epoch": state.epoch,
-                }
-                log.log(record, state.step)
-                bar.set_postfix(
-                    loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}"
-                )
-                window = {"loss": 0.0, "updates": 0, "tokens": 0, "start": time.perf_counter()}
-
-            is_best = False
-            if state.step % cfg.eval.eval_steps == 0 or state.step == cfg.train.max_steps:
-                valid_sampler.set_epoch(0)
-                scores = {"valid_loss": validation_loss(accelerator, model, valid_loader)}
-                scores.update({f"valid_{k}": v for k, v in evaluate("validation", cfg.eval.eval_max_samples).items()})
-                # Best by BLEU; on a tie (early on, when BLEU is 0), by validation loss.
-                key = (scores["valid_bleu"], -scores["valid_loss"])
-                is_best = state.best_bleu is None or key > (state.best_bleu, -state.best_valid_loss)
-                if is_best:
-                    state.best_bleu, state.best_valid_loss = scores["valid_bleu"], scores["valid_loss"]
-                    state.best_step = state.step
-                log.log(scores, state.step)
-                accelerator.print(
-                    f"\nupdate {state.step}: valid loss {scores['valid_loss']:.3f}, "
-                    f"BLEU {scores['valid_bleu']:.2f} (best {state.best_bleu:.2f} at {state.best_step})"
-                )
-            if state.step % cfg.train.save_steps == 0 or is_best or state.step == cfg.train.max_steps:
-                checkpoints.save(state, is_best=is_best)
-            if state.step >= cfg.train.max_steps:
-                break
-        else:
-            state.epoch += 1
-            state.batches_in_epoch = 0
-    bar.close()
-    return finish(cfg, accelerator, model, tokenizer, checkpoints, state, evaluate, log, has_test="test" in raw)
-
-
-def finish(cfg, accelerator, model, tokenizer, checkpoints, state, evaluate, log, has_test: bool) -> dict:
-    """Export ``final/`` (best or last weights), score the test split, write ``results.json`` and curves."""
-    out = Path(cfg.train.output_dir)
-    if cfg.train.load_best_model_at_end and checkpoints.best and checkpoints.best != checkpoints.last:
-        accelerator.load_state(str(checkpoints.best))
-        accelerator.print(f"loaded checkpoint_best (update {state.best_step}) for export")
-    results: dict = {"step": state.step, "best_valid_bleu": state.best_bleu, "best_step": state.best_step}
-    if has_test:
-        test = {f"test_{k}": v for k, v in evaluate("test", None).items()}
-        results.update(test)
-        log.log(test, state.step)
-        accelerator.print(f"test ({cfg.data.test_split}): BLEU {test['test_bleu']:.2f}, chrF {test['test_chrf']:.2f}")
-    final = out / "final"
-    state_dict = accelerator.get_state_dict(model)
-    if accelerator.is_main_process:
-        unwrapped = accelerator.unwrap_model(model)
-        unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
-        tokenizer.save_pretrained(str(final))
-        generation = GenerationConfig.from_model_config(unwrapped.config)
-        generation.update(
-            num_beams=cfg.eval.num_beams, length_penalty=cfg.eval.length_penalty, max_new_tokens=cfg.eval.max_new_tokens
-        )
-        generation.save_pretrained(str(final))
-        (out / "results.json").write_text(json.dumps(results, indent=2))
-        plot_curves(out / "metrics.jsonl", out / "curves.png")
-        accelerator.print(f"final model in {final}")
-    accelerator.end_training()
-    return results
+    return Trainer(cfg).fit()

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
-from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq
+from transformers import AutoModelForSeq2SeqLM
 
-from mtkit.batching import pack_batches
+from mtkit.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, pack_batches
 from mtkit.config import DataConfig
 from mtkit.data import load_folder
-from mtkit.evaluation import seq2seq_loss
+from mtkit.loss import token_loss_sum
 from mtkit.preprocess import tokenize_split
 from mtkit.presets import preset_config
 from mtkit.tokenizer import train_tokenizer
@@ -45,8 +45,8 @@ def throughput(model, dataset, batches, collator, steps: int) -> float:
     for i, batch in enumerate(loader):
         if i == 3:
             tokens, start = 0, time.perf_counter()
-        loss, n = seq2seq_loss(model, batch, 0.1)
-        loss.backward()
+        n = batch["stats"]["tgt_tokens"]
+        (token_loss_sum(model, batch, 0.1) / n).backward()
         opt.step()
         opt.zero_grad()
         tokens += n
@@ -70,7 +70,7 @@ def main() -> None:
     src = np.array([len(x) for x in data["input_ids"]])
     tgt = np.array([len(x) for x in data["labels"]])
 
-    by_tokens = pack_batches(data["length"], args.max_tokens, seed=0)
+    by_tokens = pack_batches(data["length"], args.max_tokens, seed=0, pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
     mean_len = np.mean(np.maximum(src, tgt))
     # Sentence-count baseline: shuffled batches of n sentences, the largest n whose mean padded size fits the budget.
     order = np.random.default_rng(0).permutation(len(src)).tolist()
@@ -93,7 +93,7 @@ def main() -> None:
     model = AutoModelForSeq2SeqLM.from_config(
         preset_config(args.model, vocab_size=len(tok), pad_token_id=1, bos_token_id=0, eos_token_id=2)
     )
-    collator = DataCollatorForSeq2Seq(tok, model=model, label_pad_token_id=-100, pad_to_multiple_of=8)
+    collator = Seq2SeqCollator(tok, model)
     dataset = data.select_columns(["input_ids", "attention_mask", "labels"])
     tps_c = throughput(model, dataset, by_count, collator, args.steps)
     tps_t = throughput(model, dataset, by_tokens, collator, args.steps)

@@ -27,7 +27,7 @@ def tiny_run(multi30k_small, tmp_path_factory) -> Path:
     res = run_script(
         "train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
         "--output_dir", str(out), "--max_steps", "40", "--eval_steps", "20", "--save_steps", "20",
-        "--report_to", "tensorboard,wandb", env={"WANDB_DIR": str(out.parent)},
+        "--report_to", "tensorboard,wandb", "--peak_tflops", "1", env={"WANDB_DIR": str(out.parent)},
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     return out

@@ -74,3 +74,46 @@ def test_sequence_longer_than_budget_is_an_error():
 def test_too_few_sentences_for_the_processes():
     with pytest.raises(UserError, match="processes"):
         TokenBatchSampler([3], 100, num_replicas=2, rank=0)
+
+
+def test_budget_holds_for_every_padded_batch_of_a_real_corpus(tiny_run):
+    """Source and target tensors as collated (padded to a multiple of 8) stay within --max_tokens."""
+    from testing_utils import MULTI30K
+    from transformers import AutoModelForSeq2SeqLM
+
+    from mtkit.batching import Seq2SeqCollator
+    from mtkit.config import DataConfig
+    from mtkit.data import load_folder
+    from mtkit.preprocess import tokenize_split
+    from mtkit.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(tiny_run / "tokenizer")
+    data = tokenize_split(load_folder(MULTI30K, "train", "en", "de"), tok, DataConfig())
+    collator = Seq2SeqCollator(tok, AutoModelForSeq2SeqLM.from_pretrained(tiny_run / "final"))
+    budget = 512
+    rows = data.select_columns(["input_ids", "attention_mask", "labels"]).with_format(None)
+    seen = []
+    for indices in (
+        i
+        for rank in (0, 1)
+        for i in TokenBatchSampler(data["length"], budget, num_replicas=2, rank=rank, pad_to_multiple_of=8)
+    ):
+        columns = rows[indices]
+        batch = collator([dict(zip(columns, values)) for values in zip(*columns.values())])
+        assert batch["input_ids"].numel() <= budget and batch["labels"].numel() <= budget
+        assert batch["decoder_input_ids"].shape == batch["labels"].shape
+        # The host-side counts are those of the tensors.
+        stats = batch["stats"]
+        assert stats["src_tokens"] == int(batch["attention_mask"].sum())
+        assert stats["tgt_tokens"] == int((batch["labels"] != -100).sum())
+        assert (stats["sentences"], stats["src_len"]) == tuple(batch["input_ids"].shape)
+        seen += indices
+    assert sorted(seen) == list(range(len(data)))
+
+
+def test_padded_lengths_pack_under_the_budget():
+    lens = lengths(3000)
+    for batch in pack_batches(lens, 500, seed=1, pad_to_multiple_of=8):
+        assert len(batch) * (-(-int(lens[batch].max()) // 8) * 8) <= 500
+    with pytest.raises(UserError, match="once padded"):
+        pack_batches([81], 82, pad_to_multiple_of=8)  # 81 fits raw, 88 does not

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import pytest
+import torch
 from safetensors.torch import load_file
 from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5Config, T5ForConditionalGeneration
@@ -29,7 +30,11 @@ def test_short_run_learns_and_writes_every_output(tiny_run):
     for step, lr in records(tiny_run, "lr"):  # the schedule counts optimizer updates
         assert lr == pytest.approx(noam(step))
     assert records(tiny_run, "test_bleu")
-    assert all(v > 0 for _, v in records(tiny_run, "tokens_per_s"))
+    for key in ("src_tok_s", "tgt_tok_s", "sent_s", "tflops", "mfu", "padding", "grad_norm"):
+        assert len(records(tiny_run, key)) == 8 and all(v > 0 for _, v in records(tiny_run, key)), key
+    for (_, tflops), (_, mfu) in zip(records(tiny_run, "tflops"), records(tiny_run, "mfu")):
+        assert mfu == pytest.approx(tflops / 1.0)  # the fixture's --peak_tflops 1
+    assert all(0 < v < 0.5 for _, v in records(tiny_run, "padding"))
 
     final = tiny_run / "final"
     assert {"config.json", "generation_config.json", "model.safetensors", "tokenizer.json"} <= {
@@ -167,25 +172,30 @@ def test_two_nodes_on_one_machine(multi30k_small, tmp_path):
     assert (out / "final" / "model.safetensors").is_file()
 
 
-def test_fine_tunes_a_pretrained_t5_with_a_prompt(tiny_run, multi30k_small, tmp_path):
-    """The same loop fine-tunes a pretrained seq2seq model (here a tiny T5 saved to disk, as flan-t5 would be)."""
+def test_fine_tunes_a_bf16_t5_checkpoint_with_fp32_master_weights(tiny_run, multi30k_small, tmp_path):
+    """The same loop fine-tunes a pretrained seq2seq model (here a tiny T5 saved to disk in bf16, as flan-t5 is
+    published): the weights it trains and saves are fp32, bf16 is only the compute precision."""
     tok = AutoTokenizer.from_pretrained(tiny_run / "tokenizer")
     config = T5Config(
         vocab_size=len(tok), d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4,
         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
     )  # fmt: skip
     pretrained = tmp_path / "t5-tiny"
-    T5ForConditionalGeneration(config).save_pretrained(pretrained)
+    T5ForConditionalGeneration(config).to(torch.bfloat16).save_pretrained(pretrained)
+    assert {t.dtype for t in load_file(pretrained / "model.safetensors").values()} == {torch.bfloat16}
     tok.save_pretrained(pretrained)
     out = tmp_path / "ft"
     res = run_script(
         "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
         "--model_name_or_path", str(pretrained), "--source_prefix", "translate English to German: {source}",
         "--max_steps", "20", "--eval_steps", "20", "--test_split", "none", "--lr_scheduler_type", "constant",
-        "--learning_rate", "1e-3",
+        "--learning_rate", "1e-3", "--mixed_precision", "bf16",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
+    assert "(torch.float32)" in res.stdout and "precision bf16" in res.stdout
     loss = records(out, "loss")
     assert loss[-1][1] < loss[0][1]
+    for weights in (out / "final" / "model.safetensors", out / "checkpoints" / "checkpoint_last" / "model.safetensors"):
+        assert {t.dtype for t in load_file(weights).values()} == {torch.float32}
     model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")
     assert model.config.model_type == "t5"
