@@ -15,7 +15,7 @@ export HF_DATASETS_OFFLINE ?= 1
 export HF_EVALUATE_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: demo test test-all lint clean
+.PHONY: demo test test-all test-gpu lint clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: $(STAMP)  ## the test suite (CPU, about 5 minutes on 2 cores)
 
 test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
 	$(PY) -m pytest -q -m "slow or not slow"
+
+test-gpu: $(STAMP)  ## the tests marked gpu: bf16 base model, no syncs, ZeRO-2/3 on one GPU, step benchmark
+	@$(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu: torch sees no CUDA GPU')"
+	$(PY) -m pytest -q -m gpu -p no:cacheprovider
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -69,6 +69,7 @@ class Throughput:
             "sent_s": sentences / elapsed,
             "tflops": tflops,
             "padding": 1.0 - (src + tgt) / max(src_padded + tgt_padded, 1.0),
+            "elapsed_s": elapsed,
         }
         if self.peak_tflops:
             record["mfu"] = tflops / self.peak_tflops

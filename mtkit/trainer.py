@@ -111,7 +111,8 @@ class Trainer:
         if len(micro_batches) != acc.gradient_accumulation_steps:
             raise ValueError(f"{len(micro_batches)} micro-batches for {acc.gradient_accumulation_steps} steps")
         local = float(sum(b["stats"]["tgt_tokens"] for b in micro_batches))
-        tokens = acc.reduce(torch.tensor([local], device=acc.device), reduction="sum")
+        pinned = torch.tensor([local], pin_memory=acc.device.type == "cuda")  # no stream-ordered pageable copy
+        tokens = acc.reduce(pinned.to(acc.device, non_blocking=True), reduction="sum")
         scale = acc.num_processes * acc.gradient_accumulation_steps / tokens
         clip = self.cfg.optim.max_grad_norm or float("inf")  # inf: measure the norm, clip nothing
         for batch in micro_batches:

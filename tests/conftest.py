@@ -31,3 +31,15 @@ def tiny_run(multi30k_small, tmp_path_factory) -> Path:
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` need CUDA: skipped on machines without it (``make test-gpu`` runs them on one)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (make test-gpu)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -199,3 +199,68 @@ def test_fine_tunes_a_bf16_t5_checkpoint_with_fp32_master_weights(tiny_run, mult
         assert {t.dtype for t in load_file(weights).values()} == {torch.float32}
     model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")
     assert model.config.model_type == "t5"
+
+
+#: One update from a fixed start whose weight change follows the gradient (see test_trainer_update.GRADIENT_PROBE):
+#: 64 pairs in 8 batches of 8 sentences (the token budget never binds), so any split of them is exact.
+ONE_UPDATE = [
+    *FAST_RUN, "--max_train_samples", "64", "--max_sentences", "8", "--max_tokens", "100000", "--dropout", "0",
+    "--adam_epsilon", "1", "--learning_rate", "1", "--lr_scheduler_type", "constant", "--eval_steps", "1",
+    "--eval_max_samples", "1", "--max_new_tokens", "2", "--test_split", "none", "--no_load_best_model_at_end",
+]  # fmt: skip
+
+
+def flat_weights(run) -> torch.Tensor:
+    """All weights of ``final/`` in one vector, each tied matrix once (exports may or may not repeat them)."""
+    state = load_file(run / "final" / "model.safetensors")
+    model = AutoModelForSeq2SeqLM.from_pretrained(run / "final")
+    return torch.cat([state[k].flatten() for k, _ in sorted(model.named_parameters()) if k in state])
+
+
+@pytest.fixture(scope="module")
+def initial_weights(multi30k_small, tmp_path_factory) -> torch.Tensor:
+    out = tmp_path_factory.mktemp("init") / "run"
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *ONE_UPDATE, "--output_dir", str(out), "--max_steps", "0"
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    return flat_weights(out)
+
+
+def assert_same_update(a, b, start: torch.Tensor) -> None:
+    da, db = flat_weights(a) - start, flat_weights(b) - start
+    assert db.norm() > 0 and (da - db).norm() / db.norm() < 1e-4
+
+
+def test_two_processes_over_a_split_equal_one_process_over_all(multi30k_small, tmp_path, initial_weights):
+    """With loss summed over tokens and divided by the tokens of the whole update, an update depends on its
+    sentences only: 2 DDP processes holding one batch each = 1 process accumulating the same 2 batches."""
+    data = ["--data_dir", str(multi30k_small), *ONE_UPDATE, "--max_steps", "1"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    res = run_script("train.py", *data, "--output_dir", str(one), "--gradient_accumulation_steps", "2")
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = run_script(
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/ddp.yaml", "--num_processes", "2",
+        "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py", *data,
+        "--output_dir", str(two), env={"ACCELERATE_USE_CPU": "1"},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "2 process(es)" in res.stdout
+    assert_same_update(two, one, initial_weights)
+
+
+def test_deepspeed_clips_at_max_grad_norm(multi30k_small, tmp_path, initial_weights):
+    """ZeRO-2 clips with --max_grad_norm (not accelerate's "auto" = 1.0): its update equals the plain loop's."""
+    data = ["--data_dir", str(multi30k_small), *ONE_UPDATE, "--max_steps", "1", "--max_grad_norm", "0.05"]
+    plain, zero = tmp_path / "plain", tmp_path / "zero2"
+    res = run_script("train.py", *data, "--output_dir", str(plain), "--gradient_accumulation_steps", "2")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert records(plain, "grad_norm")[0][1] > 0.05 * 2  # the clipping bites
+    res = run_script(
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero2.yaml", "--num_processes", "1",
+        "--main_process_port", free_port(), "scripts/train.py", *data, "--output_dir", str(zero),
+        "--gradient_accumulation_steps", "2",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "DEEPSPEED" in res.stdout
+    assert_same_update(zero, plain, initial_weights)

@@ -1,0 +1,30 @@
+"""scripts/benchmark_step.py end to end on CPU (the GPU variant is in tests/mtkit/test_trainer_gpu.py)."""
+
+import json
+
+import pytest
+from testing_utils import FAST_RUN, run_script
+
+
+def test_prints_a_table_and_writes_consistent_json(multi30k_small, tmp_path):
+    report = tmp_path / "bench.json"
+    res = run_script(
+        "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
+        "--steps", "4", "--warmup", "1", "--gradient_accumulation_steps", "2", "--peak_tflops", "0.5",
+        "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    record = json.loads(report.read_text())
+    assert record["steps"] == 4 and record["tokens_per_update"] == 1024 * 2
+    assert record["step_ms"] == pytest.approx(1000 * record["elapsed_s"] / 4)
+    assert record["mfu"] == pytest.approx(record["tflops"] / 0.5)
+    assert record["tgt_tok_s"] > 0 and 0 < record["padding"] < 1
+    lines = res.stdout.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("| run |")) :]
+    assert table[0].startswith("| run | step ms |") and "transformer-tiny NO x1 no" in table[2]
+    assert json.loads(table[3]) == record
+
+
+def test_bad_flag_is_one_line(tmp_path):
+    res = run_script("benchmark_step.py", "--steps", "0", "--output_dir", str(tmp_path / "x"))
+    assert res.returncode == 2 and res.stderr.strip() == "error: --steps must be at least 1 and --warmup at least 0"
