@@ -161,9 +161,14 @@ class Trainer:
             last = state.step == cfg.train.max_steps
             if state.step % cfg.logging.logging_steps == 0 or last:
                 record = self._log_training()
-                bar.set_postfix(
-                    loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tgt_tok_s']:.0f}"
-                )
+                shown = {
+                    "loss": f"{record['loss']:.3f}",
+                    "lr": f"{record['lr']:.2e}",
+                    "tok_s": f"{record['tgt_tok_s']:.0f}",
+                }
+                if "mfu" in record:
+                    shown["mfu"] = f"{record['mfu']:.1%}"
+                bar.set_postfix(shown)
             paused = time.perf_counter()
             is_best = False
             if state.step % cfg.eval.eval_steps == 0 or last:
