@@ -48,7 +48,8 @@ def gap_replicates(
 
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> list[float]:
-    """The two-sided percentile interval ``[lo, hi]`` of the replicates."""
+    """The two-sided percentile interval ``[lo, hi]`` of the replicates (NaN replicates, e.g. a share of
+    nothing, left out)."""
     tail = 100.0 * (1.0 - level) / 2.0
-    low, high = np.percentile(replicates, [tail, 100.0 - tail])
+    low, high = np.nanpercentile(replicates, [tail, 100.0 - tail])
     return [float(low), float(high)]

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bias_eval.data import GENDERS, HUB_ID, SPLITS, GenderedData, load_hub, load_mtgeneval, load_table
-from bias_eval.hyps import (
-    GenerationSettings,
-    fit_to_model,
-    position_limit,
-    prompt_for,
-    read_hyp_dir,
-    translate_dataset,
-)
+from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
+from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
     CHRF_METRIC,
     CORPUS_BLEU,
+    COVERAGE_DEFINITION,
     FAIR_BLEU_DEFINITION,
     SENTENCE_BLEU,
     signature,
@@ -33,13 +29,15 @@ from mtkit.errors import UserError, cli_entry
 EPILOG = """examples:
   %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --split dev --hyp-dir hyps/ --out reports/dev
   %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --langs de --model runs/demo/final --out reports/demo
-  %(prog)s --mtgeneval-dir DIR --model google/flan-t5-xl \\
-      --prompt "translate English to {language}: {source}" --out reports/t5
+  %(prog)s --mtgeneval-dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
   %(prog)s --data gendered.csv --hyp-dir hyps/ --out reports/csv
 
 --hyp-dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
 one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
-them when model, settings and sources are unchanged.
+them when model, settings and sources are unchanged. Without --beam-size, --length-penalty,
+--max-new-tokens and --prompt, --model decodes with the settings saved with the model
+(generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
+penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
 """
 
 
@@ -85,14 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--hyp-dir", metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
     hyp.add_argument(
         "--prompt",
-        metavar="TEMPLATE",
-        help='source template for T5-style models, e.g. "translate English to {language}: {source}" '
-        "({language}: German..., {lang}: de)",
+        metavar="PRESET_OR_TEMPLATE",
+        help="a preset (t5, instruction), a template with {source} (and {lang_name}: German, {lang}: de, "
+        "{src_lang_name}: English; {language} = {lang_name}), or none; default: the model's prompt.json",
     )
-    hyp.add_argument("--beam-size", type=_count(1), default=4, help="beam size (default: 4)")
+    saved = "default: the model's generation_config.json"
+    hyp.add_argument("--beam-size", type=_count(1), help=f"beam size ({saved}, else {DEFAULTS['beam_size']})")
     hyp.add_argument("--batch-size", type=_count(1), default=32, help="sentences per batch (default: 32)")
-    hyp.add_argument("--max-new-tokens", type=_count(1), default=256, help="default: 256")
-    hyp.add_argument("--length-penalty", type=float, default=1.0, help="default: 1.0")
+    hyp.add_argument("--max-new-tokens", type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
+    hyp.add_argument("--length-penalty", type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
     hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
     hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
 
@@ -117,25 +116,59 @@ def load_data(args: argparse.Namespace) -> GenderedData:
     return load_table(Path(args.data), args.langs)
 
 
+def describe_generation(model: str, settings: GenerationSettings) -> str:
+    """One line saying how ``model`` translated."""
+    prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
+    return (
+        f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
+        f"at most {settings.max_new_tokens} new tokens, {prompt}), cached in OUTDIR/hyps"
+    )
+
+
+def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | None) -> str:
+    """The command line that rebuilds this report, every decoding setting spelled out as it was used."""
+    parts = ["python", "scripts/bias_report.py"]
+    if args.mtgeneval_dir:
+        parts += ["--mtgeneval-dir", args.mtgeneval_dir, "--split", args.split]
+    elif args.hub:
+        parts += ["--hub", "--split", args.split]
+    else:
+        parts += ["--data", args.data]
+    if args.langs:
+        parts += ["--langs", *sorted(set(args.langs))]
+    parts += ["--context"] if args.context else []
+    if settings is None:
+        parts += ["--hyp-dir", args.hyp_dir]
+    else:
+        parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
+        parts += ["--beam-size", str(settings.beam_size), "--length-penalty", str(settings.length_penalty)]
+        parts += ["--max-new-tokens", str(settings.max_new_tokens), "--batch-size", str(settings.batch_size)]
+        parts += ["--dtype", settings.dtype]
+    parts += ["--out", args.out, "--bootstrap-samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
+    parts += ["--examples", str(args.examples)]
+    return shlex.join(parts)
+
+
 def build_config(
     args: argparse.Namespace,
     data: GenderedData,
     settings: GenerationSettings | None,
+    origins: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ``config`` block of metrics.json: inputs, settings, signatures and definitions."""
+    """The ``config`` block of metrics.json: inputs, settings (and where they came from), signatures, definitions."""
     paired = all(ld.paired for ld in data.languages.values())
     if settings is None:
         hypotheses: dict[str, Any] = {"hyp_dir": str(Path(args.hyp_dir))}
         described = f"files in {args.hyp_dir}"
     else:
-        prompts = {lang: prompt_for(settings.prompt, lang) for lang in data.languages}
         hypotheses = {
             "model": args.model,
             "generation": asdict(settings),
-            "prompts": prompts,
+            "settings_from": dict(origins or {}),
+            "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
             "cache_dir": "hyps",
         }
-        described = f"translated by {args.model} (beam {settings.beam_size}), cached in OUTDIR/hyps"
+        described = describe_generation(args.model, settings)
     resampling = (
         "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
         if paired
@@ -150,10 +183,14 @@ def build_config(
         f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
         f"Generator seeded with (seed={args.seed}, crc32(language)); chrf_gap_ci95 likewise",
         "accuracy": ACCURACY_DEFINITION,
+        "accuracy_ci95": "95% percentile interval of accuracy_feminine, accuracy_masculine and accuracy_pair "
+        "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
+        "is the share of correct hypotheses among those drawn (with multiplicity)",
+        "coverage": COVERAGE_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
-        "macro": "unweighted mean over languages of each figure (n: sum); the macro gap CI is the percentile "
-        "interval of the mean over languages of their bootstrap replicates (languages resampled "
-        "independently), not a mean of the per-language bounds",
+        "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
+        "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
+        "(languages resampled independently), not a mean of the per-language bounds",
         "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
         "sentence BLEU is sacrebleu.sentence_bleu with default settings",
     }
@@ -188,6 +225,7 @@ def build_config(
         "sentence_bleu_signature": signature(SENTENCE_BLEU),
         "definitions": definitions,
         "files": file_pairs(args, data),
+        "command": reproduce_command(args, settings),
     }
 
 
@@ -211,27 +249,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out: {out} exists and is not a directory")
-    if args.prompt is not None and args.hyp_dir:
-        raise UserError("--prompt: only used with --model")
+    if args.hyp_dir:
+        for flag in ("prompt", "beam_size", "length_penalty", "max_new_tokens"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')}: only used with --model")
     data = load_data(args)
-    settings = None
+    settings, origins = None, None
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
     else:
-        settings = GenerationSettings(
-            prompt=args.prompt,
-            beam_size=args.beam_size,
-            length_penalty=args.length_penalty,
-            max_new_tokens=args.max_new_tokens,
-            batch_size=args.batch_size,
-            device=args.device,
-            dtype=args.dtype,
-        )
-        settings = fit_to_model(settings, position_limit(args.model))
+        settings, origins = resolve_settings(args, sorted(data.languages))
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
-    metrics = metrics_document(results, macro, build_config(args, data, settings))
+    metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))

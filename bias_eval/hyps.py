@@ -6,66 +6,15 @@ import hashlib
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
 
 from bias_eval.data import GENDERS, SEP, GenderedData
+from bias_eval.generation import GenerationSettings
 from mtkit.errors import UserError
 from mtkit.textio import atomic_write, read_lines, split_lines
 
-LANGUAGE_NAMES = {
-    "ar": "Arabic",
-    "de": "German",
-    "es": "Spanish",
-    "fr": "French",
-    "hi": "Hindi",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "ru": "Russian",
-}
-
 Hyps = dict[str, dict[str, list[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    """How ``--model`` translates (beam search through :class:`mtkit.translate.Translator`)."""
-
-    prompt: str | None = None
-    beam_size: int = 4
-    length_penalty: float = 1.0
-    max_new_tokens: int = 256
-    batch_size: int = 32
-    device: str | None = None
-    dtype: str = "auto"
-    max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
-
-
-def position_limit(model: str) -> int | None:
-    """The position limit (:func:`mtkit.translate.position_limit`) of ``model``'s config, if it declares one.
-
-    Models trained with short sequences fail on longer inputs or outputs.
-    """
-    from mtkit.translate import position_limit as config_limit
-
-    try:
-        from transformers import AutoConfig
-
-        config = AutoConfig.from_pretrained(model)
-    except Exception:  # noqa: BLE001 - an unloadable model is reported by Translator itself
-        return None
-    return config_limit(config)
-
-
-def fit_to_model(settings: GenerationSettings, limit: int | None) -> GenerationSettings:
-    """``settings`` with sources truncated to ``limit`` tokens and at most ``limit`` new tokens."""
-    if limit is None:
-        return settings
-    if settings.max_new_tokens > limit:
-        message = f"--max-new-tokens {settings.max_new_tokens} exceeds the model's {limit} positions"
-        print(f"warning: {message}; using {limit}", file=sys.stderr)
-    return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
 
 
 def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
@@ -99,15 +48,6 @@ def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
                 )
             hyps[lang][kind] = lines
     return hyps
-
-
-def prompt_for(template: str | None, lang: str) -> str | None:
-    """The prompt for ``lang``: ``{language}`` becomes e.g. ``German`` and ``{lang}`` the code."""
-    if template is None:
-        return None
-    if "{source}" not in template:
-        raise UserError(f"--prompt: template {template!r} has no {{source}} placeholder")
-    return template.replace("{language}", LANGUAGE_NAMES.get(lang, lang)).replace("{lang}", lang)
 
 
 def model_fingerprint(model: str) -> dict[str, object]:
@@ -151,14 +91,12 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
     Each file is written (atomically, with its ``.key``) as soon as it is translated, so an interrupted
     run resumes where it stopped. These are the only files written before the report itself.
     """
-    for lang in data.languages:
-        prompt_for(settings.prompt, lang)  # validate the template before any work
     fingerprint = model_fingerprint(model)
     translator = None
     hyps: Hyps = {}
     for lang, kinds in sources_to_translate(data).items():
         hyps[lang] = {}
-        prompt = prompt_for(settings.prompt, lang)
+        prompt = settings.prompt_for(lang)
         for kind, sources in kinds.items():
             path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
             key = cache_key(fingerprint, settings, prompt, sources)
@@ -173,12 +111,11 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
                 translator = Translator(model, device=settings.device, dtype=settings.dtype)
             print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
             out = translator.translate(
-                sources,
+                settings.render(sources, lang),
                 beam_size=settings.beam_size,
                 length_penalty=settings.length_penalty,
                 max_new_tokens=settings.max_new_tokens,
                 batch_size=settings.batch_size,
-                prompt=prompt,
                 progress=True,
             )
             out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines

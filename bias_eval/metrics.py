@@ -40,6 +40,18 @@ FAIR_BLEU_DEFINITION = (
     "reported here on the 0-100 scale (divide by 100 to compare with the notebook's 0-1 figures)."
 )
 
+COVERAGE_DEFINITION = (
+    "share of hypotheses that contain at least one distinguishing gendered word of their sentence: a word "
+    "(after the accuracy normalisation above: lowercased, ASCII punctuation to spaces, split on whitespace) "
+    "that occurs in the correct reference but not in the counterfactual one, or in the counterfactual but "
+    "not in the correct one. Only sentences whose two references differ in some word count (gender-neutral "
+    "targets, e.g. Spanish 'su', have no such word and are left out; a reference whose words all occur in its "
+    "counterfactual does not cover itself). coverage_feminine and "
+    "coverage_masculine over one gender's hypotheses, coverage over both. A hypothesis that does not cover is "
+    "counted correct by the accuracy metric, so low coverage means the accuracies say little. coverage_ci95 "
+    "as the accuracy CIs (replicate = covered / counted hypotheses of the resample)"
+)
+
 _PUNCT_TO_SPACE = str.maketrans(string.punctuation, " " * len(string.punctuation))
 
 
@@ -134,6 +146,12 @@ class GenderDecision:
     correct: bool
     counterfactual_words: list[str]  # words of the hypothesis found only in the counterfactual reference
     matching_words: list[str]  # words of the hypothesis found only in the correct reference
+    gendered: bool = True  # the two references differ in some word (False: gender-neutral in the target)
+
+    @property
+    def covers(self) -> bool:
+        """Whether the hypothesis uses a distinguishing word of either reference (see COVERAGE_DEFINITION)."""
+        return bool(self.counterfactual_words or self.matching_words)
 
 
 def gender_decision(hypothesis: str, reference: str, counterfactual: str) -> GenderDecision:
@@ -141,4 +159,4 @@ def gender_decision(hypothesis: str, reference: str, counterfactual: str) -> Gen
     hyp, ref, cf = accuracy_words(hypothesis), accuracy_words(reference), accuracy_words(counterfactual)
     wrong = sorted(hyp & (cf - ref))
     right = sorted(hyp & (ref - cf))
-    return GenderDecision(correct=not wrong, counterfactual_words=wrong, matching_words=right)
+    return GenderDecision(correct=not wrong, counterfactual_words=wrong, matching_words=right, gendered=ref != cf)

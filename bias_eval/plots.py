@@ -32,12 +32,36 @@ def _columns(metrics: Mapping[str, Any]) -> tuple[list[str], list[Mapping[str, A
     return labels, rows
 
 
-def _grouped_bars(ax: Axes, labels: list[str], series: list[tuple[str, list[float | None], str]]) -> None:
+Series = tuple[str, list[float | None], str]  # name, one value per column, colour
+
+
+def _error_bars(values: list[float | None], cis: list[list[float] | None]) -> np.ndarray | None:
+    """``2 x n`` distances from each value to its CI bounds (0 where there is none); ``None`` without any CI."""
+    if not any(cis):
+        return None
+    low = [v - c[0] if c and v is not None else 0.0 for v, c in zip(values, cis)]
+    high = [c[1] - v if c and v is not None else 0.0 for v, c in zip(values, cis)]
+    return np.array([low, high])
+
+
+def _grouped_bars(
+    ax: Axes, labels: list[str], series: list[Series], cis: list[list[list[float] | None]] | None = None
+) -> None:
     x = np.arange(len(labels))
     width = 0.8 / len(series)
     for k, (name, values, colour) in enumerate(series):
         heights = [np.nan if v is None else v for v in values]
-        bars = ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour)
+        errors = _error_bars(values, cis[k]) if cis else None
+        bars = ax.bar(
+            x + (k - (len(series) - 1) / 2) * width,
+            heights,
+            width,
+            label=name,
+            color=colour,
+            yerr=errors,
+            capsize=3 if errors is not None else 0,
+            error_kw={"elinewidth": 0.8},
+        )
         ax.bar_label(bars, fmt="%.1f" if max(np.nan_to_num(heights)) > 1.5 else "%.2f", fontsize=7, padding=1)
     ax.set_xticks(x, labels)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -89,18 +113,13 @@ def accuracy_by_gender(metrics: Mapping[str, Any]) -> bytes | None:
         return None
     fig = Figure(figsize=(1.4 + 1.3 * len(labels), 3.4))
     ax = fig.add_subplot()
-    _grouped_bars(
-        ax,
-        labels,
-        [
-            ("feminine", [r["accuracy_feminine"] for r in rows], FEMININE_COLOUR),
-            ("masculine", [r["accuracy_masculine"] for r in rows], MASCULINE_COLOUR),
-            ("pair", [r["accuracy_pair"] for r in rows], PAIR_COLOUR),
-        ],
-    )
+    keys = ("accuracy_feminine", "accuracy_masculine", "accuracy_pair")
+    colours = (FEMININE_COLOUR, MASCULINE_COLOUR, PAIR_COLOUR)
+    series = [(key.split("_")[1], [r[key] for r in rows], c) for key, c in zip(keys, colours)]
+    _grouped_bars(ax, labels, series, [[r.get(f"{key}_ci95") for r in rows] for key in keys])
     ax.set_ylim(0, 1.12)
     ax.set_ylabel("accuracy")
-    ax.set_title("Gender accuracy (MT-GenEval definition)")
+    ax.set_title("Gender accuracy (MT-GenEval definition) with 95% bootstrap CI")
     return _png(fig)
 
 

@@ -69,19 +69,27 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("chrF f", "chrf_feminine"),
     ("chrF m", "chrf_masculine"),
     ("chrF gap", "chrf_gap"),
-    ("acc f", "accuracy_feminine"),
-    ("acc m", "accuracy_masculine"),
-    ("acc pair", "accuracy_pair"),
+    ("acc f [95% CI]", "accuracy_feminine"),
+    ("acc m [95% CI]", "accuracy_masculine"),
+    ("acc pair [95% CI]", "accuracy_pair"),
+    ("coverage", "coverage"),
     ("fair BLEU", "fair_bleu"),
 )
+
+
+def fmt_share(value: float | None, ci: Sequence[float] | None = None) -> str:
+    """A share (accuracy, coverage) with three decimals, followed by its CI when there is one."""
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
 
 
 def _cell(key: str, row: Mapping[str, Any]) -> str:
     value = row.get(key)
     if key.endswith("_ci95"):
         return fmt_ci(value)
-    if key.startswith("accuracy"):
-        return fmt(value, 3)
+    if key.startswith(("accuracy", "coverage")):
+        return fmt_share(value, row.get(f"{key}_ci95"))
     return fmt(value, 2, signed=key.endswith("_gap"))
 
 
@@ -114,8 +122,9 @@ def _md(text: Any) -> str:
 
 
 def reproduce_lines(config: Mapping[str, Any]) -> list[str]:
-    """Shell commands (and a Python recipe) that recompute the corpus figures with sacreBLEU alone."""
-    lines = []
+    """The command that rebuilds the report with the settings used, then shell commands (and a Python recipe)
+    that recompute the corpus figures with sacreBLEU alone."""
+    lines = ["# the whole report, every setting as used:", config["command"]] if config.get("command") else []
     for lang, files in config.get("files", {}).items():
         for gender in ("feminine", "masculine"):
             ref, hyp = files.get(f"reference_{gender}"), files.get(f"hypothesis_{gender}")
@@ -153,7 +162,7 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
     out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
-    out += ["", "## Reproduce with sacreBLEU", "", *[f"    {line}" for line in reproduce_lines(config)]]
+    out += ["", "## Reproduce", "", *[f"    {line}" for line in reproduce_lines(config)]]
     out += ["", "## Definitions", ""]
     out += [f"- **{name}**: {_md(text)}" for name, text in definitions(config)]
     out += ["", "## Largest feminine/masculine differences", ""]
@@ -247,7 +256,7 @@ def render_html(
     captions = {
         "bleu_by_gender": "Corpus BLEU of the feminine and masculine sentences",
         "gaps": "BLEU and chrF gap (masculine - feminine) with 95% bootstrap confidence interval",
-        "accuracy": "Gender accuracy per gender and per sentence pair",
+        "accuracy": "Gender accuracy per gender and per sentence pair with 95% bootstrap confidence interval",
     }
     parts.append("<div>")
     for name, png in figures.items():
@@ -258,7 +267,7 @@ def render_html(
             f"<figcaption>{_e(caption)}</figcaption></figure>"
         )
     parts.append("</div>")
-    parts.append("<h2>Reproduce with sacreBLEU</h2>")
+    parts.append("<h2>Reproduce</h2>")
     parts.append("<pre>" + _e("\n".join(reproduce_lines(config))) + "</pre>")
     parts.append("<h2>Definitions</h2><dl>")
     for name, text in definitions(config):

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.data import GENDERS, SEP, GenderedData, LanguageData
 from bias_eval.metrics import (
@@ -40,9 +41,7 @@ METRIC_KEYS = (
     "chrf_masculine",
     "chrf_gap",
     "chrf_gap_ci95",
-    "accuracy_feminine",
-    "accuracy_masculine",
-    "accuracy_pair",
+    *ACCURACY_KEYS,
     "fair_bleu",
 )
 CONTEXT_KEYS = ("n_context", "accuracy_context")
@@ -96,22 +95,21 @@ def score_language(
         else None
         for g in GENDERS
     }
-    accuracy = {g: _mean([d.correct for d in decisions[g]]) if decisions[g] else None for g in GENDERS}
-    pair_accuracy = None
-    if data.paired and decisions["feminine"] and decisions["masculine"]:
-        both = [f.correct and m.correct for f, m in zip(decisions["feminine"], decisions["masculine"])]
-        pair_accuracy = _mean(both)
 
     replicates: dict[str, np.ndarray] = {}
     ci: dict[str, list[float] | None] = {"bleu": None, "chrf": None}
+    counts = None
     if samples > 0:
         rng = language_rng(seed, data.lang)
         counts_f = resample_counts(rng, len(hyp["feminine"]), samples)
         counts_m = counts_f if data.paired else resample_counts(rng, len(hyp["masculine"]), samples)
+        counts = {"feminine": counts_f, "masculine": counts_m}
         for name, stats, scorer in (("bleu", bstats, bleu_from_stats), ("chrf", cstats, chrf_from_stats)):
             reps = gap_replicates(stats["feminine"], stats["masculine"], scorer, counts_f, counts_m)
             replicates[f"{name}_gap"] = reps
             ci[name] = percentile_interval(reps)
+    accuracy, accuracy_replicates = accuracy_figures(decisions, data.paired, counts)
+    replicates.update(accuracy_replicates)
 
     metrics: dict[str, Any] = {
         "n": len(hyp["feminine"]) + len(hyp["masculine"]),
@@ -127,9 +125,7 @@ def score_language(
         "chrf_masculine": chrf["masculine"],
         "chrf_gap": chrf["masculine"] - chrf["feminine"],
         "chrf_gap_ci95": ci["chrf"],
-        "accuracy_feminine": accuracy["feminine"],
-        "accuracy_masculine": accuracy["masculine"],
-        "accuracy_pair": pair_accuracy,
+        **accuracy,
         "fair_bleu": fair_bleu(nb["feminine"], nb["masculine"]),
     }
 
@@ -150,13 +146,14 @@ def score_language(
 
 
 def _decision_fields(decision: GenderDecision | None, suffix: str) -> dict[str, Any]:
-    """Accuracy decision, the counterfactual-only words used, and the correct-only words used."""
+    """Accuracy decision, the counterfactual-only and correct-only words used, and coverage (None: neutral)."""
     if decision is None:
-        return {f"{key}{suffix}": None for key in ("correct", "counterfactual_words", "matching_words")}
+        return {f"{key}{suffix}": None for key in ("correct", "counterfactual_words", "matching_words", "covers")}
     return {
         f"correct{suffix}": decision.correct,
         f"counterfactual_words{suffix}": decision.counterfactual_words,
         f"matching_words{suffix}": decision.matching_words,
+        f"covers{suffix}": decision.covers if decision.gendered else None,
     }
 
 
@@ -251,9 +248,9 @@ def _macro_value(values: list[Any]) -> Any:
 def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
     """Unweighted mean over languages of every figure; ``n`` is summed.
 
-    The gap CIs are percentile intervals of the per-replicate mean gap: each language is resampled on
-    its own (languages are independent test sets), and replicate b of the macro gap is the mean of the
-    languages' replicate b. Averaging the languages' interval bounds would not give a valid interval.
+    Every CI (gaps, accuracies, coverage) is the percentile interval of the per-replicate mean: each language
+    is resampled on its own (languages are independent test sets), and replicate b of a macro figure is the
+    mean of the languages' replicate b. Averaging the languages' bounds would not give a valid interval.
     """
     macro: dict[str, Any] = {}
     keys = list(METRIC_KEYS)

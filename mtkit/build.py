@@ -14,6 +14,7 @@ from transformers import AutoModelForSeq2SeqLM, get_scheduler
 from mtkit.batching import Seq2SeqCollator, TokenBatchSampler
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
+from mtkit.lora import apply_lora
 from mtkit.presets import preset_config
 from mtkit.tracking import tracker_names
 
@@ -21,7 +22,7 @@ from mtkit.tracking import tracker_names
 MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]
 
 
-def build_accelerator(cfg: RunConfig) -> Accelerator:
+def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Accelerator:
     """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
     pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
     kwargs: dict = {}
@@ -33,7 +34,7 @@ def build_accelerator(cfg: RunConfig) -> Accelerator:
     out = cfg.train.output_dir
     return Accelerator(
         gradient_accumulation_steps=cfg.train.gradient_accumulation_steps,
-        mixed_precision=cfg.train.mixed_precision,
+        mixed_precision=mixed_precision,
         log_with=tracker_names(cfg.logging.report_to) or None,
         project_config=ProjectConfiguration(project_dir=out, logging_dir=os.path.join(out, "logs")),
         step_scheduler_with_optimizer=False,  # the schedule counts optimizer updates, whatever the world size
@@ -42,12 +43,26 @@ def build_accelerator(cfg: RunConfig) -> Accelerator:
     )
 
 
-def build_model(cfg: RunConfig, tokenizer):
-    """A pretrained model to fine-tune, or a preset initialised at random; fp32 master weights either way.
+def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
+    """The model to train, with gradient checkpointing and LoRA adapters when asked for.
 
-    Checkpoints stored in bf16/fp16 are upcast: half-precision master weights lose small Adam updates
-    (bf16) or fail at unscaling (fp16). Compute precision comes from ``--mixed_precision`` or DeepSpeed.
+    Master weights are fp32 either way: checkpoints stored in bf16/fp16 are upcast, since half-precision
+    master weights lose small Adam updates (bf16) or fail at unscaling (fp16). Compute precision comes from
+    ``--mixed_precision`` or DeepSpeed. Under ZeRO-3 with accelerate's ``zero3_init_flag`` the weights are
+    created already sharded (``zero.Init``), so a model larger than one device's memory can be loaded.
     """
+    model = _load_model(cfg, tokenizer)
+    if cfg.train.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.config.use_cache = False
+    if cfg.model.lora_r < 0:
+        raise UserError(f"--lora_r: must be 0 (off) or a positive rank, got {cfg.model.lora_r}")
+    if cfg.model.lora_r:
+        model = apply_lora(model, cfg.model, zero_stage=zero_stage)
+    return model
+
+
+def _load_model(cfg: RunConfig, tokenizer):
     if cfg.model.model_name_or_path:
         try:
             return AutoModelForSeq2SeqLM.from_pretrained(cfg.model.model_name_or_path, dtype=torch.float32)
@@ -95,7 +110,7 @@ def build_optimizer(cfg: RunConfig, model) -> tuple[torch.optim.Optimizer, objec
     """AdamW (plain Adam at weight decay 0) and the learning-rate schedule, counted in optimizer updates."""
     o = cfg.optim
     optimizer = torch.optim.AdamW(
-        model.parameters(),
+        [p for p in model.parameters() if p.requires_grad],  # LoRA: the adapters only
         lr=o.learning_rate,
         betas=(o.adam_beta1, o.adam_beta2),
         eps=o.adam_epsilon,
@@ -106,6 +121,13 @@ def build_optimizer(cfg: RunConfig, model) -> tuple[torch.optim.Optimizer, objec
         o.lr_scheduler_type, optimizer, num_warmup_steps=o.warmup_steps, num_training_steps=cfg.train.max_steps
     )
     return optimizer, scheduler
+
+
+def zero_stage(accelerator: Accelerator) -> int | None:
+    """The DeepSpeed ZeRO stage of the run, or ``None`` without DeepSpeed."""
+    if accelerator.distributed_type != DistributedType.DEEPSPEED:
+        return None
+    return int(accelerator.state.deepspeed_plugin.zero_stage)
 
 
 def configure_deepspeed(cfg: RunConfig, accelerator: Accelerator) -> None:

@@ -40,7 +40,7 @@ class TrainerState:
     step: int = 0
     epoch: int = 0
     batches_in_epoch: int = 0
-    best_bleu: float | None = None
+    best_metric: float | None = None  # the best value of --metric_for_best_model so far
     best_valid_loss: float | None = None
     best_step: int | None = None
     skipped_updates: int = 0  # fp16 overflows: batches consumed, no update applied, not counted in ``step``

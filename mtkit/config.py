@@ -43,11 +43,33 @@ class DataConfig:
     test_split: str | None = _f("test", "Name of the test split, evaluated once at the end (none to skip).")
     source_column: str | None = _f(None, "Source column of a CSV/TSV/JSONL file (default: detected).")
     target_column: str | None = _f(None, "Target column of a CSV/TSV/JSONL file (default: detected).")
-    source_prefix: str | None = _f(None, "Prompt template with {source}, e.g. 'translate English to German: {source}'.")
+    mtgeneval_dir: str | None = _f(
+        None, "MT-GenEval in its repository layout: train on the counterfactual sentences of --target_langs."
+    )
+    mtgeneval_split: str = _f("dev", "MT-GenEval split to train on with --mtgeneval_dir (dev or test).")
+    target_langs: str | None = _f(
+        None, "Comma-separated target languages of a multilingual run (e.g. de,es,fr,it,pt); default --target_lang."
+    )
+    validation_fraction: float = _f(
+        0.1,
+        "Without a validation split: the share held out, seeded, stratified by language and gender, "
+        "counterfactual pairs kept together (written to <output_dir>/validation_split.jsonl).",
+    )
+    prompt: str | None = _f(
+        None,
+        "Source prompt: a preset (t5, instruction) or a template with {source} and optionally {lang_name}, "
+        "{lang}, {src_lang_name}; saved with the model.",
+    )
     max_source_length: int = _f(256, "Source sequences are truncated to this many tokens.")
     max_target_length: int = _f(256, "Target sequences are truncated to this many tokens.")
     max_train_samples: int | None = _f(None, "Use only the first N training pairs (debugging).")
     preprocessing_num_workers: int | None = _f(None, "Processes for tokenization (datasets.map num_proc).")
+
+    def languages(self) -> list[str]:
+        """The run's target languages: ``--target_langs`` split on commas, else ``[--target_lang]``."""
+        if not self.target_langs:
+            return [self.target_lang]
+        return [code.strip() for code in self.target_langs.split(",") if code.strip()]
 
 
 @dataclass
@@ -67,6 +89,12 @@ class ModelConfig:
     model: str = _f("transformer-base", "Architecture preset (see mtkit.presets) for training from scratch.")
     model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
     dropout: float | None = _f(None, "Override the preset's dropout.")
+    lora_r: int = _f(0, "LoRA rank (peft); 0 trains every weight.")
+    lora_alpha: float = _f(32.0, "LoRA scaling numerator (updates are scaled by alpha / r).")
+    lora_dropout: float = _f(0.05, "Dropout on the LoRA path.")
+    lora_target_modules: str | None = _f(
+        None, "Comma-separated module names LoRA adapts (default: the attention projections of the model type)."
+    )
 
 
 @dataclass
@@ -97,7 +125,11 @@ class TrainConfig:
     mixed_precision: Literal["no", "fp16", "bf16"] | None = _f(None, "Precision (default: accelerate config).")
     save_steps: int = _f(1000, "Save a checkpoint every N updates.")
     save_total_limit: int = _f(3, "Keep the last N step checkpoints (checkpoint_best is always kept).")
-    load_best_model_at_end: bool = _f(True, "Export checkpoint_best (by BLEU) to final/ instead of the last.")
+    load_best_model_at_end: bool = _f(
+        True, "Export checkpoint_best (by --metric_for_best_model) to final/ instead of the last."
+    )
+    force_fp16: bool = _f(False, "Allow --mixed_precision fp16 with a T5-family model (it overflows in fp16).")
+    gradient_checkpointing: bool = _f(False, "Recompute activations in the backward pass: less memory, ~30% slower.")
     torch_compile: bool = _f(False, "Compile the model with torch.compile.")
     ddp_timeout: int = _f(
         1800, "Seconds a collective may wait (process-group timeout); raise it for long preprocessing."
@@ -114,6 +146,14 @@ class EvalConfig:
     num_beams: int = _f(4, "Beam size.")
     length_penalty: float = _f(0.6, "Beam-search length penalty.")
     max_new_tokens: int = _f(256, "Longest generated translation.")
+    metric_for_best_model: Literal["bleu", "chrf", "loss", "fair_bleu", "accuracy_pair", "bleu_gap_abs"] = _f(
+        "bleu",
+        "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
+        "loss/bleu_gap_abs (lower is better); the gender metrics need gendered validation data.",
+    )
+    bias_report_split: str | None = _f(
+        None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."
+    )
 
 
 @dataclass

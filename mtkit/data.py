@@ -1,20 +1,34 @@
-"""Load parallel data into a ``DatasetDict`` with ``source`` and ``target`` string columns.
+"""Load parallel data into a ``DatasetDict`` with string columns ``source``, ``target`` and ``lang`` (the row's
+target language), plus ``gender``, ``pair_id`` and ``counterfactual`` for gendered data.
 
-Three sources: a folder of line-aligned ``<split>.<lang>[.gz]`` files, CSV/TSV/JSONL files, or a hub
-dataset with the standard ``translation`` column. Local files are checked (UTF-8, equal line counts,
-nothing empty) before anything is trained on them.
+Four sources: a folder of line-aligned ``<split>.<lang>[.gz]`` files, CSV/TSV/JSONL files (one or many
+language pairs), a hub dataset with the standard ``translation`` column, or MT-GenEval in its repository
+layout. Local files are checked (UTF-8, equal line counts, nothing empty) before anything is trained on them.
+Without a validation split, one is held out of the training data (:mod:`mtkit.heldout_split`).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
+from bias_eval.data import (
+    GENDERS,
+    GenderedData,
+    available_splits,
+    load_mtgeneval,
+    mtgeneval_root,
+    normalise_gender,
+    target_language,
+)
 from mtkit.config import DataConfig
 from mtkit.errors import UserError
+from mtkit.heldout_split import heldout_split
 from mtkit.textio import read_lines
 
 #: Column pairs recognised in CSV/TSV/JSONL files, in order of preference (then <source_lang>/<target_lang>).
@@ -28,7 +42,7 @@ def _find(folder: Path, split: str, lang: str) -> Path:
     raise UserError(f"--data_dir {folder}: no file {split}.{lang} or {split}.{lang}.gz")
 
 
-def _pairs(sources: list[str], targets: list[str], where: str) -> Dataset:
+def _pairs(sources: list[str], targets: list[str], where: str, langs: list[str], **extra: list[str]) -> Dataset:
     if len(sources) != len(targets):
         raise UserError(f"{where}: {len(sources)} source lines but {len(targets)} target lines")
     if not sources:
@@ -36,13 +50,14 @@ def _pairs(sources: list[str], targets: list[str], where: str) -> Dataset:
     for i, (s, t) in enumerate(zip(sources, targets), start=1):
         if not s.strip() or not t.strip():
             raise UserError(f"{where}: empty {'source' if not s.strip() else 'target'} sentence at line {i}")
-    return Dataset.from_dict({"source": sources, "target": targets})
+    return Dataset.from_dict({"source": sources, "target": targets, "lang": langs, **extra})
 
 
 def load_folder(folder: Path, split: str, src: str, tgt: str) -> Dataset:
     """One split of a folder of line-aligned files."""
     s, t = _find(folder, split, src), _find(folder, split, tgt)
-    return _pairs(read_lines(s), read_lines(t), f"{s} / {t.name}")
+    sources, targets = read_lines(s), read_lines(t)
+    return _pairs(sources, targets, f"{s} / {t.name}", [tgt] * len(sources))
 
 
 def _read_table(path: Path) -> list[dict]:
@@ -64,7 +79,9 @@ def _read_table(path: Path) -> list[dict]:
 
 
 def load_table(path: Path, cfg: DataConfig) -> Dataset:
-    """A CSV/TSV/JSONL file; rows of another ``language_pair`` than the target language are left out."""
+    """A CSV/TSV/JSONL file. With a ``language_pair`` column, rows of every pair are kept (only those of
+    ``--target_langs`` when given); with a ``gender`` column, the rows are gendered, and two rows of one language
+    sharing an ``ID`` with both genders are a counterfactual pair."""
     rows = _read_table(path)
     if not rows:
         raise UserError(f"{path}: no rows")
@@ -81,10 +98,69 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
         if col not in columns:
             raise UserError(f"{path}: no column '{col}' ({flag}); columns are {sorted(columns)}")
     if "language_pair" in columns:
-        rows = [r for r in rows if str(r["language_pair"]).replace("-", "_").endswith(cfg.target_lang)]
-        if not rows:
-            raise UserError(f"{path}: no rows with language_pair ending in '{cfg.target_lang}'")
-    return _pairs([str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows], str(path))
+        langs = [target_language(str(r["language_pair"])) for r in rows]
+        if cfg.target_langs:
+            wanted = set(cfg.languages())
+            rows, langs = [r for r, lang in zip(rows, langs) if lang in wanted], [x for x in langs if x in wanted]
+            if not rows:
+                raise UserError(f"--target_langs: no rows of {path} have a language_pair into {cfg.target_langs}")
+    else:
+        langs = [cfg.target_lang] * len(rows)
+    sources, targets = [str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows]
+    if "gender" not in columns:
+        return _pairs(sources, targets, str(path), langs)
+    genders = [normalise_gender(str(r["gender"] or ""), f"{path}: row {i}") for i, r in enumerate(rows, start=2)]
+    ids = [str(next((r[k] for k in ("ID", "id") if r.get(k) not in (None, "")), "")) for r in rows]
+    members: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, (lang, row_id) in enumerate(zip(langs, ids)):
+        if row_id:
+            members[(lang, row_id)].append(i)
+    pair_ids, counterfactuals = [f"{lang}:row{i}" for i, lang in enumerate(langs)], [""] * len(rows)
+    for (lang, row_id), idx in members.items():
+        if len(idx) == 2 and {genders[i] for i in idx} == {"feminine", "masculine"}:
+            for i, j in (idx, idx[::-1]):
+                pair_ids[i], counterfactuals[i] = f"{lang}:{row_id}", targets[j]
+    return _pairs(sources, targets, str(path), langs, gender=genders, pair_id=pair_ids, counterfactual=counterfactuals)
+
+
+def mtgeneval_rows(data: GenderedData) -> Dataset:
+    """MT-GenEval's sentences as rows: both genders of every language, line i of each a counterfactual pair."""
+    cols: dict[str, list[str]] = defaultdict(list)
+    for lang, ld in data.languages.items():
+        for gender in GENDERS:
+            side = ld.side(gender)
+            cols["source"] += side.sources
+            cols["target"] += side.references
+            cols["lang"] += [lang] * len(side.sources)
+            cols["gender"] += [gender] * len(side.sources)
+            cols["pair_id"] += [f"{lang}:{i}" for i in range(len(side.sources))]
+            cols["counterfactual"] += side.counterfactuals or [""] * len(side.sources)
+    where = data.name
+    return _pairs(cols.pop("source"), cols.pop("target"), where, cols.pop("lang"), **cols)
+
+
+def load_mtgeneval_splits(cfg: DataConfig) -> DatasetDict:
+    """``train`` from ``--mtgeneval_split`` of ``--mtgeneval_dir`` and, when ``--test_split`` names another split
+    present there, ``test``; flags in errors are this script's."""
+    flags = {"--split:": "--mtgeneval_split:", "--langs:": "--target_langs:", "--mtgeneval-dir:": "--mtgeneval_dir:"}
+    folder = Path(cfg.mtgeneval_dir)
+    out = DatasetDict()
+    try:
+        out["train"] = mtgeneval_rows(load_mtgeneval(folder, cfg.mtgeneval_split, cfg.languages()))
+        test = cfg.test_split
+        if test and test != cfg.mtgeneval_split and test in available_splits(mtgeneval_root(folder)):
+            out["test"] = mtgeneval_rows(load_mtgeneval(folder, test, cfg.languages()))
+    except UserError as err:
+        message = str(err)
+        for theirs, ours in flags.items():
+            message = message.replace(theirs, ours, 1) if message.startswith(theirs) else message
+        raise UserError(message) from None
+    return out
+
+
+def held_out(cfg: DataConfig) -> bool:
+    """Whether the validation split is held out of the training data (no validation source was given)."""
+    return bool(cfg.mtgeneval_dir) or bool(cfg.train_file and not cfg.validation_file)
 
 
 def load_hub(cfg: DataConfig) -> DatasetDict:
@@ -107,11 +183,11 @@ def load_hub(cfg: DataConfig) -> DatasetDict:
     )
 
 
-def load_parallel(cfg: DataConfig) -> DatasetDict:
-    """``train``, ``validation`` and (if present) ``test`` splits as ``source``/``target`` pairs."""
-    given = [x for x in (cfg.data_dir, cfg.train_file, cfg.dataset_name) if x]
+def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
+    """``train``, ``validation`` and (if present) ``test`` splits (columns: see the module docstring)."""
+    given = [x for x in (cfg.data_dir, cfg.train_file, cfg.dataset_name, cfg.mtgeneval_dir) if x]
     if len(given) != 1:
-        raise UserError("data: give exactly one of --data_dir, --train_file or --dataset_name")
+        raise UserError("data: give exactly one of --data_dir, --train_file, --dataset_name or --mtgeneval_dir")
     out = DatasetDict()
     test_split = None if str(cfg.test_split).lower() in ("", "none") else cfg.test_split
     if cfg.data_dir:
@@ -124,11 +200,11 @@ def load_parallel(cfg: DataConfig) -> DatasetDict:
                 out[key] = load_folder(folder, split, cfg.source_lang, cfg.target_lang)
     elif cfg.train_file:
         files = {"train": cfg.train_file, "validation": cfg.validation_file, "test": cfg.test_file}
-        if not cfg.validation_file:
-            raise UserError("--validation_file: required with --train_file")
         for key, path in files.items():
             if path:
                 out[key] = load_table(Path(path), cfg)
+    elif cfg.mtgeneval_dir:
+        out = load_mtgeneval_splits(replace(cfg, test_split=test_split))
     else:
         hub = load_hub(cfg)
         names = {"train": cfg.train_split, "validation": cfg.validation_split}
@@ -136,9 +212,11 @@ def load_parallel(cfg: DataConfig) -> DatasetDict:
         for key, split in names.items():
             split = split if split in hub else key  # hub datasets name their splits train/validation/test
             if split in hub:
-                out[key] = hub[split]
+                out[key] = hub[split].add_column("lang", [cfg.target_lang] * len(hub[split]))
             elif key != "test":
                 raise UserError(f"--{key}_split: '{split}' not in {cfg.dataset_name} (has {list(hub)})")
+    if held_out(cfg):
+        out["train"], out["validation"] = heldout_split(out["train"], cfg.validation_fraction, seed)
     if cfg.max_train_samples:
         out["train"] = out["train"].select(range(min(cfg.max_train_samples, len(out["train"]))))
-    return out
+    return DatasetDict({key: out[key] for key in ("train", "validation", "test") if key in out})

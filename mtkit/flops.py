@@ -58,6 +58,7 @@ class Architecture:
     encoder_layers: int
     decoder_layers: int
     vocab_size: int
+    weight_gradients: bool = True  # False when the weights are frozen (LoRA): backward skips their gradients
 
     @classmethod
     def from_config(cls, config) -> Architecture:
@@ -105,5 +106,6 @@ class Architecture:
         return self.encoder_layers * encoder_layer + self.decoder_layers * decoder_layer + head
 
     def training_flops(self, batch: int, src_len: int, tgt_len: int) -> int:
-        """FLOPs of forward plus backward (twice the forward) for one padded batch."""
-        return 3 * self.forward_flops(batch, src_len, tgt_len)
+        """FLOPs of forward plus backward for one padded batch: backward is twice the forward (gradients of the
+        activations and of the weights), once with frozen weights (LoRA's small adapters left out)."""
+        return (3 if self.weight_gradients else 2) * self.forward_flops(batch, src_len, tgt_len)

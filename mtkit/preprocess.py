@@ -12,22 +12,27 @@ from pathlib import Path
 from datasets import Dataset, DatasetDict
 
 from mtkit.config import DataConfig, RunConfig
+from mtkit.prompts import Prompt
 from mtkit.tokenizer import load_tokenizer, train_tokenizer
 
 
 def tokenize_split(
     split: Dataset, tokenizer, cfg: DataConfig, cache_dir: Path | None = None, name: str = "split"
 ) -> Dataset:
-    """Add ``input_ids``, ``attention_mask``, ``labels`` and ``length`` (the longer side, in tokens).
+    """Add ``input_ids``, ``attention_mask``, ``labels`` and ``length`` (the longer side, in tokens); the
+    source is wrapped in ``--prompt`` for its pair's target language (``lang`` column).
 
     With ``cache_dir``, the result is stored as an Arrow file keyed by the data's and the tokenizer's
     fingerprints, and a later run (or a resumed one) reads it back instead of tokenizing again.
     """
 
+    prompt = Prompt.parse(cfg.prompt, cfg.source_lang) if cfg.prompt else None
+
     def encode(batch: dict) -> dict:
         sources = batch["source"]
-        if cfg.source_prefix:
-            sources = [cfg.source_prefix.format(source=s) for s in sources]
+        if prompt is not None:  # each pair in its own target language's prompt
+            langs = batch["lang"] if "lang" in batch else [cfg.target_lang] * len(sources)
+            sources = [prompt.render(s, lang) for s, lang in zip(sources, langs)]
         enc = tokenizer(sources, max_length=cfg.max_source_length, truncation=True)
         enc["labels"] = tokenizer(text_target=batch["target"], max_length=cfg.max_target_length, truncation=True)[
             "input_ids"
@@ -42,7 +47,7 @@ def tokenize_split(
                 [
                     split._fingerprint,
                     _tokenizer_fingerprint(tokenizer),
-                    str((cfg.source_prefix, cfg.max_source_length, cfg.max_target_length)),
+                    str((prompt, cfg.source_lang, cfg.max_source_length, cfg.max_target_length)),
                 ]
             ).encode()
         ).hexdigest()[:16]
@@ -51,7 +56,6 @@ def tokenize_split(
     return split.map(
         encode,
         batched=True,
-        remove_columns=[c for c in split.column_names if c not in ("source", "target")],
         num_proc=cfg.preprocessing_num_workers,
         cache_file_name=cache_file,
         desc=f"tokenizing {name}",

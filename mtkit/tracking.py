@@ -34,7 +34,8 @@ class MetricsLog:
 
 
 def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
-    """Training/validation loss and validation BLEU against the update step, as a PNG."""
+    """Training/validation loss, validation BLEU and (for gendered data) the gender gap and accuracy against the
+    update step, as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -43,8 +44,11 @@ def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
     records = [json.loads(line) for line in metrics_file.read_text().splitlines()] if metrics_file.exists() else []
     if not records:
         return None
-    series = {key: [(r["step"], r[key]) for r in records if key in r] for key in ("loss", "valid_loss", "valid_bleu")}
-    fig, (ax_loss, ax_bleu) = plt.subplots(1, 2, figsize=(10, 4))
+    keys = ("loss", "valid_loss", "valid_bleu", "valid_bleu_gap", "valid_accuracy_pair", "valid_fair_bleu")
+    series = {key: [(r["step"], r[key]) for r in records if key in r] for key in keys}
+    gendered = bool(series["valid_bleu_gap"])
+    fig, axes = plt.subplots(1, 3 if gendered else 2, figsize=(15 if gendered else 10, 4))
+    ax_loss, ax_bleu = axes[0], axes[1]
     for key in ("loss", "valid_loss"):
         if series[key]:
             ax_loss.plot(*zip(*series[key]), label=key, marker="." if key == "valid_loss" else None)
@@ -53,6 +57,18 @@ def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
     if series["valid_bleu"]:
         ax_bleu.plot(*zip(*series["valid_bleu"]), marker="o", color="tab:green")
     ax_bleu.set(xlabel="update", ylabel="sacreBLEU", title="Validation BLEU")
+    if gendered:  # the gender figures of bias_eval, macro-averaged over languages
+        ax_gap = axes[2]
+        ax_gap.plot(*zip(*series["valid_bleu_gap"]), marker="o", color="tab:purple", label="BLEU gap (m - f)")
+        ax_gap.axhline(0, color="grey", linewidth=0.8)
+        ax_gap.set(xlabel="update", ylabel="BLEU points", title="Gender gap and accuracy")
+        ax_acc = ax_gap.twinx()
+        for key, colour in (("valid_accuracy_pair", "tab:orange"), ("valid_fair_bleu", "tab:brown")):
+            if series[key]:
+                ax_acc.plot(*zip(*series[key]), marker="s", color=colour, label=key.removeprefix("valid_"))
+        ax_acc.set(ylabel="accuracy / fair BLEU (0-1)", ylim=(0, 1))
+        handles = ax_gap.get_legend_handles_labels()[0] + ax_acc.get_legend_handles_labels()[0]
+        ax_gap.legend(handles=handles, loc="best")
     fig.tight_layout()
     fig.savefig(out_file, dpi=100)
     plt.close(fig)

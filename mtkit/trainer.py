@@ -11,24 +11,37 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 from accelerate.utils import set_seed
 from tqdm.auto import tqdm
-from transformers import GenerationConfig
 
 from mtkit.batching import Seq2SeqCollator, to_device
-from mtkit.build import build_accelerator, build_loader, build_model, build_optimizer, configure_deepspeed
+from mtkit.build import (
+    build_accelerator,
+    build_loader,
+    build_model,
+    build_optimizer,
+    configure_deepspeed,
+    zero_stage,
+)
 from mtkit.checkpoint import CheckpointManager, TrainerState
 from mtkit.config import RunConfig
-from mtkit.data import load_parallel
+from mtkit.data import held_out, load_parallel
 from mtkit.errors import UserError
-from mtkit.evaluation import corpus_scores, translate_corpus, validation_loss
+from mtkit.evaluation import translate_corpus, validation_loss
+from mtkit.export import bias_report, export_model
 from mtkit.flops import Architecture, peak_tflops
+from mtkit.lora import check_strategy
 from mtkit.loss import token_loss_sum
+from mtkit.precision import model_type, resolve_mixed_precision
 from mtkit.preprocess import prepare_tokenizer, tokenize_splits
-from mtkit.presets import PRESETS
+from mtkit.presets import ALL_PRESETS
+from mtkit.prompts import Prompt
+from mtkit.scores import balanced_subset, split_scores
+from mtkit.selection import check_selection, describe, oriented, raw_value, selection_value
 from mtkit.throughput import Throughput
 from mtkit.tracking import MetricsLog, plot_curves
 
@@ -39,21 +52,32 @@ class Trainer:
     def __init__(self, cfg: RunConfig) -> None:
         self.cfg = cfg
         self.out = out = Path(cfg.train.output_dir)
-        if not cfg.model.model_name_or_path and cfg.model.model not in PRESETS:
-            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(PRESETS)}")
+        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
+            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
         if out.exists() and not out.is_dir():
             raise UserError(f"--output_dir {out}: exists and is not a folder")
-        self.raw = load_parallel(cfg.data)  # every input check happens here, before anything is written
-        self.accelerator = acc = build_accelerator(cfg)
+        self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
+        # Every input check happens here, before anything is written.
+        self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
+        check_selection(cfg, self.raw["validation"].column_names)
+        precision = resolve_mixed_precision(cfg, model_type(cfg))
+        self.accelerator = acc = build_accelerator(cfg, precision)
+        if precision != cfg.train.mixed_precision:
+            acc.print(f"{cfg.model.model_name_or_path or cfg.model.model}: T5 family, computing in {precision} "
+                      "(pass --mixed_precision no to train.py for fp32)")  # fmt: skip
+        if cfg.model.lora_r:
+            check_strategy(zero_stage(acc))
         set_seed(cfg.train.seed)
         if acc.is_main_process:
             out.mkdir(parents=True, exist_ok=True)
             cfg.save(out / "config.yaml")
+            if held_out(cfg.data):
+                self.raw["validation"].to_json(out / "validation_split.jsonl", lines=True, force_ascii=False)
         with acc.main_process_first():  # instant when scripts/preprocess.py ran first
             self.tokenizer = prepare_tokenizer(cfg, self.raw["train"], out)
             data = tokenize_splits(self.raw, self.tokenizer, cfg)
-        model = build_model(cfg, self.tokenizer)
-        self.arch = Architecture.from_config(model.config)
+        model = build_model(cfg, self.tokenizer, zero_stage(acc))
+        self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self._announce(model, len(data["train"]))
 
         self.collator = Seq2SeqCollator(self.tokenizer, model)
@@ -76,11 +100,19 @@ class Trainer:
 
     def _announce(self, model, n_pairs: int) -> None:
         cfg, acc = self.cfg, self.accelerator
-        n_params = sum(getattr(p, "ds_numel", p.numel()) for p in model.parameters())  # ZeRO-3 partitions early
+        params = list(model.parameters())
+        n_params = sum(getattr(p, "ds_numel", p.numel()) for p in params)  # ZeRO-3 partitions early
+        n_trained = sum(getattr(p, "ds_numel", p.numel()) for p in params if p.requires_grad)
         per_update = cfg.train.max_tokens * acc.num_processes * cfg.train.gradient_accumulation_steps
+        notes = [f"{n_trained / 1e6:.2f}M trained (LoRA r={cfg.model.lora_r})"] if cfg.model.lora_r else []
+        if hasattr(params[0], "ds_id"):
+            notes.append("created sharded across processes (ZeRO-3 zero.Init)")
+        if cfg.train.gradient_checkpointing:
+            notes.append("gradient checkpointing")
         acc.print(
             f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters "
-            f"({next(model.parameters()).dtype}), vocabulary {len(self.tokenizer)}; {n_pairs} training pairs; "
+            f"({params[0].dtype}{''.join(', ' + n for n in notes)}), vocabulary {len(self.tokenizer)}; "
+            f"{n_pairs} training pairs in {', '.join(cfg.data.languages())}; "
             f"{acc.num_processes} process(es) on {acc.device}, {acc.distributed_type.value}, "
             f"precision {acc.mixed_precision}\n"
             f"effective batch: up to {per_update} padded tokens per update = {cfg.train.max_tokens} per batch "
@@ -189,42 +221,48 @@ class Trainer:
         return record
 
     def _validate(self) -> bool:
-        """Validation loss and BLEU, logged; returns whether this is the best checkpoint so far."""
-        state = self.state
+        """Validation loss and scores, logged; returns whether this is the best checkpoint so far."""
+        cfg, state = self.cfg, self.state
         self.valid_sampler.set_epoch(0)
         scores = {"valid_loss": validation_loss(self.accelerator, self.model, self.valid_loader)}
-        scores.update({f"valid_{k}": v for k, v in self.evaluate("validation", self.cfg.eval.eval_max_samples).items()})
-        # Best by BLEU; on a tie (early on, when BLEU is 0), by validation loss.
-        key = (scores["valid_bleu"], -scores["valid_loss"])
-        is_best = state.best_bleu is None or key > (state.best_bleu, -state.best_valid_loss)
-        if is_best:
-            state.best_bleu, state.best_valid_loss, state.best_step = (
-                scores["valid_bleu"],
-                scores["valid_loss"],
-                state.step,
-            )
-        self.log.log(scores, state.step)
-        self.accelerator.print(
-            f"\nupdate {state.step}: valid loss {scores['valid_loss']:.3f}, "
-            f"BLEU {scores['valid_bleu']:.2f} (best {state.best_bleu:.2f} at {state.best_step})"
+        found = self.evaluate("validation", cfg.eval.eval_max_samples, save_as=f"valid-step{state.step}")
+        scores.update({f"valid_{k}": v for k, v in found.items()})
+        value = selection_value(scores, cfg.eval.metric_for_best_model)
+        # Best by the chosen metric; on a tie (early on, when BLEU is 0), by validation loss.
+        is_best = state.best_metric is None or (value, -scores["valid_loss"]) > (
+            oriented(state.best_metric, cfg.eval.metric_for_best_model),
+            -state.best_valid_loss,
         )
+        if is_best:
+            state.best_metric = raw_value(scores, cfg.eval.metric_for_best_model)
+            state.best_valid_loss, state.best_step = scores["valid_loss"], state.step
+        self.log.log(scores, state.step)
+        self.accelerator.print(f"\nupdate {state.step}: " + describe(scores, cfg.eval.metric_for_best_model, state))
         return is_best
 
-    def evaluate(self, split: str, max_samples: int | None = None) -> dict[str, float]:
-        """sacreBLEU and chrF of the model's translations of (the first ``max_samples`` of) ``split``."""
-        rows = self.raw[split]
-        rows = rows.select(range(min(max_samples or len(rows), len(rows))))
-        hyps = translate_corpus(
-            self.accelerator, self.model, self.tokenizer, rows["source"], self.cfg.eval, self.cfg.data.source_prefix
-        )
-        return corpus_scores(hyps, rows["target"])
+    def evaluate(self, split: str, max_samples: int | None = None, save_as: str | None = None) -> dict[str, float]:
+        """Scores of the model's translations of ``split`` (a balanced subset of ``max_samples`` rows): BLEU and
+        chrF, per language when there are several, and the gender figures when the rows carry gender.
+        With ``save_as``, the rows and their translations go to ``<output_dir>/translations/<save_as>.jsonl``."""
+        rows = balanced_subset(self.raw[split], max_samples)
+        sources = rows["source"]
+        if self.prompt is not None:
+            sources = [self.prompt.render(s, lang) for s, lang in zip(sources, rows["lang"])]
+        hyps = translate_corpus(self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval)
+        if save_as and self.accelerator.is_main_process:
+            (self.out / "translations").mkdir(exist_ok=True)
+            rows.add_column("hypothesis", hyps).to_json(
+                self.out / "translations" / f"{save_as}.jsonl", lines=True, force_ascii=False
+            )
+        return split_scores(rows, hyps)
 
     def save(self, *, is_best: bool = False) -> Path:
         """A checkpoint of the whole training state (see :class:`mtkit.checkpoint.CheckpointManager`)."""
         return self.checkpoints.save(self.state, is_best=is_best)
 
     def export(self) -> dict:
-        """``final/`` (best or last weights), the test split's scores, ``results.json`` and the curves."""
+        """``final/`` (best or last weights), the test split's scores, ``results.json``, the curves and, with
+        ``--bias_report_split``, the bias report of the exported model."""
         cfg, acc, state = self.cfg, self.accelerator, self.state
         if (
             cfg.train.load_best_model_at_end
@@ -233,29 +271,24 @@ class Trainer:
         ):
             acc.load_state(str(self.checkpoints.best))
             acc.print(f"loaded checkpoint_best (update {state.best_step}) for export")
-        results: dict = {"step": state.step, "best_valid_bleu": state.best_bleu, "best_step": state.best_step}
+        metric = cfg.eval.metric_for_best_model
+        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": state.best_step}
+        results[f"best_valid_{metric}"] = state.best_metric
         if "test" in self.raw:
-            test = {f"test_{k}": v for k, v in self.evaluate("test").items()}
+            test = {f"test_{k}": v for k, v in self.evaluate("test", save_as="test").items()}
             results.update(test)
             self.log.log(test, state.step)
             acc.print(f"test ({cfg.data.test_split}): BLEU {test['test_bleu']:.2f}, chrF {test['test_chrf']:.2f}")
         final = self.out / "final"
-        state_dict = acc.get_state_dict(self.model)
+        prompt = self.prompt.with_languages(cfg.data.languages()) if self.prompt else None
+        export_model(cfg, acc, self.model, self.tokenizer, final, prompt)
+        acc.end_training()  # the report below runs on the main process alone, with no collective to time out
         if acc.is_main_process:
-            unwrapped = acc.unwrap_model(self.model)
-            unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
-            self.tokenizer.save_pretrained(str(final))
-            generation = GenerationConfig.from_model_config(unwrapped.config)
-            generation.update(
-                num_beams=cfg.eval.num_beams,
-                length_penalty=cfg.eval.length_penalty,
-                max_new_tokens=cfg.eval.max_new_tokens,
-            )
-            generation.save_pretrained(str(final))
-            (self.out / "results.json").write_text(json.dumps(results, indent=2))
-            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
             acc.print(f"final model in {final}")
-        acc.end_training()
+            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
+            if cfg.eval.bias_report_split:
+                results["bias_report"] = str(bias_report(cfg, final, self.out / "bias_report"))
+            (self.out / "results.json").write_text(json.dumps(results, indent=2))
         return results
 
 

@@ -9,6 +9,7 @@ import torch
 from tqdm.auto import tqdm
 
 from mtkit.errors import UserError
+from mtkit.prompts import resolve
 
 
 def position_limit(config) -> int | None:
@@ -106,11 +107,15 @@ def _parser():
     p.add_argument("--output", help="Where --input's translations go (default: standard output).")
     p.add_argument("--num_beams", type=int, default=None, help="Beam size (default: the model's generation config).")
     p.add_argument("--length_penalty", type=float, default=None, help="Beam length penalty (default: the model's).")
-    p.add_argument("--max_new_tokens", type=int, default=256, help="Longest translation in tokens.")
+    p.add_argument("--max_new_tokens", type=int, default=None, help="Longest translation (default: the model's).")
     p.add_argument("--batch_size", type=int, default=32, help="Sentences per batch.")
     p.add_argument(
-        "--prompt", default=None, help="Template with {source}, e.g. 'translate English to German: {source}'."
+        "--prompt",
+        default=None,
+        help="Preset (t5, instruction), template with {source} and {lang_name}, or none; default: the prompt "
+        "saved with the model (final/prompt.json).",
     )
+    p.add_argument("--target_lang", default=None, help="Target language code for the prompt (e.g. de).")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
     p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16.")
     return p
@@ -126,20 +131,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
     lines = read_lines(Path(args.input)) if args.input else None
+    prompt = resolve(args.prompt, args.model)
+    lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
     translator = Translator(args.model, device=args.device, dtype=args.dtype)
     gen = translator.model.generation_config
     options = {
         "beam_size": args.num_beams or gen.num_beams or 4,
         "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
-        "max_new_tokens": args.max_new_tokens,
+        "max_new_tokens": args.max_new_tokens or gen.max_new_tokens or 256,
         "batch_size": args.batch_size,
-        "prompt": args.prompt,
     }
+
+    def wrap(sentences: list[str]) -> list[str]:
+        return [prompt.render(s, lang) for s in sentences] if prompt else sentences
+
     if args.text:
-        for hyp in translator.translate(args.text, **options):
+        for hyp in translator.translate(wrap(args.text), **options):
             print(hyp)
     elif lines is not None:
-        hyps = translator.translate(lines, progress=True, **options)
+        hyps = translator.translate(wrap(lines), progress=True, **options)
         if not args.output:
             sys.stdout.write("".join(h + "\n" for h in hyps))
             return
@@ -152,4 +162,4 @@ def main(argv: list[str] | None = None) -> None:
             if line.strip() in ("q", "quit", "exit"):
                 break
             if line.strip():
-                print(translator.translate([line.strip()], **options)[0], flush=True)
+                print(translator.translate(wrap([line.strip()]), **options)[0], flush=True)

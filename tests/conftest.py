@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from testing_utils import FAST_RUN, MULTI30K, run_script, write_slice
+from testing_utils import FAST_RUN, MTGENEVAL, MULTI30K, run_script, write_slice
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +30,34 @@ def tiny_run(multi30k_small, tmp_path_factory) -> Path:
         "--report_to", "tensorboard,wandb", "--peak_tflops", "1", env={"WANDB_DIR": str(out.parent)},
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> Path:
+    """A stand-in for a pretrained flan-t5 (the hub is unreachable in tests): a 2-layer T5 with random weights and a
+    T5-style unigram tokenizer (``</s>`` ends every sequence, ``<pad>`` starts decoding) trained on MT-GenEval's
+    dev sentences of all five languages, saved as ``from_pretrained`` expects."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    from mtkit.tokenizer import train_tokenizer
+
+    if not MTGENEVAL.is_dir():
+        pytest.skip("../shared/data/mt-geneval is not there")
+    texts = [
+        line for path in sorted((MTGENEVAL / "sentences" / "dev").glob("geneval-sentences-*-dev.en_*"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]  # fmt: skip
+    tok = train_tokenizer(texts, vocab_size=2000, kind="unigram")
+    torch.manual_seed(0)
+    config = T5Config(
+        vocab_size=len(tok), d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4, dropout_rate=0.0,
+        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
+    )  # fmt: skip
+    out = tmp_path_factory.mktemp("tiny_t5") / "flan-t5-tiny"
+    T5ForConditionalGeneration(config).save_pretrained(out)
+    tok.save_pretrained(out)
     return out
 
 

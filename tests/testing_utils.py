@@ -12,6 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
+MTGENEVAL = SHARED_DATA / "mt-geneval"
 
 BIN = str(Path(sys.executable).parent)  # the venv's bin: accelerate, torchrun
 OFFLINE_ENV = {

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sacrebleu
 from geneval_helpers import REPO_ROOT, geneval_file, read_plain
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from bias_eval.data import LanguageData, Side, load_mtgeneval
 from bias_eval.scoring import score_language
 
 METRIC_DIR = REPO_ROOT / "bias_eval" / "metric"
+
+
+def nltk_fair_bleu(hyp_f: list[str], ref_f: list[str], hyp_m: list[str], ref_m: list[str]) -> float:
+    """The notebook's bleu_custom, on the 0-100 scale, from NLTK: sentence BLEU-4 on whitespace tokens with
+    smoothing method 3; mean over all sentences minus half the absolute gap between the gender means."""
+    smoothing = SmoothingFunction().method3
+
+    def scores(hyps: list[str], refs: list[str]) -> list[float]:
+        return [100 * sentence_bleu([r.split()], h.split(), smoothing_function=smoothing) for h, r in zip(hyps, refs)]
+
+    feminine, masculine = scores(hyp_f, ref_f), scores(hyp_m, ref_m)
+    return float(np.mean(feminine + masculine) - abs(np.mean(feminine) - np.mean(masculine)) / 2)
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +60,13 @@ def test_metric_matches_report_figures(metric, shared_geneval: Path) -> None:
         "chrf_feminine",
         "chrf_masculine",
         "chrf_gap",
-        "fair_bleu",
     ):
         assert out[key] == pytest.approx(report[key], rel=1e-12, abs=1e-12), key
     assert out["bleu_feminine"] == sacrebleu.corpus_bleu(hyp_f, [ref_f]).score
+    expected_fair = nltk_fair_bleu(hyp_f, ref_f, hyp_m, ref_m)
+    assert 50 < expected_fair < 99  # damaged feminine output: a gap, but far from 0
+    assert out["fair_bleu"] == pytest.approx(expected_fair, abs=1e-9)
+    assert report["fair_bleu"] == pytest.approx(expected_fair, abs=1e-9)
     assert report["bleu_gap_ci95"] is None  # --bootstrap-samples 0
 
 

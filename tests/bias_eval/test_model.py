@@ -4,6 +4,7 @@ hypotheses are cached in OUTDIR/hyps and reused."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ def test_long_sources_fit_the_model(run_cli, small_geneval: Path, tiny_model: Pa
         *("--bootstrap-samples", "20", "--device", "cpu"),
     )
     assert status == 0, err
-    assert "warning: --max-new-tokens 256 exceeds the model's 22 positions; using 22" in err
+    assert "warning: max_new_tokens 256 (default) exceeds the model's 22 positions; using 22" in err
     config = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"]
     generation = config["hypotheses"]["generation"]
     assert generation["max_new_tokens"] == 22 and generation["max_source_tokens"] == 22
@@ -119,3 +120,162 @@ def test_bad_model_or_prompt(run_cli, small_geneval: Path, tmp_path: Path) -> No
     status, _, err = run_cli(*base, "--model", str(tmp_path), "--prompt", "translate to {language}")
     assert status == 2 and "--prompt:" in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.fixture(scope="module")
+def tuned_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model as a fine-tuning run leaves it: generation settings and the prompt saved alongside.
+
+    Larger random weights and a raised end-of-sentence logit make its (garbage) output depend on the source,
+    the prompt, the beam size and the length penalty, so a wrong setting shows in the hypotheses.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig
+
+    config = AutoConfig.from_pretrained(tiny_model)
+    config.init_std = 0.5
+    torch.manual_seed(0)
+    model = AutoModelForSeq2SeqLM.from_config(config)
+    with torch.no_grad():
+        model.final_logits_bias[0, config.eos_token_id] = 8.0
+    folder = tmp_path_factory.mktemp("tuned") / "final"
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tiny_model).save_pretrained(folder)
+    generation = GenerationConfig.from_pretrained(folder)
+    generation.update(num_beams=3, length_penalty=0.6, max_new_tokens=7)
+    generation.save_pretrained(folder)
+    prompt = {
+        "template": "translate {src_lang_name} to {lang_name}: {source}",
+        "source_lang": "en",
+        "languages": ["es"],
+    }
+    (folder / "prompt.json").write_text(json.dumps(prompt), encoding="utf-8")
+    return folder
+
+
+def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tuple[dict, str]:
+    status, _, err = run_cli(
+        *("--mtgeneval-dir", str(geneval), "--split", "test", "--langs", "es", "--model", str(model)),
+        *("--out", str(out), "--bootstrap-samples", "20", "--device", "cpu", *extra),
+    )
+    assert status == 0, err
+    return json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"], err
+
+
+def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
+    from mtkit.translate import Translator
+
+    out = tmp_path / "saved"
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, out)
+    hypotheses = config["hypotheses"]
+    generation = hypotheses["generation"]
+    assert (generation["beam_size"], generation["length_penalty"], generation["max_new_tokens"]) == (3, 0.6, 7)
+    assert hypotheses["prompts"] == {"es": "translate English to Spanish: {source}"}
+    saved = str(tuned_model / "generation_config.json")
+    assert hypotheses["settings_from"] == {
+        "beam_size": saved,
+        "length_penalty": saved,
+        "max_new_tokens": saved,
+        "prompt": str(tuned_model / "prompt.json"),
+    }
+    command = config["command"]
+    assert "--beam-size 3 --length-penalty 0.6 --max-new-tokens 7" in command
+    assert "--prompt 'translate {src_lang_name} to {lang_name}: {source}'" in command
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert command in md and "beam 3, length penalty 0.6, at most 7 new tokens" in md
+    # the hypotheses are what the model gives with exactly these settings and this prompt
+    sources = read_plain(geneval_file(small_geneval, "es", "feminine", "en", "test"))
+    prompted = [f"translate English to Spanish: {s}" for s in sources]
+    translator = Translator(str(tuned_model), device="cpu")
+    expected = translator.translate(prompted, beam_size=3, length_penalty=0.6, max_new_tokens=7)
+    written = (out / "hyps" / "es.feminine.txt").read_text(encoding="utf-8")
+    assert written == "".join(" ".join(h.split()) + "\n" for h in expected)
+    assert max(len(h.split()) for h in expected) <= 7
+    for other in (  # each saved setting matters for this model: the check above would see a wrong one
+        translator.translate(prompted, beam_size=1, length_penalty=0.6, max_new_tokens=7),
+        translator.translate(prompted, beam_size=3, length_penalty=1.0, max_new_tokens=7),
+        translator.translate(sources, beam_size=3, length_penalty=0.6, max_new_tokens=7),
+    ):
+        assert other != expected
+
+
+def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
+    flags = ("--beam-size", "2", "--length-penalty", "1.3", "--max-new-tokens", "5")
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "a", *flags, "--prompt", "{language}: {source}")
+    hypotheses = config["hypotheses"]
+    generation = hypotheses["generation"]
+    assert (generation["beam_size"], generation["length_penalty"], generation["max_new_tokens"]) == (2, 1.3, 5)
+    assert hypotheses["prompts"] == {"es": "Spanish: {source}"}  # the older {language} placeholder
+    assert hypotheses["settings_from"] == {
+        "beam_size": "--beam-size",
+        "length_penalty": "--length-penalty",
+        "max_new_tokens": "--max-new-tokens",
+        "prompt": "--prompt",
+    }
+    assert "--beam-size 2 --length-penalty 1.3 --max-new-tokens 5" in config["command"]
+
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "b", "--prompt", "instruction")
+    assert config["hypotheses"]["prompts"] == {
+        "es": 'Translate the following sentence from English to Spanish: "{source}"'
+    }
+    assert config["hypotheses"]["generation"]["beam_size"] == 3  # the rest still from the model
+
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "c", "--prompt", "none")
+    assert config["hypotheses"]["prompts"] == {"es": None} and "--prompt none" in config["command"]
+
+
+def test_without_saved_settings_the_defaults_are_used(
+    run_cli, small_geneval: Path, tiny_model: Path, tmp_path: Path
+) -> None:
+    config, err = _run_es(run_cli, small_geneval, tiny_model, tmp_path / "o", "--max-new-tokens", "6")
+    generation = config["hypotheses"]["generation"]
+    assert (generation["beam_size"], generation["length_penalty"]) == (4, 1.0)
+    assert config["hypotheses"]["settings_from"]["beam_size"] == "default"
+    assert config["hypotheses"]["settings_from"]["prompt"] == "none" and config["hypotheses"]["prompts"] == {"es": None}
+
+
+def test_prompt_saved_for_other_languages_warns(
+    run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path
+) -> None:
+    status, _, err = run_cli(
+        *("--mtgeneval-dir", str(small_geneval), "--split", "test", "--langs", "de", "--model", str(tuned_model)),
+        *("--out", str(tmp_path / "o"), "--bootstrap-samples", "0", "--device", "cpu"),
+    )
+    assert status == 0, err
+    assert "warning: the prompt was saved for es; also used for de" in err
+
+
+def test_generation_flags_need_a_model(run_cli, small_geneval: Path, tmp_path: Path) -> None:
+    args = [
+        "--mtgeneval-dir",
+        str(small_geneval),
+        "--split",
+        "test",
+        "--hyp-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    status, _, err = run_cli(*args, "--length-penalty", "0.6")
+    assert status == 2 and err.strip() == "error: --length-penalty: only used with --model"
+    assert not (tmp_path / "o").exists()
+
+
+def test_recorded_command_reproduces_the_report(
+    run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path
+) -> None:
+    """The command in metrics.json, run again into another folder, translates afresh and gives the same figures."""
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "first")
+    argv = shlex.split(config["command"])
+    assert argv[:2] == ["python", "scripts/bias_report.py"]
+    argv = argv[2:]
+    argv[argv.index("--out") + 1] = str(tmp_path / "again")
+    status, _, err = run_cli(*argv, "--device", "cpu")
+    assert status == 0 and "translating 25 es feminine sentences" in err, err
+    first, again = (json.loads((tmp_path / d / "metrics.json").read_text(encoding="utf-8")) for d in ("first", "again"))
+    assert again["languages"] == first["languages"]
+    assert again["config"]["hypotheses"]["generation"] == first["config"]["hypotheses"]["generation"]
+    for kind in ("feminine", "masculine"):
+        assert read_plain(tmp_path / "again" / "hyps" / f"es.{kind}.txt") == read_plain(
+            tmp_path / "first" / "hyps" / f"es.{kind}.txt"
+        )

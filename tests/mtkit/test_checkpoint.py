@@ -25,14 +25,14 @@ def test_links_rotation_and_reload(parts, tmp_path):
         with torch.no_grad():
             model.weight.add_(1.0)
         saved[step] = model.weight.detach().clone()
-        manager.save(TrainerState(step=step, best_bleu=float(step == 2)), is_best=step == 2)
+        manager.save(TrainerState(step=step, best_metric=float(step == 2)), is_best=step == 2)
     names = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
     assert names == ["checkpoint_best", "checkpoint_last", "step-0000002", "step-0000004", "step-0000005"]
     assert manager.last.name == "step-0000005" and manager.best.name == "step-0000002"
     assert json.loads((manager.best / "trainer_state.json").read_text())["step"] == 2
 
     state = manager.load(manager.best)
-    assert state.step == 2 and state.best_bleu == 1.0
+    assert state.step == 2 and state.best_metric == 1.0
     assert torch.equal(model.weight, saved[2])
 
 

@@ -32,17 +32,44 @@ def test_plain_folder_without_test_split(tmp_path):
     assert "test" not in data
 
 
-def test_gender_bias_notebook_csv_filters_language_pair(tmp_path):
+NOTEBOOK_CSV = (
+    "ID,input_to_translate,label,gender,language_pair\n"
+    '1,"The nurse, she said.","Die Krankenschwester, sagte sie.",feminine,en_de\n'
+    "2,The doctor.,El doctor.,masculine,en_es\n"
+    '1,"The nurse, he said.","Der Krankenpfleger, sagte er.",masculine,en_de\n'
+    "3,The doctor.,Der Arzt.,m,en_de\n"
+)
+
+
+def test_gender_bias_notebook_csv_keeps_every_language_pair(tmp_path):
     csv = tmp_path / "train.csv"
-    csv.write_text(
-        "ID,input_to_translate,label,gender,language_pair\n"
-        '1,"The nurse, she said.","Die Krankenschwester, sagte sie.",feminine,en_de\n'
-        "2,The doctor.,El doctor.,masculine,en_es\n"
-        "3,The doctor.,Der Arzt.,masculine,en_de\n"
-    )
-    data = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_lang="de"))
-    assert data["train"]["source"] == ["The nurse, she said.", "The doctor."]
-    assert data["validation"]["target"] == ["Die Krankenschwester, sagte sie.", "Der Arzt."]
+    csv.write_text(NOTEBOOK_CSV)
+    data = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_lang="fr"))
+    train = data["train"]
+    assert train["lang"] == ["de", "es", "de", "de"]
+    assert train["gender"] == ["feminine", "masculine", "masculine", "masculine"]
+    # ID 1 in German has both genders: a counterfactual pair; the others stand alone.
+    assert train["pair_id"][0] == train["pair_id"][2] == "de:1" and len(set(train["pair_id"])) == 3
+    assert train["counterfactual"] == ["Der Krankenpfleger, sagte er.", "", "Die Krankenschwester, sagte sie.", ""]
+    only_de = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_langs="de"))
+    assert only_de["validation"]["target"] == [
+        "Die Krankenschwester, sagte sie.", "Der Krankenpfleger, sagte er.", "Der Arzt."
+    ]  # fmt: skip
+    with pytest.raises(UserError, match="^--target_langs: no rows of .* into it$"):
+        load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_langs="it"))
+
+
+def test_jsonl_of_the_same_shape_and_a_held_out_validation(tmp_path):
+    jsonl = tmp_path / "train.jsonl"
+    rows = [
+        {"ID": i // 2, "input_to_translate": f"s{i}", "label": f"t{i}", "gender": "fm"[i % 2], "language_pair": lp}
+        for lp in ("en_de", "en_it") for i in range(40)
+    ]  # fmt: skip
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_parallel(DataConfig(train_file=str(jsonl), validation_fraction=0.25), seed=3)
+    assert len(data["train"]) == 60 and len(data["validation"]) == 20
+    assert sorted(data["validation"]["lang"]) == ["de"] * 10 + ["it"] * 10
+    assert not set(data["train"]["pair_id"]) & set(data["validation"]["pair_id"])
 
 
 def test_tsv_and_jsonl_with_named_columns(tmp_path):
@@ -51,8 +78,8 @@ def test_tsv_and_jsonl_with_named_columns(tmp_path):
     jsonl = tmp_path / "d.jsonl"
     jsonl.write_text(json.dumps({"src": "hi", "tgt": "salut"}) + "\n")
     data = load_parallel(DataConfig(train_file=str(tsv), validation_file=str(jsonl), target_lang="fr"))
-    assert data["train"][0] == {"source": "hello", "target": "bonjour"}
-    assert data["validation"][0] == {"source": "hi", "target": "salut"}
+    assert data["train"][0] == {"source": "hello", "target": "bonjour", "lang": "fr"}
+    assert data["validation"][0] == {"source": "hi", "target": "salut", "lang": "fr"}
 
 
 @pytest.mark.parametrize(
@@ -87,7 +114,7 @@ def test_needs_exactly_one_source(tmp_path):
         load_parallel(DataConfig())
     with pytest.raises(UserError, match="not a folder"):
         load_parallel(DataConfig(data_dir=str(tmp_path / "nope")))
-    with pytest.raises(UserError, match="--validation_file: required"):
+    with pytest.raises(UserError, match="x.csv: file not found"):
         load_parallel(DataConfig(train_file=str(tmp_path / "x.csv")))
 
 
@@ -98,5 +125,5 @@ def test_hub_translation_schema_through_load_dataset(tmp_path):
         (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="valid"))
     assert {k: len(v) for k, v in data.items()} == {"train": 5, "validation": 2, "test": 3}
-    assert data["test"][2] == {"source": "test 2", "target": "test de 2"}
+    assert data["test"][2] == {"source": "test 2", "target": "test de 2", "lang": "de"}
     assert "test" not in load_parallel(DataConfig(dataset_name=str(tmp_path), test_split="none"))

@@ -13,7 +13,7 @@ def tokenizer():
 
 def test_inputs_labels_lengths_and_prompt():
     tok = tokenizer()
-    out = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(source_prefix="translate: {source}"))
+    out = tokenize_split(Dataset.from_dict(PAIRS), tok, DataConfig(prompt="translate: {source}"))
     assert out[0]["input_ids"] == tok("translate: a small cat").input_ids
     assert out[1]["labels"] == tok(text_target="der Hund").input_ids
     assert out["length"] == [max(len(s), len(t)) for s, t in zip(out["input_ids"], out["labels"])]

@@ -38,3 +38,18 @@ def test_every_preset_builds_and_runs():
 def test_unknown_preset():
     with pytest.raises(UserError, match="unknown preset 'transformer-huge'"):
         preset_config("transformer-huge", vocab_size=10, **IDS)
+
+
+@pytest.mark.parametrize(
+    "name, millions",  # parameter counts of the published google/flan-t5-* checkpoints
+    [("flan-t5-small", 77), ("flan-t5-base", 248), ("flan-t5-large", 783), ("flan-t5-xl", 2850)],
+)
+def test_flan_t5_shapes_have_the_published_sizes(name, millions):
+    cfg = preset_config(name, vocab_size=2000, **IDS)
+    assert cfg.model_type == "t5" and cfg.vocab_size == 32128 and cfg.decoder_start_token_id == IDS["pad_token_id"]
+    with torch.device("meta"):
+        model = AutoModelForSeq2SeqLM.from_config(cfg)
+    # transformers 5 ties a T5 built from a config to its embeddings; the checkpoints keep a separate output layer.
+    assert model.lm_head.weight is model.shared.weight
+    output_layer = 32128 * cfg.d_model
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(millions * 1e6 - output_layer, rel=0.01)

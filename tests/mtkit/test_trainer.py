@@ -48,7 +48,7 @@ def test_short_run_learns_and_writes_every_output(tiny_run):
     assert (ckpts / "checkpoint_last").resolve().name == "step-0000040"
     assert (ckpts / "checkpoint_best").resolve().name.startswith("step-")
     state = json.loads((ckpts / "checkpoint_last" / "trainer_state.json").read_text())
-    assert state["step"] == 40 and state["best_bleu"] is not None
+    assert state["step"] == 40 and state["best_metric"] is not None
     results = json.loads((tiny_run / "results.json").read_text())
     assert set(results) >= {"best_valid_bleu", "test_bleu", "test_chrf"}
     assert (tiny_run / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -187,7 +187,7 @@ def test_fine_tunes_a_bf16_t5_checkpoint_with_fp32_master_weights(tiny_run, mult
     out = tmp_path / "ft"
     res = run_script(
         "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
-        "--model_name_or_path", str(pretrained), "--source_prefix", "translate English to German: {source}",
+        "--model_name_or_path", str(pretrained), "--prompt", "t5",
         "--max_steps", "20", "--eval_steps", "20", "--test_split", "none", "--lr_scheduler_type", "constant",
         "--learning_rate", "1e-3", "--mixed_precision", "bf16",
     )  # fmt: skip

@@ -109,3 +109,30 @@ def test_benchmark_step_end_to_end(multi30k_small, tmp_path):
     assert record["device"].startswith("cuda") and record["precision"] == "bf16"
     assert record["step_ms"] > 0 and record["peak_mem_gb"] > 0 and record["tflops"] > 0
     assert "| run |" in res.stdout
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_flan_t5_base_shape_under_zero3_bf16_on_one_gpu(tmp_path, checkpointing):
+    """flan-t5-base's architecture (random weights: no hub here) fine-tuned on MT-GenEval's five languages with
+    the instruction prompt under ZeRO-3 bf16, with and without gradient checkpointing; the export reloads."""
+    from testing_utils import MTGENEVAL
+
+    if not MTGENEVAL.is_dir():
+        pytest.skip("../shared/data/mt-geneval is not there")
+    out = tmp_path / "flan"
+    res = run_script(
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero3.yaml", "--num_processes", "1",
+        "--mixed_precision", "bf16", "--main_process_port", free_port(), "scripts/train.py",
+        "--mtgeneval_dir", str(MTGENEVAL), "--target_langs", "de,es,fr,it,pt", "--prompt", "instruction",
+        "--model", "flan-t5-base", "--tokenizer_type", "unigram", "--vocab_size", "8000", "--max_tokens", "8192",
+        "--learning_rate", "1e-4", "--warmup_steps", "5", "--max_steps", "20", "--eval_steps", "20",
+        "--eval_max_samples", "50", "--max_new_tokens", "32", "--num_beams", "1", "--report_to", "none",
+        "--disable_tqdm", "--logging_steps", "10", "--test_split", "none", "--output_dir", str(out),
+        *(["--gradient_checkpointing"] if checkpointing else []),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "created sharded across processes" in res.stdout and "precision bf16" in res.stdout
+    evals = [r for r in metrics(out) if "valid_loss" in r]
+    assert "valid_de_bleu" in evals[-1] and "valid_bleu_gap" in evals[-1]
+    model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")
+    assert model.config.model_type == "t5" and model.config.d_model == 768

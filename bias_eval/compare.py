@@ -1,0 +1,292 @@
+"""Compare two bias reports (the ``metrics.json`` of two ``scripts/bias_report.py`` folders): every figure per
+language and macro-averaged, before and after, its change, and whether the change clears both bootstrap CIs."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bias_eval.report import fmt, fmt_ci, write_report
+from mtkit.errors import UserError, cli_entry
+
+#: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("BLEU", "bleu"),
+    ("BLEU f", "bleu_feminine"),
+    ("BLEU m", "bleu_masculine"),
+    ("BLEU gap", "bleu_gap"),
+    ("chrF gap", "chrf_gap"),
+    ("acc f", "accuracy_feminine"),
+    ("acc m", "accuracy_masculine"),
+    ("acc pair", "accuracy_pair"),
+    ("fair BLEU", "fair_bleu"),
+    ("coverage", "coverage"),
+)
+SHARES = ("accuracy", "coverage")  # key prefixes of figures on the 0-1 scale
+CHANGE_NOTE = (
+    "change = {after} - {before}, computed before rounding. changed: for a figure with a 95% bootstrap CI in "
+    "both reports, 'yes' when the {after} value lies outside {before}'s CI and the {before} value lies outside "
+    "{after}'s CI (strictly below the lower or above the upper bound), otherwise 'no'; 'n/a' for figures "
+    "without a CI (BLEU, BLEU f, BLEU m, fair BLEU) or missing from either report. Each CI is one report's own "
+    "percentile interval, not an interval of the difference, so this is a conservative screen, not a "
+    "significance test. macro: each report's unweighted mean over its languages."
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One figure of one language (or ``macro``) in both reports."""
+
+    scope: str
+    title: str
+    key: str
+    before: float | None
+    before_ci: list[float] | None
+    after: float | None
+    after_ci: list[float] | None
+
+    @property
+    def change(self) -> float | None:
+        """``after - before`` (``None`` when either is missing)."""
+        return None if self.before is None or self.after is None else self.after - self.before
+
+    @property
+    def changed(self) -> bool | None:
+        """See :func:`outside_both`."""
+        return outside_both(self.before, self.before_ci, self.after, self.after_ci)
+
+
+def outside_both(
+    before: float | None, before_ci: Sequence[float] | None, after: float | None, after_ci: Sequence[float] | None
+) -> bool | None:
+    """Whether ``after`` lies outside ``before_ci`` and ``before`` outside ``after_ci``; ``None`` if anything is
+    missing."""
+    if before is None or after is None or before_ci is None or after_ci is None:
+        return None
+    return not before_ci[0] <= after <= before_ci[1] and not after_ci[0] <= before <= after_ci[1]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def _interval(value: Any) -> list[float] | None:
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    bounds = [_number(v) for v in value]
+    return None if None in bounds else bounds  # type: ignore[return-value]
+
+
+def load_metrics(folder: str, argument: str) -> dict[str, Any]:
+    """The ``metrics.json`` of a report folder, checked; problems are one-line errors naming ``argument``."""
+    path = Path(folder)
+    if not path.exists():
+        raise UserError(f"{argument}: {path}: no such folder")
+    if not path.is_dir():
+        raise UserError(f"{argument}: {path} is not a folder (expected a bias report folder)")
+    file = path / "metrics.json"
+    if not file.is_file():
+        raise UserError(f"{argument}: {path} has no metrics.json (not a scripts/bias_report.py output folder)")
+    try:
+        metrics = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"{argument}: {file}: invalid UTF-8") from None
+    except json.JSONDecodeError as err:
+        raise UserError(f"{argument}: {file}: invalid JSON (line {err.lineno}, column {err.colno})") from None
+    for part in ("languages", "macro"):
+        if not isinstance(metrics, dict) or not isinstance(metrics.get(part), dict):
+            raise UserError(f"{argument}: {file} is not a bias report's metrics.json (no {part!r} object)")
+    if not metrics["languages"] or not all(isinstance(m, dict) for m in metrics["languages"].values()):
+        raise UserError(f"{argument}: {file} holds no language results")
+    return metrics
+
+
+def _figure_rows(scope: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Row]:
+    figures = list(FIGURES)
+    if "accuracy_context" in before or "accuracy_context" in after:
+        figures.append(("acc context", "accuracy_context"))
+    return [
+        Row(
+            scope,
+            title,
+            key,
+            _number(before.get(key)),
+            _interval(before.get(f"{key}_ci95")),
+            _number(after.get(key)),
+            _interval(after.get(f"{key}_ci95")),
+        )
+        for title, key in figures
+    ]
+
+
+def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence[str]) -> tuple[list[Row], list[str]]:
+    """Rows per common language (sorted), then macro; and notes on what differs between the reports."""
+    langs_b, langs_a = set(before["languages"]), set(after["languages"])
+    common = sorted(langs_b & langs_a)
+    if not common:
+        shown = f"BEFORE: {' '.join(sorted(langs_b))}; AFTER: {' '.join(sorted(langs_a))}"
+        raise UserError(f"AFTER: no language in common with BEFORE ({shown})")
+    rows = [r for lang in common for r in _figure_rows(lang, before["languages"][lang], after["languages"][lang])]
+    notes = []
+    for name, only in ((names[0], langs_b - langs_a), (names[1], langs_a - langs_b)):
+        if only:
+            notes.append(f"Languages only in {name}, left out: {' '.join(sorted(only))}.")
+    if langs_b == langs_a:
+        rows += _figure_rows("macro", before["macro"], after["macro"])
+    else:
+        notes.append("No macro rows: the two reports average over different languages.")
+    for lang in common:
+        n_b, n_a = before["languages"][lang].get("n"), after["languages"][lang].get("n")
+        if n_b != n_a:
+            notes.append(f"{lang}: {names[0]} scored {n_b} hypotheses, {names[1]} {n_a}.")
+    config_b, config_a = before.get("config") or {}, after.get("config") or {}
+    for key in ("data", "split", "bootstrap_samples", "seed", "ci_level"):
+        if config_b.get(key) != config_a.get(key):
+            notes.append(
+                f"The reports differ in {key}: {names[0]} {config_b.get(key)!r}, {names[1]} {config_a.get(key)!r}."
+            )
+    return rows, notes
+
+
+# ---------------------------------------------------------------------------------------------------
+# rendering
+# ---------------------------------------------------------------------------------------------------
+
+
+def cells(row: Row) -> list[str]:
+    """The table cells of ``row``: scope, figure, before, its CI, after, its CI, change, changed."""
+    share = row.key.startswith(SHARES)
+    digits, signed = (3, False) if share else (2, row.key.endswith("_gap"))
+
+    def interval(ci: list[float] | None) -> str:
+        if ci is None:
+            return "n/a"
+        return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if share else fmt_ci(ci)
+
+    changed = {True: "yes", False: "no", None: "n/a"}[row.changed]
+    return [
+        row.scope,
+        row.title,
+        fmt(row.before, digits, signed),
+        interval(row.before_ci),
+        fmt(row.after, digits, signed),
+        interval(row.after_ci),
+        fmt(row.change, digits, signed=True),
+        changed,
+    ]
+
+
+def header(names: Sequence[str]) -> list[str]:
+    """Column titles."""
+    before, after = names
+    return ["lang", "figure", before, f"{before} 95% CI", after, f"{after} 95% CI", "change", "changed"]
+
+
+def _sources(folders: Sequence[str], metrics: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    lines = []
+    for name, folder, m in zip(names, folders, metrics):
+        config = m.get("config") or {}
+        lines.append(f"{name}: {folder} ({config.get('data', '?')}; {config.get('hypotheses_description', '?')})")
+    return lines
+
+
+def _md(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
+    """The comparison as markdown: where the reports come from, the table, the note, the differences."""
+    out = ["# Bias report comparison", "", *[f"- {_md(s)}" for s in sources], ""]
+    head = header(names)
+    out.append("| " + " | ".join(_md(h) for h in head) + " |")
+    out.append("|---|---|" + "---:|" * (len(head) - 2))
+    out += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in rows]
+    out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
+    out += [f"- {_md(n)}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
+    """The comparison as a self-contained, XML-parsable HTML page (changed rows highlighted)."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en" xmlns="http://www.w3.org/1999/xhtml">',
+        '<head><meta charset="utf-8" /><title>Bias report comparison</title>',
+        "<style>body { font-family: sans-serif; margin: 2em; } table { border-collapse: collapse; } "
+        "th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; } td.num { text-align: right; } "
+        "tr.changed td { background: #fff3c4; }</style></head>",
+        "<body>",
+        "<h1>Bias report comparison</h1>",
+        "<ul>" + "".join(f"<li>{e(s)}</li>" for s in sources) + "</ul>",
+        "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header(names)) + "</tr></thead><tbody>",
+    ]
+    for row in rows:
+        values = cells(row)
+        mark = ' class="changed"' if row.changed else ""
+        body = "".join(f"<td>{e(c)}</td>" for c in values[:2]) + "".join(
+            f'<td class="num">{e(c)}</td>' for c in values[2:]
+        )
+        parts.append(f"<tr{mark}>{body}</tr>")
+    parts.append("</tbody></table>")
+    parts.append(f"<p>Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>")
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    parts += ["</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------------
+
+
+def parse_names(value: str) -> list[str]:
+    """``before,after`` -> two distinct non-empty names."""
+    names = [n.strip() for n in value.split(",")]
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise UserError(f"--names: expected two different names separated by a comma (e.g. base,tuned), got {value!r}")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``scripts/compare_reports.py``."""
+    parser = argparse.ArgumentParser(
+        prog="compare_reports.py",
+        description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
+        "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs.",
+    )
+    parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system")
+    parser.add_argument("after", metavar="AFTER", help="report folder of the second system")
+    parser.add_argument("--out", metavar="DIR", help="write comparison.md and comparison.html here "
+                        "(default: print the markdown table)")  # fmt: skip
+    parser.add_argument("--names", default="before,after", help="column names, comma-separated (default: before,after)")
+    return parser
+
+
+@cli_entry
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare the reports; bad input ends as one ``error: ...`` line, exit status 2 and nothing written."""
+    args = build_parser().parse_args(argv)
+    names = parse_names(args.names)
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UserError(f"--out: {args.out} exists and is not a folder")
+    before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
+    rows, notes = compare(before, after, names)
+    sources = _sources([args.before, args.after], [before, after], names)
+    markdown = render_markdown(rows, notes, names, sources)
+    if args.out is None:
+        print(markdown, end="")
+        return 0
+    files = {"comparison.md": markdown, "comparison.html": render_html(rows, notes, names, sources)}
+    write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
+    print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
+    return 0

@@ -1,0 +1,148 @@
+"""How ``--model`` decodes: each setting from its flag, else from what was saved with the model, else a default.
+
+Beam size, length penalty and the longest output come from the model's ``generation_config.json``
+(``num_beams``, ``length_penalty``, ``max_new_tokens``: what a run of ``scripts/train.py`` evaluated with), the
+prompt from its ``prompt.json`` (:meth:`mtkit.prompts.Prompt.load`). Prompts are rendered by
+:mod:`mtkit.prompts` (``{source}``, ``{lang}``, ``{lang_name}``, ``{src_lang_name}``, and ``{language}``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from mtkit.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
+
+__all__ = [
+    "DEFAULTS",
+    "LANGUAGE_NAMES",
+    "GenerationSettings",
+    "fit_to_model",
+    "language_name",
+    "position_limit",
+    "resolve_settings",
+    "saved_generation",
+]
+
+#: Used when neither a flag nor the model's generation config sets a value.
+DEFAULTS: dict[str, Any] = {"beam_size": 4, "length_penalty": 1.0, "max_new_tokens": 256}
+FLAGS = {"beam_size": "--beam-size", "length_penalty": "--length-penalty", "max_new_tokens": "--max-new-tokens"}
+_CONFIG_NAMES = {"beam_size": "num_beams", "length_penalty": "length_penalty", "max_new_tokens": "max_new_tokens"}
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How ``--model`` translates (beam search through :class:`mtkit.translate.Translator`)."""
+
+    prompt: str | None = None  # template (a preset already expanded); None: the sources as they are
+    source_lang: str = "en"  # for the template's {src_lang_name}
+    beam_size: int = 4
+    length_penalty: float = 1.0
+    max_new_tokens: int = 256
+    batch_size: int = 32
+    device: str | None = None
+    dtype: str = "auto"
+    max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
+
+    def prompt_for(self, lang: str) -> str | None:
+        """The prompt for ``lang`` with ``{source}`` left in place (as recorded in the report)."""
+        return None if self.prompt is None else self.render(["{source}"], lang)[0]
+
+    def render(self, sources: Sequence[str], lang: str) -> list[str]:
+        """The model inputs for ``sources`` translated into ``lang``."""
+        if self.prompt is None:
+            return list(sources)
+        prompt = Prompt(self.prompt, self.source_lang)
+        return [prompt.render(source, lang) for source in sources]
+
+
+def saved_generation(model: str) -> dict[str, Any]:
+    """``beam_size``/``length_penalty``/``max_new_tokens`` set in ``model``'s ``generation_config.json`` (those
+    it sets; nothing for a model without one)."""
+    try:
+        from transformers import GenerationConfig
+
+        config = GenerationConfig.from_pretrained(model)
+    except Exception:  # noqa: BLE001 - no generation config (or no model: Translator reports that)
+        return {}
+    values = {key: getattr(config, name, None) for key, name in _CONFIG_NAMES.items()}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def position_limit(model: str) -> int | None:
+    """The position limit (:func:`mtkit.translate.position_limit`) of ``model``'s config, if it declares one.
+
+    Models trained with short sequences fail on longer inputs or outputs.
+    """
+    from mtkit.translate import position_limit as config_limit
+
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(model)
+    except Exception:  # noqa: BLE001 - an unloadable model is reported by Translator itself
+        return None
+    return config_limit(config)
+
+
+def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = "") -> GenerationSettings:
+    """``settings`` with sources truncated to ``limit`` tokens and at most ``limit`` new tokens (a warning when
+    ``max_new_tokens``, which came from ``origin``, is cut)."""
+    if limit is None:
+        return settings
+    if settings.max_new_tokens > limit:
+        value = settings.max_new_tokens
+        if origin == FLAGS["max_new_tokens"]:
+            what = f"--max-new-tokens {value}"
+        else:
+            what = f"max_new_tokens {value} ({origin if origin == 'default' else f'from {origin}'})"
+        message = f"{what} exceeds the model's {limit} positions"
+        print(f"warning: {message}; using {limit}", file=sys.stderr)
+    return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
+
+
+def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[GenerationSettings, dict[str, str]]:
+    """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
+
+    ``args`` holds ``model``, ``prompt``, ``beam_size``, ``length_penalty``, ``max_new_tokens`` (``None``: not
+    given), ``batch_size``, ``device`` and ``dtype``.
+    """
+    model = args.model
+    prompt = resolve(args.prompt, model)
+    saved = saved_generation(model)
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for key, flag in FLAGS.items():
+        given = getattr(args, key)
+        if given is not None:
+            values[key], origins[key] = given, flag
+        elif key in saved:
+            values[key], origins[key] = saved[key], str(Path(model, "generation_config.json"))
+        else:
+            values[key], origins[key] = DEFAULTS[key], "default"
+    if args.prompt is not None:
+        origins["prompt"] = "--prompt"
+    else:
+        origins["prompt"] = str(Path(model, "prompt.json")) if prompt is not None else "none"
+    if prompt is not None and prompt.languages and prompt.names_language:
+        others = [lang for lang in langs if lang not in prompt.languages]
+        if others:
+            trained = ", ".join(prompt.languages)
+            print(f"warning: the prompt was saved for {trained}; also used for {', '.join(others)}", file=sys.stderr)
+    settings = GenerationSettings(
+        prompt=None if prompt is None else prompt.template,
+        source_lang="en" if prompt is None else prompt.source_lang,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        **values,
+    )
+    limit = position_limit(model)
+    fitted = fit_to_model(settings, limit, origins["max_new_tokens"])
+    if fitted.max_new_tokens != settings.max_new_tokens:
+        origins["max_new_tokens"] += f", capped at the model's {limit} positions"
+    return fitted, origins

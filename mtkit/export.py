@@ -1,0 +1,47 @@
+"""What a run leaves for use: ``final/`` (weights, tokenizer, generation settings, prompt; a LoRA run's adapter
+and merged model) and, when asked, the ``bias_eval`` report of the exported model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelerate import Accelerator
+from transformers import GenerationConfig
+
+from mtkit.config import RunConfig
+from mtkit.lora import is_lora, save_lora
+from mtkit.prompts import Prompt
+
+
+def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
+    """Write ``final/`` from every process' share: under ZeRO-3 the weights are gathered into one consolidated
+    16-bit copy (``stage3_gather_16bit_weights_on_model_save``); elsewhere the fp32 master weights are saved."""
+    state_dict = acc.get_state_dict(model)  # a collective under ZeRO-3: every process takes part
+    if not acc.is_main_process:
+        return
+    unwrapped = acc.unwrap_model(model)
+    unwrapped.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
+    if is_lora(unwrapped):
+        save_lora(unwrapped, state_dict, final)
+    else:
+        unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+    tokenizer.save_pretrained(str(final))
+    generation = GenerationConfig.from_model_config(unwrapped.config)
+    generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
+    if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
+        generation.update(length_penalty=cfg.eval.length_penalty)
+    generation.save_pretrained(str(final))
+    if prompt is not None:
+        prompt.save(final)
+
+
+def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
+    """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
+    decoded with the model's saved prompt and generation settings."""
+    from bias_eval.cli import main as report_main
+
+    args = ["--mtgeneval-dir", str(cfg.data.mtgeneval_dir), "--split", str(cfg.eval.bias_report_split)]
+    args += ["--langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
+    args += ["--batch-size", str(cfg.eval.eval_batch_size)]
+    report_main(args)
+    return out

@@ -1,0 +1,53 @@
+"""A validation split held out of the training data: seeded, stratified by language and gender, and keeping the
+two gendered versions of a sentence (one ``pair_id``) on the same side, so that validation never sees the
+counterfactual of a training sentence."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from datasets import Dataset
+
+from mtkit.errors import UserError
+
+
+def heldout_split(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, Dataset]:
+    """``(train, validation)``: about ``fraction`` of every (language, gender) stratum goes to validation.
+
+    The unit drawn is a counterfactual pair where ``pair_id`` says so, else a row; a pair's stratum is its
+    language. Each stratum is shuffled with its own generator seeded by ``seed`` and its name, so the split
+    of one language does not depend on which other languages are in the run.
+    """
+    if not 0 < fraction < 1:
+        raise UserError(f"--validation_fraction: must be between 0 and 1 (exclusive), got {fraction}")
+    cols = set(data.column_names)
+    n = len(data)
+    langs = data["lang"] if "lang" in cols else [""] * n
+    genders = data["gender"] if "gender" in cols else [""] * n
+    pairs = data["pair_id"] if "pair_id" in cols else [""] * n
+    units: dict[str, list[int]] = defaultdict(list)  # unit -> its rows
+    stratum: dict[str, str] = {}
+    for i, (lang, gender, pair) in enumerate(zip(langs, genders, pairs)):
+        unit = pair or f"row{i}"
+        units[unit].append(i)
+        stratum[unit] = lang if pair else f"{lang}/{gender}"
+    by_stratum: dict[str, list[str]] = defaultdict(list)
+    for unit in units:  # first-seen order: deterministic for given data
+        by_stratum[stratum[unit]].append(unit)
+    held: list[int] = []
+    for name in sorted(by_stratum):
+        members = by_stratum[name]
+        rng = np.random.default_rng([seed, *name.encode()])
+        take = round(fraction * len(members))
+        if len(members) > 1:
+            take = min(max(take, 1), len(members) - 1)  # both sides keep every stratum
+        for k in rng.permutation(len(members))[:take]:
+            held.extend(units[members[k]])
+    held_set = set(held)
+    if not held_set or len(held_set) == n:
+        raise UserError(f"--validation_fraction {fraction}: leaves an empty split of {n} training pairs")
+    return (
+        data.select([i for i in range(n) if i not in held_set]),
+        data.select(sorted(held_set)),
+    )

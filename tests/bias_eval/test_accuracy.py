@@ -1,0 +1,187 @@
+"""Accuracy CIs and coverage: against a resampling written here with numpy, on crafted sentences, in the report."""
+
+from __future__ import annotations
+
+import json
+import string
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from geneval_helpers import make_subset, reference_hyps, write_hyps
+
+from bias_eval.data import LanguageData, Side, load_mtgeneval, load_table
+from bias_eval.scoring import score_dataset, score_language
+
+SEED, SAMPLES = 11, 400
+SHARES = ("accuracy_feminine", "accuracy_masculine", "accuracy_pair", "coverage")
+
+
+def words(text: str) -> set[str]:
+    """The official accuracy script's normalisation: lowercase, ASCII punctuation to spaces, split."""
+    return set(text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split())
+
+
+def draws(lang: str, n: int) -> np.ndarray:
+    """The documented resampling: numpy Generator seeded with (seed, crc32(language)), n indices per replicate."""
+    return np.random.default_rng([SEED, zlib.crc32(lang.encode("utf-8"))]).integers(0, n, size=(SAMPLES, n))
+
+
+def interval(replicates: np.ndarray) -> list[float]:
+    return list(np.percentile(replicates, [2.5, 97.5]))
+
+
+@pytest.fixture(scope="module")
+def scored(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory):
+    """300 pairs of de and es; the system says the masculine form for every third feminine sentence and drops a
+    word from every fifth masculine one (sometimes the gendered word)."""
+    root = make_subset(shared_geneval, tmp_path_factory.mktemp("acc"), ("de", "es"), 300, split="dev")
+    data = load_mtgeneval(root, "dev")
+    hyps = {}
+    for lang, ld in data.languages.items():
+        ref_f, ref_m = ld.feminine.references, ld.masculine.references
+        hyp_f = [m if i % 3 == 0 else f for i, (f, m) in enumerate(zip(ref_f, ref_m))]
+        hyp_m = [" ".join(m.split()[1:]) if i % 5 == 0 else m for i, m in enumerate(ref_m)]
+        hyps[lang] = {"feminine": hyp_f, "masculine": hyp_m}
+    results, macro = score_dataset(data, hyps, samples=SAMPLES, seed=SEED)
+    return data, hyps, results, macro
+
+
+def expected_arrays(ld: LanguageData, hyp: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """Per sentence, computed here: correct per gender, both correct, gendered pair, covered per gender."""
+    ref = {"feminine": ld.feminine.references, "masculine": ld.masculine.references}
+    other = {"feminine": "masculine", "masculine": "feminine"}
+    out: dict[str, np.ndarray] = {}
+    for g in ("feminine", "masculine"):
+        triples = [(words(h), words(r), words(c)) for h, r, c in zip(hyp[g], ref[g], ref[other[g]])]
+        out[g] = np.array([not (h & (c - r)) for h, r, c in triples], dtype=float)
+        out[f"covers_{g}"] = np.array([bool(h & (r ^ c)) for h, r, c in triples], dtype=float)
+        out["gendered"] = np.array([r != c for _, r, c in triples], dtype=float)
+    out["pair"] = out["feminine"] * out["masculine"]
+    return out
+
+
+def test_accuracy_and_coverage_cis_equal_a_direct_resampling(scored) -> None:
+    data, hyps, results, macro = scored
+    replicates: dict[str, list[np.ndarray]] = {key: [] for key in SHARES}
+    for result in results:
+        m, arrays = result.metrics, expected_arrays(data.languages[result.lang], hyps[result.lang])
+        idx = draws(result.lang, len(arrays["pair"]))
+        gendered = arrays["gendered"]
+        covered = (arrays["covers_feminine"] + arrays["covers_masculine"]) * gendered
+        own = {
+            "accuracy_feminine": (arrays["feminine"].mean(), arrays["feminine"][idx].mean(axis=1)),
+            "accuracy_masculine": (arrays["masculine"].mean(), arrays["masculine"][idx].mean(axis=1)),
+            "accuracy_pair": (arrays["pair"].mean(), arrays["pair"][idx].mean(axis=1)),
+            "coverage": (covered.sum() / (2 * gendered.sum()), covered[idx].sum(1) / (2 * gendered[idx].sum(1))),
+        }
+        for key, (point, reps) in own.items():
+            assert m[key] == pytest.approx(point, abs=1e-12), (result.lang, key)
+            assert m[f"{key}_ci95"] == pytest.approx(interval(reps), abs=1e-12), (result.lang, key)
+            replicates[key].append(reps)
+        for g in ("feminine", "masculine"):
+            expected = (arrays[f"covers_{g}"] * gendered).sum() / gendered.sum()
+            assert m[f"coverage_{g}"] == pytest.approx(expected, abs=1e-12)
+        assert 0.6 < m["accuracy_feminine"] < 0.75 and m["accuracy_masculine"] > 0.8  # neither 0 nor 1
+    for key in SHARES:  # macro: percentile interval of the mean over languages of replicate b
+        assert macro[key] == pytest.approx(np.mean([r.metrics[key] for r in results]), abs=1e-12)
+        assert macro[f"{key}_ci95"] == pytest.approx(interval(np.mean(replicates[key], axis=0)), abs=1e-12)
+
+
+def test_point_estimate_inside_and_ci_narrows_with_more_data(shared_geneval: Path) -> None:
+    ld = load_mtgeneval(shared_geneval, "dev", ["de"]).languages["de"]
+
+    def scored(n: int) -> dict:
+        ref_f, ref_m = ld.feminine.references[:n], ld.masculine.references[:n]
+        sides = [
+            Side(s.sources[:n], r, c, None, "x")
+            for s, r, c in ((ld.feminine, ref_f, ref_m), (ld.masculine, ref_m, ref_f))
+        ]
+        hyp_f = [m if i % 4 == 0 else f for i, (f, m) in enumerate(zip(ref_f, ref_m))]
+        hyp_m = [
+            "Keine Angabe." if i % 5 == 0 else f if i % 7 == 0 else m for i, (f, m) in enumerate(zip(ref_f, ref_m))
+        ]
+        data = LanguageData("de", sides[0], sides[1], paired=True)
+        return score_language(data, {"feminine": hyp_f, "masculine": hyp_m}, samples=500, seed=3).metrics
+
+    small, large = scored(100), scored(1200)
+    for m in (small, large):
+        for key in SHARES:
+            lo, hi = m[f"{key}_ci95"]
+            assert lo <= m[key] <= hi and lo < hi, key
+    for key in SHARES:
+        width = {name: m[f"{key}_ci95"][1] - m[f"{key}_ci95"][0] for name, m in (("small", small), ("large", large))}
+        assert width["large"] < 0.7 * width["small"], key  # ~ 1/sqrt(12) of it in theory
+
+
+def _crafted() -> tuple[LanguageData, dict[str, list[str]]]:
+    ref_f = ["Sie ist Ärztin.", "Sie sagten es.", "Die Lehrerin kam.", "Meine Freundin lacht."]
+    ref_m = ["Er ist Arzt.", "Sie sagten es.", "Der Lehrer kam.", "Mein Freund lacht."]
+    hyp_f = ["SIE ist Ärztin!", "Irgendwas.", "Der Lehrer kam.", "Jemand lacht."]
+    hyp_m = ["Die Person ist hier.", "Sie sagten es.", "Der Lehrer, kam", "Jemand lacht."]
+    feminine = Side(["s"] * 4, ref_f, ref_m, None, "f")
+    masculine = Side(["s"] * 4, ref_m, ref_f, None, "m")
+    return LanguageData("de", feminine, masculine, paired=True), {"feminine": hyp_f, "masculine": hyp_m}
+
+
+def test_coverage_on_crafted_sentences() -> None:
+    """Pair 1 is gender-neutral (identical references): it is left out of coverage, and always correct.
+
+    feminine: 0 covers (sie, ärztin), 2 covers (der, lehrer: wrong), 3 does not -> 2/3, accuracy 3/4;
+    masculine: 0 does not, 2 covers (der, lehrer), 3 does not -> 1/3, accuracy 4/4; coverage 3/6.
+    """
+    data, hyps = _crafted()
+    result = score_language(data, hyps, samples=0, seed=0)
+    m = result.metrics
+    assert m["coverage_feminine"] == pytest.approx(2 / 3) and m["coverage_masculine"] == pytest.approx(1 / 3)
+    assert m["coverage"] == 0.5
+    assert (m["accuracy_feminine"], m["accuracy_masculine"], m["accuracy_pair"]) == (0.75, 1.0, 0.75)
+    assert m["accuracy_feminine_ci95"] is None and m["coverage_ci95"] is None  # no resamples asked for
+    assert [row["covers_feminine"] for row in result.details] == [True, None, True, False]
+    assert [row["covers_masculine"] for row in result.details] == [False, None, True, False]
+
+
+def test_unpaired_data_with_counterfactuals(tmp_path: Path) -> None:
+    """Rows not paired across genders: accuracy and coverage per gender, each resampled on its own; no pair."""
+    rows = ["source,reference,counterfactual,gender,language"]
+    rows += [f"s,Die Ärztin {i} kam.,Der Arzt {i} kam.,f,de" for i in range(30)]
+    rows += [f"s,Der Arzt {i} kam.,Die Ärztin {i} kam.,m,de" for i in range(17)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    hyp_f = [
+        f"Der Arzt {i} kam." if i < 12 else (f"Die Ärztin {i} kam." if i < 27 else "Jemand kam.") for i in range(30)
+    ]
+    hyp_m = [f"Der Arzt {i} kam." for i in range(17)]
+    results, macro = score_dataset(
+        load_table(path), {"de": {"feminine": hyp_f, "masculine": hyp_m}}, samples=300, seed=1
+    )
+    m = results[0].metrics
+    assert m["accuracy_feminine"] == pytest.approx(18 / 30) and m["accuracy_masculine"] == 1.0
+    assert m["coverage_feminine"] == pytest.approx(27 / 30) and m["coverage"] == pytest.approx(44 / 47)
+    assert m["accuracy_pair"] is None and m["accuracy_pair_ci95"] is None
+    lo, hi = m["accuracy_feminine_ci95"]
+    assert lo < 18 / 30 < hi and m["accuracy_masculine_ci95"] == [1.0, 1.0]
+    assert macro["accuracy_feminine_ci95"] == m["accuracy_feminine_ci95"]  # one language: the same replicates
+
+
+def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tmp_path: Path) -> None:
+    hyps = reference_hyps(small_geneval, ("de", "es"), "test", lambda g: "masculine")
+    out = tmp_path / "report"
+    status, stdout, err = run_cli(
+        *("--mtgeneval-dir", str(small_geneval), "--split", "test", "--out", str(out)),
+        *("--hyp-dir", str(write_hyps(tmp_path / "h", hyps)), "--bootstrap-samples", "100"),
+    )
+    assert status == 0, err
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "acc f [95% CI]" in md and "coverage" in stdout
+    for scope in [*metrics["languages"].values(), metrics["macro"]]:
+        for key in SHARES:
+            lo, hi = scope[f"{key}_ci95"]
+            cell = f"{scope[key]:.3f} [{lo:.3f}, {hi:.3f}]"
+            assert cell in md and cell in html, cell
+    definitions = metrics["config"]["definitions"]
+    assert "distinguishing" in definitions["coverage"] and "same bootstrap resamples" in definitions["accuracy_ci95"]
+    assert "**coverage**" in md and "<b>accuracy_ci95</b>" in html

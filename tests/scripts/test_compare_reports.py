@@ -1,0 +1,204 @@
+"""scripts/compare_reports.py on two real reports of scripts/bias_report.py (MT-GenEval dev, de and es): the table
+against the two metrics.json files read here, the HTML against the markdown, and the bad-input errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from testing_utils import MTGENEVAL, run_script
+
+LANGS = ("de", "es")
+#: table title -> metrics.json key, written out here rather than taken from the code under test
+FIGURES = {
+    "BLEU": "bleu",
+    "BLEU f": "bleu_feminine",
+    "BLEU m": "bleu_masculine",
+    "BLEU gap": "bleu_gap",
+    "chrF gap": "chrf_gap",
+    "acc f": "accuracy_feminine",
+    "acc m": "accuracy_masculine",
+    "acc pair": "accuracy_pair",
+    "fair BLEU": "fair_bleu",
+    "coverage": "coverage",
+}
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def _write(folder: Path, files: dict[str, list[str]]) -> Path:
+    folder.mkdir(parents=True)
+    for name, lines in files.items():
+        (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Report 1: the references as hypotheses. Report 2: masculine output for every other feminine sentence and
+    the first word dropped from every third masculine one."""
+    if not (MTGENEVAL / "sentences" / "dev").is_dir():
+        pytest.skip(f"shared MT-GenEval data not found at {MTGENEVAL}")
+    tmp = tmp_path_factory.mktemp("compare")
+    good, bad = {}, {}
+    for lang in LANGS:
+        ref = {
+            g: _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}")
+            for g in ("feminine", "masculine")
+        }
+        good |= {f"{lang}.{g}.txt": ref[g] for g in ref}
+        bad[f"{lang}.feminine.txt"] = [
+            m if i % 2 else f for i, (f, m) in enumerate(zip(ref["feminine"], ref["masculine"]))
+        ]
+        bad[f"{lang}.masculine.txt"] = [
+            " ".join(m.split()[1:]) if i % 3 == 0 else m for i, m in enumerate(ref["masculine"])
+        ]
+    out = []
+    for name, hyps in (("good", good), ("bad", bad)):
+        report = tmp / f"report_{name}"
+        res = run_script(
+            "bias_report.py",
+            *("--mtgeneval-dir", str(MTGENEVAL), "--split", "dev", "--langs", *LANGS),
+            *("--hyp-dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap-samples", "200"),
+        )
+        assert res.returncode == 0, res.stderr[-2000:]
+        out.append(report)
+    return out[0], out[1]
+
+
+def _number(cell: str) -> float | None:
+    return None if cell == "n/a" else float(cell)
+
+
+def _interval(cell: str) -> list[float] | None:
+    return None if cell == "n/a" else [float(x) for x in re.fullmatch(r"\[(.+), (.+)\]", cell).groups()]
+
+
+def _markdown_rows(text: str) -> list[list[str]]:
+    rows = [line.strip("|").split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    return [[c.strip() for c in row] for row in rows]
+
+
+def _metrics(folder: Path) -> dict:
+    return json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+
+
+def _check_table(rows: list[list[str]], before: dict, after: dict) -> list[str]:
+    """Every cell against the two metrics.json files; returns the 'changed' column."""
+    header, body = rows[0], rows[1:]
+    assert header == ["lang", "figure", "base", "base 95% CI", "tuned", "tuned 95% CI", "change", "changed"]
+    assert [(r[0], r[1]) for r in body] == [(scope, title) for scope in (*LANGS, "macro") for title in FIGURES]
+    verdicts = []
+    for scope, title, b, b_ci, a, a_ci, change, changed in body:
+        key = FIGURES[title]
+        mb = before["macro"] if scope == "macro" else before["languages"][scope]
+        ma = after["macro"] if scope == "macro" else after["languages"][scope]
+        tolerance = 0.0005 if key.startswith(("accuracy", "coverage")) else 0.005
+        assert _number(b) == pytest.approx(mb[key], abs=tolerance), (scope, title)
+        assert _number(a) == pytest.approx(ma[key], abs=tolerance), (scope, title)
+        assert _number(change) == pytest.approx(ma[key] - mb[key], abs=tolerance), (scope, title)
+        ci_b, ci_a = mb.get(f"{key}_ci95"), ma.get(f"{key}_ci95")
+        if ci_b is None:
+            assert b_ci == a_ci == "n/a" and changed == "n/a", (scope, title)
+        else:
+            assert _interval(b_ci) == pytest.approx(ci_b, abs=tolerance)
+            assert _interval(a_ci) == pytest.approx(ci_a, abs=tolerance)
+            outside = not ci_b[0] <= ma[key] <= ci_b[1] and not ci_a[0] <= mb[key] <= ci_a[1]
+            assert changed == ("yes" if outside else "no"), (scope, title)
+        verdicts.append(changed)
+    return verdicts
+
+
+def test_table_matches_both_metrics_files(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    before, after = reports
+    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned")
+    assert res.returncode == 0, res.stderr
+    verdicts = _check_table(_markdown_rows(res.stdout), _metrics(before), _metrics(after))
+    assert {"yes", "no", "n/a"} <= set(verdicts)  # the damaged feminine side moves, the masculine accuracy not
+    assert "Note: change = tuned - base" in res.stdout and "outside base's CI" in res.stdout
+
+    out = tmp_path / "cmp"
+    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.html", "comparison.md"]
+    markdown = (out / "comparison.md").read_text(encoding="utf-8")
+    root = ET.fromstring((out / "comparison.html").read_text(encoding="utf-8").split("\n", 1)[1])
+    ns = {"h": "http://www.w3.org/1999/xhtml"}
+    html_rows = [[c.text or "" for c in tr] for tr in root.iter("{http://www.w3.org/1999/xhtml}tr")]
+    assert html_rows == _markdown_rows(markdown)
+    assert len(root.findall(".//h:tr[@class='changed']", ns)) == verdicts.count("yes")
+
+
+def test_partly_overlapping_languages(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    before, after = reports
+    only_de = tmp_path / "only_de"
+    only_de.mkdir()
+    metrics = _metrics(after)
+    metrics["languages"] = {"de": metrics["languages"]["de"]}
+    (only_de / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    res = run_script("compare_reports.py", str(before), str(only_de))
+    assert res.returncode == 0, res.stderr
+    rows = _markdown_rows(res.stdout)[1:]
+    assert {r[0] for r in rows} == {"de"} and len(rows) == len(FIGURES)
+    assert "Languages only in before, left out: es." in res.stdout and "No macro rows" in res.stdout
+
+
+def _fails(*args: str, fragment: str, out: Path | None = None) -> None:
+    res = run_script("compare_reports.py", *args, *(["--out", str(out)] if out else []))
+    assert res.returncode == 2, res.stdout
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
+    assert fragment in res.stderr, res.stderr
+    assert res.stdout == ""
+    if out is not None:
+        assert not out.exists()
+
+
+def test_bad_input(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    before, after = reports
+    out = tmp_path / "out"
+    _fails(
+        str(tmp_path / "missing"),
+        str(after),
+        fragment=f"error: BEFORE: {tmp_path / 'missing'}: no such folder",
+        out=out,
+    )
+    _fails(str(before), str(tmp_path), fragment=f"error: AFTER: {tmp_path} has no metrics.json", out=out)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "metrics.json").write_text("{not json", encoding="utf-8")
+    _fails(
+        str(broken),
+        str(after),
+        fragment="error: BEFORE: " + f"{broken / 'metrics.json'}: invalid JSON (line 1",
+        out=out,
+    )
+    (broken / "metrics.json").write_text('{"macro": {}}', encoding="utf-8")
+    _fails(str(before), str(broken), fragment="no 'languages'", out=out)
+    elsewhere = tmp_path / "fr_only"
+    shutil.copytree(after, elsewhere)
+    metrics = _metrics(after)
+    metrics["languages"] = {"fr": metrics["languages"]["de"]}
+    (elsewhere / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    _fails(
+        str(before),
+        str(elsewhere),
+        fragment="AFTER: no language in common with BEFORE (BEFORE: de es; AFTER: fr)",
+        out=out,
+    )
+    _fails(str(before), str(after), "--names", "only-one", fragment="error: --names:", out=out)
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    _fails(str(before), str(after), "--out", str(afile), fragment="error: --out:")
+    assert afile.read_text(encoding="utf-8") == "x"
+
+
+def test_help() -> None:
+    res = run_script("compare_reports.py", "--help")
+    assert res.returncode == 0 and res.stderr == ""
+    assert "BEFORE" in res.stdout and "--names" in res.stdout and "--out" in res.stdout
