@@ -8,7 +8,9 @@ from pathlib import Path
 from accelerate import Accelerator
 from transformers import GenerationConfig
 
+from bias_eval.data import available_splits, mtgeneval_root
 from mtkit.config import RunConfig
+from mtkit.errors import UserError
 from mtkit.lora import is_lora, save_lora
 from mtkit.prompts import Prompt
 
@@ -35,12 +37,32 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
         prompt.save(final)
 
 
+def bias_report_split(cfg: RunConfig) -> str | None:
+    """``--bias_report_split``, with ``none`` (or empty) meaning no report."""
+    split = cfg.eval.bias_report_split
+    return None if not split or split.lower() == "none" else split
+
+
+def check_bias_report(cfg: RunConfig) -> None:
+    """Refuse, before training, a ``--bias_report_split`` the end of the run could not score."""
+    split = bias_report_split(cfg)
+    if not split:
+        return
+    if not cfg.data.mtgeneval_dir:
+        raise UserError(f"--bias_report_split {split}: needs --mtgeneval_dir (MT-GenEval in its repository layout)")
+    present = available_splits(mtgeneval_root(Path(cfg.data.mtgeneval_dir)))
+    if split not in present:
+        raise UserError(
+            f"--bias_report_split: split {split!r} not in {cfg.data.mtgeneval_dir} (present: {', '.join(present)})"
+        )
+
+
 def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
     """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
     decoded with the model's saved prompt and generation settings."""
     from bias_eval.cli import main as report_main
 
-    args = ["--mtgeneval-dir", str(cfg.data.mtgeneval_dir), "--split", str(cfg.eval.bias_report_split)]
+    args = ["--mtgeneval-dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
     args += ["--langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
     args += ["--batch-size", str(cfg.eval.eval_batch_size)]
     report_main(args)

@@ -21,12 +21,12 @@ PRESETS: dict[str, tuple[int, int, int, int, float]] = {
 }
 
 
-#: flan-t5's architectures (T5 v1.1: gated-GELU FFN, untied output layer, 32,128-entry vocabulary), as published in
+#: flan-t5's architectures (T5 v1.1: gated-GELU FFN, 32,128-entry vocabulary), as published in
 #: the google/flan-t5-* configs: name -> (layers per stack, d_model, heads, d_ff). ``d_kv`` is 64 in all of them.
 #: With random weights: for benchmarks and memory planning where the hub is out of reach; fine-tune the real
 #: model with ``--model_name_or_path google/flan-t5-xl``. transformers 5 ties the output layer of a T5 built from a
-#: config to the embeddings, so these have vocab x d_model fewer weights than the checkpoints (xl: 66M of 2,850M);
-#: the FLOPs are the same.
+#: config to the embeddings (the checkpoints keep a separate output layer), so these have vocab x d_model fewer
+#: weights (xl: 66M of 2,850M) and scale the decoder output by d_model**-0.5 as tied T5s do; the FLOPs are the same.
 T5_PRESETS: dict[str, tuple[int, int, int, int]] = {
     "flan-t5-small": (8, 512, 6, 1024),
     "flan-t5-base": (12, 768, 12, 2048),
@@ -49,7 +49,7 @@ def t5_preset_config(name: str, *, vocab_size: int, pad_token_id: int, eos_token
         num_decoder_layers=layers,
         num_heads=heads,
         feed_forward_proj="gated-gelu",
-        tie_word_embeddings=False,
+        tie_word_embeddings=True,  # transformers 5 ties a T5 built from a config anyway; this also scales its output
         dropout_rate=0.1 if dropout is None else dropout,
         pad_token_id=pad_token_id,
         eos_token_id=eos_token_id,

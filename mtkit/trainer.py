@@ -32,7 +32,7 @@ from mtkit.config import RunConfig
 from mtkit.data import held_out, load_parallel
 from mtkit.errors import UserError
 from mtkit.evaluation import translate_corpus, validation_loss
-from mtkit.export import bias_report, export_model
+from mtkit.export import bias_report, bias_report_split, check_bias_report, export_model
 from mtkit.flops import Architecture, peak_tflops
 from mtkit.lora import check_strategy
 from mtkit.loss import token_loss_sum
@@ -60,6 +60,7 @@ class Trainer:
         # Every input check happens here, before anything is written.
         self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
         check_selection(cfg, self.raw["validation"].column_names)
+        check_bias_report(cfg)
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
         if precision != cfg.train.mixed_precision:
@@ -282,12 +283,14 @@ class Trainer:
         final = self.out / "final"
         prompt = self.prompt.with_languages(cfg.data.languages()) if self.prompt else None
         export_model(cfg, acc, self.model, self.tokenizer, final, prompt)
-        acc.end_training()  # the report below runs on the main process alone, with no collective to time out
         if acc.is_main_process:
             acc.print(f"final model in {final}")
             plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
-            if cfg.eval.bias_report_split:
-                results["bias_report"] = str(bias_report(cfg, final, self.out / "bias_report"))
+            (self.out / "results.json").write_text(json.dumps(results, indent=2))
+        acc.wait_for_everyone()  # every process leaves the process group together
+        acc.end_training()
+        if acc.is_main_process and bias_report_split(cfg):  # alone: no collective left to time out
+            results["bias_report"] = str(bias_report(cfg, final, self.out / "bias_report"))
             (self.out / "results.json").write_text(json.dumps(results, indent=2))
         return results
 

@@ -192,3 +192,12 @@ def test_zero3_two_processes_sharded_creation_export_and_resume(tiny_t5, tmp_pat
     assert res.returncode == 0, res.stderr[-3000:]
     a, b = load_file(resumed / "final" / "model.safetensors"), load_file(straight / "final" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_bias_report_split_that_is_not_there_is_refused_before_training(tiny_t5, tmp_path):
+    out = tmp_path / "nosplit"
+    res = run_script("train.py", *finetune_args(tiny_t5, out, "--bias_report_split", "test"))
+    assert res.returncode == 2 and not out.exists()
+    assert res.stderr.strip().splitlines() == [
+        f"error: --bias_report_split: split 'test' not in {MTGENEVAL} (present: dev)"
+    ]
