@@ -134,7 +134,7 @@ def test_lora_saves_adapter_and_merged_model_and_writes_the_bias_report(tiny_t5,
     assert json.loads((out / "results.json").read_text())["bias_report"] == str(out / "bias_report")
 
 
-@pytest.mark.parametrize("strategy", ["ddp", "zero2"])
+@pytest.mark.parametrize("strategy", ["multi_gpu", "deepspeed_zero2"])
 def test_lora_with_two_processes(tiny_t5, tmp_path, strategy):
     out = tmp_path / strategy
     res = run_script(
@@ -142,7 +142,7 @@ def test_lora_with_two_processes(tiny_t5, tmp_path, strategy):
         "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
         *finetune_args(tiny_t5, out, "--max_steps", "4", "--eval_steps", "4", "--lora_r", "4",
                        "--learning_rate", "2e-2", "--eval_max_samples", "10", "--mixed_precision", "no"),
-        env={"ACCELERATE_USE_CPU": "1"} if strategy == "ddp" else None,
+        env={"ACCELERATE_USE_CPU": "1"} if strategy == "multi_gpu" else None,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     assert "2 process(es)" in res.stdout
@@ -151,7 +151,7 @@ def test_lora_with_two_processes(tiny_t5, tmp_path, strategy):
 
 def test_lora_under_zero3_is_refused(tiny_t5, tmp_path):
     res = run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero3.yaml", "--num_processes", "1",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/deepspeed_zero3.yaml", "--num_processes", "1",
         "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
         *finetune_args(tiny_t5, tmp_path / "z3", "--max_steps", "2", "--lora_r", "4"),
     )  # fmt: skip
@@ -162,7 +162,7 @@ def test_lora_under_zero3_is_refused(tiny_t5, tmp_path):
 
 def zero3(tiny_t5, out, steps: int, *extra: str):
     return run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero3.yaml", "--num_processes", "2",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/deepspeed_zero3.yaml", "--num_processes", "2",
         "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
         *finetune_args(tiny_t5, out, "--max_steps", str(steps), "--eval_steps", "4", "--save_steps", "4",
                        "--no_load_best_model_at_end", "--eval_max_samples", "10", "--mixed_precision", "no", *extra),

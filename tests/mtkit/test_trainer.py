@@ -84,7 +84,7 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, 
 def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
     out = tmp_path / "ddp"
     res = run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/ddp.yaml", "--num_processes", "2",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/multi_gpu.yaml", "--num_processes", "2",
         "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
         "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "12",
         "--eval_steps", "12", "--save_steps", "12", "--eval_max_samples", "8", "--max_new_tokens", "8",
@@ -113,7 +113,7 @@ def test_gradient_accumulation_counts_updates_not_batches(multi30k_small, tmp_pa
         assert lr == pytest.approx(noam(step))
 
 
-@pytest.mark.parametrize("strategy", ["zero2", "zero3"])
+@pytest.mark.parametrize("strategy", ["deepspeed_zero2", "deepspeed_zero3"])
 def test_deepspeed_zero_on_two_cpu_processes(multi30k_small, tmp_path, strategy):
     """The same loop under DeepSpeed ZeRO-2/3 (gloo): trains, decodes with synced ranks, saves, exports."""
     out = tmp_path / strategy
@@ -240,7 +240,7 @@ def test_two_processes_over_a_split_equal_one_process_over_all(multi30k_small, t
     res = run_script("train.py", *data, "--output_dir", str(one), "--gradient_accumulation_steps", "2")
     assert res.returncode == 0, res.stderr[-2000:]
     res = run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/ddp.yaml", "--num_processes", "2",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/multi_gpu.yaml", "--num_processes", "2",
         "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py", *data,
         "--output_dir", str(two), env={"ACCELERATE_USE_CPU": "1"},
     )  # fmt: skip
@@ -257,7 +257,7 @@ def test_deepspeed_clips_at_max_grad_norm(multi30k_small, tmp_path, initial_weig
     assert res.returncode == 0, res.stderr[-2000:]
     assert records(plain, "grad_norm")[0][1] > 0.05 * 2  # the clipping bites
     res = run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero2.yaml", "--num_processes", "1",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/deepspeed_zero2.yaml", "--num_processes", "1",
         "--main_process_port", free_port(), "scripts/train.py", *data, "--output_dir", str(zero),
         "--gradient_accumulation_steps", "2",
     )  # fmt: skip

@@ -80,7 +80,7 @@ def test_no_device_sync_inside_updates(multi30k_small, tmp_path):
     GradientState._reset_state()
 
 
-@pytest.mark.parametrize("strategy", ["zero2", "zero3"])
+@pytest.mark.parametrize("strategy", ["deepspeed_zero2", "deepspeed_zero3"])
 def test_deepspeed_zero_on_one_gpu_exports_a_model_that_reloads(multi30k_small, tmp_path, strategy):
     out = tmp_path / strategy
     res = run_script(
@@ -121,7 +121,7 @@ def test_flan_t5_base_shape_under_zero3_bf16_on_one_gpu(tmp_path, checkpointing)
         pytest.skip("../shared/data/mt-geneval is not there")
     out = tmp_path / "flan"
     res = run_script(
-        "-", "accelerate", "launch", "--config_file", "accelerate_configs/zero3.yaml", "--num_processes", "1",
+        "-", "accelerate", "launch", "--config_file", "accelerate_configs/deepspeed_zero3.yaml", "--num_processes", "1",
         "--mixed_precision", "bf16", "--main_process_port", free_port(), "scripts/train.py",
         "--mtgeneval_dir", str(MTGENEVAL), "--target_langs", "de,es,fr,it,pt", "--prompt", "instruction",
         "--model", "flan-t5-base", "--tokenizer_type", "unigram", "--vocab_size", "8000", "--max_tokens", "8192",
