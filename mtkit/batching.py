@@ -79,7 +79,10 @@ class TokenBatchSampler(Sampler[list[int]]):
     """Batch sampler yielding this process' share of an epoch's token-budget batches.
 
     ``set_epoch(epoch, skip=k)`` re-draws the epoch (deterministic in ``seed`` and ``epoch``) and skips
-    this process' first ``k`` batches, which is how a resumed run continues mid-epoch.
+    this process' first ``k`` batches, which is how a resumed run continues mid-epoch. ``segments`` lists
+    the parts of the epoch already trained with other numbers of processes, as ``(processes, rounds)``:
+    a run resumed on another world size continues with the batches those rounds left, dealt anew, so that
+    nothing of the epoch is repeated or skipped.
     """
 
     def __init__(
@@ -102,17 +105,19 @@ class TokenBatchSampler(Sampler[list[int]]):
         self.shuffle, self.seed = shuffle, seed
         self.set_epoch(0)
 
-    def set_epoch(self, epoch: int, skip: int = 0) -> None:
+    def set_epoch(self, epoch: int, skip: int = 0, segments: Sequence[Sequence[int]] = ()) -> None:
         self.epoch, self.skip = epoch, skip
         seed = self.seed * 100_003 + epoch if self.shuffle else None
-        everything = pack_batches(
+        batches = pack_batches(
             self.lengths,
             self.max_tokens,
             max_sentences=self.max_sentences,
             seed=seed,
             pad_to_multiple_of=self.pad_to_multiple_of,
         )
-        self._batches = even_out(everything, self.num_replicas)[self.rank :: self.num_replicas]
+        for processes, rounds in segments:  # what earlier world sizes already trained on, in their dealing
+            batches = even_out(batches, processes)[rounds * processes :]
+        self._batches = even_out(batches, self.num_replicas)[self.rank :: self.num_replicas] if batches else []
 
     def __iter__(self) -> Iterator[list[int]]:
         yield from self._batches[self.skip :]

@@ -44,6 +44,18 @@ class TrainerState:
     best_valid_loss: float | None = None
     best_step: int | None = None
     skipped_updates: int = 0  # fp16 overflows: batches consumed, no update applied, not counted in ``step``
+    world_size: int = 1  # processes that wrote the state; batches_in_epoch is per process in their dealing
+    epoch_segments: list[list[int]] = dataclasses.field(default_factory=list)  # [processes, rounds] of this
+    # epoch trained before a resume on another world size (see mtkit.batching.TokenBatchSampler)
+
+    def resume_on(self, processes: int) -> bool:
+        """Continue the epoch on ``processes`` processes; True if that differs from the ones that saved it."""
+        changed = processes != self.world_size
+        if changed:
+            self.epoch_segments.append([self.world_size, self.batches_in_epoch])
+            self.batches_in_epoch = 0
+        self.world_size = processes
+        return changed
 
 
 class CheckpointManager:
@@ -89,6 +101,11 @@ class CheckpointManager:
     def load(self, path: Path) -> TrainerState:
         """Restore the accelerate state from ``path`` and return its :class:`TrainerState`."""
         self.accelerator.load_state(str(path))
+        return self.read_state(path)
+
+    @staticmethod
+    def read_state(path: Path) -> TrainerState:
+        """The :class:`TrainerState` saved in ``path``, without restoring anything."""
         return TrainerState(**json.loads((path / STATE_FILE).read_text()))
 
     def _link(self, name: str, target: Path) -> None:

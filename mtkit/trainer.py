@@ -92,12 +92,31 @@ class Trainer:
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
 
         self.checkpoints = CheckpointManager(out, acc, keep_last=cfg.train.save_total_limit)
-        self.state = TrainerState()
+        self.state = TrainerState(world_size=acc.num_processes)
         if self.checkpoints.last is not None:
-            self.state = self.checkpoints.load(self.checkpoints.last)
-            acc.print(f"resuming from {self.checkpoints.last} (update {self.state.step}, epoch {self.state.epoch})")
+            self._resume(self.checkpoints.last)
         self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
         self.grad_norm: torch.Tensor | float | None = None
+
+    def _resume(self, checkpoint: Path) -> None:
+        """Restore everything from ``checkpoint``; on another number of processes, continue the epoch where it
+        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO)."""
+        acc = self.accelerator
+        saved = self.checkpoints.read_state(checkpoint)
+        if saved.world_size != acc.num_processes and zero_stage(acc) is not None:
+            raise UserError(
+                f"resume: {checkpoint} was written by {saved.world_size} DeepSpeed processes, whose optimizer "
+                f"shards cannot be loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
+                "run from scripts/export_model.py's output"
+            )
+        self.state = self.checkpoints.load(checkpoint)
+        acc.print(f"resuming from {checkpoint} (update {self.state.step}, epoch {self.state.epoch})")
+        before = self.state.world_size
+        if self.state.resume_on(acc.num_processes):
+            acc.print(
+                f"the checkpoint was written by {before} process(es), this run has {acc.num_processes}: "
+                f"the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
+            )
 
     def _announce(self, model, n_pairs: int) -> None:
         cfg, acc = self.cfg, self.accelerator
@@ -124,13 +143,15 @@ class Trainer:
 
     def micro_batches(self) -> Iterator[dict]:
         """Training batches without end, epoch after epoch, keeping the position in ``state`` for resume."""
+        state = self.state
         while True:
-            self.sampler.set_epoch(self.state.epoch, skip=self.state.batches_in_epoch)
+            self.sampler.set_epoch(state.epoch, skip=state.batches_in_epoch, segments=state.epoch_segments)
             for batch in self.train_loader:
-                self.state.batches_in_epoch += 1
+                state.batches_in_epoch += 1
                 yield batch
-            self.state.epoch += 1
-            self.state.batches_in_epoch = 0
+            state.epoch += 1
+            state.batches_in_epoch = 0
+            state.epoch_segments = []
 
     def update(self, micro_batches: list[dict]) -> bool:
         """One optimizer update over ``micro_batches`` (one per accumulation step); True if it was applied.

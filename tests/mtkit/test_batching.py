@@ -117,3 +117,25 @@ def test_padded_lengths_pack_under_the_budget():
         assert len(batch) * (-(-int(lens[batch].max()) // 8) * 8) <= 500
     with pytest.raises(UserError, match="once padded"):
         pack_batches([81], 82, pad_to_multiple_of=8)  # 81 fits raw, 88 does not
+
+
+@pytest.mark.parametrize("worlds", [(2, 1), (1, 2), (2, 3), (3, 2, 1)])
+def test_resuming_on_another_world_size_sees_every_sample_once(worlds):
+    """An epoch trained a few rounds on each world size in turn (as successive resumes do): every sentence is
+    trained on exactly once, and each process' batches still keep the token budget."""
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 60, size=500)
+    seen: list[int] = []
+    segments: list[list[int]] = []
+    for k, world in enumerate(worlds):
+        samplers = [TokenBatchSampler(lengths, 400, num_replicas=world, rank=r, seed=5) for r in range(world)]
+        for sampler in samplers:
+            sampler.set_epoch(3, segments=segments)
+        last = k == len(worlds) - 1
+        rounds = min(len(s) for s in samplers) if last else 4
+        for sampler in samplers:
+            for batch in list(sampler)[:rounds]:
+                assert max(lengths[batch]) * len(batch) <= 400  # the budget holds
+                seen.extend(batch)
+        segments.append([world, rounds])
+    assert sorted(seen) == list(range(len(lengths)))

@@ -264,3 +264,49 @@ def test_deepspeed_clips_at_max_grad_norm(multi30k_small, tmp_path, initial_weig
     assert res.returncode == 0, res.stderr[-3000:]
     assert "DEEPSPEED" in res.stdout
     assert_same_update(zero, plain, initial_weights)
+
+
+def test_resume_on_another_number_of_processes(multi30k_small, tmp_path):
+    """2 DDP processes -> 1 -> 2: each resume continues the epoch in the dealing the sampler derives from the saved
+    segments (tests/mtkit/test_batching.py proves that covers every sentence once); the state records them."""
+    out = tmp_path / "worlds"
+    common = [
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--eval_steps", "100",
+        "--save_steps", "3", "--test_split", "none", "--eval_max_samples", "2", "--max_new_tokens", "4",
+    ]  # fmt: skip
+
+    def two(steps: int):
+        return run_script(
+            "-", "accelerate", "launch", "--config_file", "accelerate_configs/cpu_ddp.yaml",
+            "--main_process_port", free_port(), "scripts/train.py", *common, "--max_steps", str(steps),
+        )  # fmt: skip
+
+    def state() -> dict:
+        return json.loads((out / "checkpoints" / "checkpoint_last" / "trainer_state.json").read_text())
+
+    res = two(3)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (state()["world_size"], state()["batches_in_epoch"], state()["epoch_segments"]) == (2, 3, [])
+    res = run_script("train.py", *common, "--max_steps", "6")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "written by 2 process(es), this run has 1" in res.stdout
+    assert (state()["world_size"], state()["batches_in_epoch"], state()["epoch_segments"]) == (1, 3, [[2, 3]])
+    res = two(9)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (state()["world_size"], state()["batches_in_epoch"], state()["epoch_segments"]) == (2, 3, [[2, 3], [1, 3]])
+    assert state()["epoch"] == 0 and state()["step"] == 9
+
+
+def test_zero_checkpoints_refuse_another_number_of_processes(multi30k_small, tmp_path):
+    out = tmp_path / "zero"
+    common = [
+        "scripts/train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
+        "--eval_steps", "100", "--test_split", "none", "--eval_max_samples", "2", "--max_new_tokens", "4",
+        "--mixed_precision", "no",
+    ]  # fmt: skip
+    launch = ["-", "accelerate", "launch", "--config_file", "accelerate_configs/deepspeed_zero2.yaml"]
+    res = run_script(*launch, "--num_processes", "2", "--main_process_port", free_port(), *common, "--max_steps", "2")
+    assert res.returncode == 0, res.stderr[-3000:]
+    res = run_script(*launch, "--num_processes", "1", "--main_process_port", free_port(), *common, "--max_steps", "4")
+    assert res.returncode != 0
+    assert "error: resume: " in res.stderr and "written by 2 DeepSpeed processes" in res.stderr
