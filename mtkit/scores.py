@@ -21,6 +21,7 @@ GENDER_KEYS = (
     "accuracy_feminine",
     "accuracy_masculine",
     "accuracy_pair",
+    "coverage",  # share of hypotheses with a gendered word at all: accuracy means little when it is low
     "fair_bleu",
 )
 

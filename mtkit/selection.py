@@ -46,16 +46,17 @@ def selection_value(scores: dict[str, float], metric: str) -> float:
 
 def describe(scores: dict[str, float], metric: str, state: TrainerState) -> str:
     """One progress line: loss, BLEU, chrF, per-language BLEU, the gender figures, and the best so far."""
-    parts = [f"valid loss {scores['valid_loss']:.3f}", f"BLEU {scores['valid_bleu']:.2f}"]
-    parts.append(f"chrF {scores['valid_chrf']:.2f}")
+    bleu = f"BLEU {scores['valid_bleu']:.2f}"
     per_lang = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
     if per_lang:
-        parts.append("(" + " ".join(f"{lang} {scores[f'valid_{lang}_bleu']:.1f}" for lang in per_lang) + ")")
+        bleu += " (" + " ".join(f"{lang} {scores[f'valid_{lang}_bleu']:.1f}" for lang in per_lang) + ")"
+    parts = [f"valid loss {scores['valid_loss']:.3f}", bleu, f"chrF {scores['valid_chrf']:.2f}"]
     for key, label, fmt in (
         ("bleu_gap", "gap m-f", "{:+.2f}"),
         ("accuracy_feminine", "acc f", "{:.1%}"),
         ("accuracy_masculine", "acc m", "{:.1%}"),
         ("accuracy_pair", "acc pair", "{:.1%}"),
+        ("coverage", "coverage", "{:.1%}"),
         ("fair_bleu", "fair BLEU", "{:.3f}"),
     ):
         if f"valid_{key}" in scores and key in GENDER_KEYS:

@@ -6,6 +6,7 @@ Every reading problem becomes a one-line :class:`UserError` naming the file.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -64,3 +65,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_jsonl(path: Path, rows) -> None:
+    """``rows`` (dicts) as JSON lines, UTF-8, written atomically."""
+    atomic_write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8"))

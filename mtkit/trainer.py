@@ -42,6 +42,7 @@ from mtkit.presets import ALL_PRESETS
 from mtkit.prompts import Prompt
 from mtkit.scores import balanced_subset, split_scores
 from mtkit.selection import check_selection, describe, oriented, raw_value, selection_value
+from mtkit.textio import write_jsonl
 from mtkit.throughput import Throughput
 from mtkit.tracking import MetricsLog, plot_curves
 
@@ -73,7 +74,7 @@ class Trainer:
             out.mkdir(parents=True, exist_ok=True)
             cfg.save(out / "config.yaml")
             if held_out(cfg.data):
-                self.raw["validation"].to_json(out / "validation_split.jsonl", lines=True, force_ascii=False)
+                write_jsonl(out / "validation_split.jsonl", self.raw["validation"].to_list())
         with acc.main_process_first():  # instant when scripts/preprocess.py ran first
             self.tokenizer = prepare_tokenizer(cfg, self.raw["train"], out)
             data = tokenize_splits(self.raw, self.tokenizer, cfg)
@@ -273,9 +274,8 @@ class Trainer:
         hyps = translate_corpus(self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval)
         if save_as and self.accelerator.is_main_process:
             (self.out / "translations").mkdir(exist_ok=True)
-            rows.add_column("hypothesis", hyps).to_json(
-                self.out / "translations" / f"{save_as}.jsonl", lines=True, force_ascii=False
-            )
+            records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]
+            write_jsonl(self.out / "translations" / f"{save_as}.jsonl", records)
         return split_scores(rows, hyps)
 
     def save(self, *, is_best: bool = False) -> Path:

@@ -55,13 +55,8 @@ def generate_translations(
         idx = order[start : start + batch_size]
         enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True, max_length=limit)
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        ids = model.generate(
-            **enc,
-            num_beams=beam_size,
-            length_penalty=length_penalty,
-            max_new_tokens=max_new_tokens,
-            **generate_kwargs,
-        )
+        beam = {"num_beams": beam_size, "length_penalty": length_penalty} if beam_size > 1 else {"num_beams": 1}
+        ids = model.generate(**enc, **beam, max_new_tokens=max_new_tokens, **generate_kwargs)
         for i, text in zip(idx, tokenizer.batch_decode(ids, skip_special_tokens=True)):
             out[i] = text.strip()
     model.train(was_training)

@@ -6,7 +6,7 @@ table row and a JSON record (also written to ``--json``): step time, non-padding
 achieved TFLOP/s per device, MFU, padding and peak accelerator memory.
 
     python scripts/benchmark_step.py --config recipes/multi30k_en_de_base.yaml --mixed_precision bf16 --steps 30
-    accelerate launch --config_file accelerate_configs/deepspeed_zero2.yaml scripts/benchmark_step.py --config R.yaml ...
+    accelerate launch --config_file accelerate_configs/deepspeed_zero2.yaml scripts/benchmark_step.py --config R ...
 
 Every other flag is a recipe key (``--max_tokens``, ``--torch_compile``, ``--gradient_accumulation_steps``).
 """

@@ -27,5 +27,5 @@ def test_gender_metrics_need_gendered_validation_data():
 def test_progress_line_names_languages_and_gender_figures():
     scores = {**SCORES, "valid_de_bleu": 31.0, "valid_es_bleu": 29.0, "valid_accuracy_pair": 0.5}
     line = describe(scores, "fair_bleu", TrainerState(best_metric=0.2, best_step=10))
-    assert "(de 31.0 es 29.0)" in line and "gap m-f -3.00" in line and "acc pair 50.0%" in line
+    assert "BLEU 30.00 (de 31.0 es 29.0)" in line and "gap m-f -3.00" in line and "acc pair 50.0%" in line
     assert "fair BLEU 0.200" in line and line.endswith("best fair_bleu 0.2 at 10")
