@@ -28,7 +28,7 @@ from bias_eval.data import (
 )
 from mtkit.config import DataConfig
 from mtkit.errors import UserError
-from mtkit.heldout_split import heldout_split
+from mtkit.heldout_split import check_fraction, heldout_split
 from mtkit.textio import read_lines
 
 #: Column pairs recognised in CSV/TSV/JSONL files, in order of preference (then <source_lang>/<target_lang>).
@@ -60,29 +60,36 @@ def load_folder(folder: Path, split: str, src: str, tgt: str) -> Dataset:
     return _pairs(sources, targets, f"{s} / {t.name}", [tgt] * len(sources))
 
 
-def _read_table(path: Path) -> list[dict]:
+def _read_table(path: Path) -> tuple[list[dict], list[int]]:
+    """The rows of a table and the line each ends on (for messages)."""
     if not path.is_file():
         raise UserError(f"{path}: file not found")
-    text = "\n".join(read_lines(path))
+    lines = read_lines(path)
     if path.suffix in (".jsonl", ".json"):
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
+        rows, numbers = [], []
+        for i, line in enumerate(lines, start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as err:
                     raise UserError(f"{path}: line {i} is not valid JSON ({err.msg})") from None
-        return rows
+                numbers.append(i)
+        return rows, numbers
     if path.suffix not in (".csv", ".tsv"):
         raise UserError(f"{path}: expected a .csv, .tsv or .jsonl file")
-    return list(csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ","))
+    reader = csv.DictReader(lines, delimiter="\t" if path.suffix == ".tsv" else ",")
+    rows, numbers = [], []
+    for row in reader:
+        rows.append(row)
+        numbers.append(reader.line_num)
+    return rows, numbers
 
 
 def load_table(path: Path, cfg: DataConfig) -> Dataset:
     """A CSV/TSV/JSONL file. With a ``language_pair`` column, rows of every pair are kept (only those of
     ``--target_langs`` when given); with a ``gender`` column, the rows are gendered, and two rows of one language
     sharing an ``ID`` with both genders are a counterfactual pair."""
-    rows = _read_table(path)
+    rows, numbers = _read_table(path)
     if not rows:
         raise UserError(f"{path}: no rows")
     columns = set(rows[0])
@@ -101,7 +108,8 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
         langs = [target_language(str(r["language_pair"])) for r in rows]
         if cfg.target_langs:
             wanted = set(cfg.languages())
-            rows, langs = [r for r, lang in zip(rows, langs) if lang in wanted], [x for x in langs if x in wanted]
+            keep = [i for i, lang in enumerate(langs) if lang in wanted]
+            rows, numbers, langs = [rows[i] for i in keep], [numbers[i] for i in keep], [langs[i] for i in keep]
             if not rows:
                 raise UserError(f"--target_langs: no rows of {path} have a language_pair into {cfg.target_langs}")
     else:
@@ -109,7 +117,7 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
     sources, targets = [str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows]
     if "gender" not in columns:
         return _pairs(sources, targets, str(path), langs)
-    genders = [normalise_gender(str(r["gender"] or ""), f"{path}: row {i}") for i, r in enumerate(rows, start=2)]
+    genders = [normalise_gender(str(r["gender"] or ""), f"{path}: line {n}") for n, r in zip(numbers, rows)]
     ids = [str(next((r[k] for k in ("ID", "id") if r.get(k) not in (None, "")), "")) for r in rows]
     members: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, (lang, row_id) in enumerate(zip(langs, ids)):
@@ -139,22 +147,27 @@ def mtgeneval_rows(data: GenderedData) -> Dataset:
     return _pairs(cols.pop("source"), cols.pop("target"), where, cols.pop("lang"), **cols)
 
 
-def load_mtgeneval_splits(cfg: DataConfig) -> DatasetDict:
-    """``train`` from ``--mtgeneval_split`` of ``--mtgeneval_dir`` and, when ``--test_split`` names another split
-    present there, ``test``; flags in errors are this script's."""
-    flags = {"--split:": "--mtgeneval_split:", "--langs:": "--target_langs:", "--mtgeneval-dir:": "--mtgeneval_dir:"}
-    folder = Path(cfg.mtgeneval_dir)
-    out = DatasetDict()
+def _load_mtgeneval(cfg: DataConfig, split: str, split_flag: str) -> Dataset:
+    """One MT-GenEval split as rows; bias_eval's flags in its errors renamed to this script's."""
+    lang_flag = "--target_langs" if cfg.target_langs else "--target_lang"
+    flags = {"--split:": f"{split_flag}:", "--langs:": f"{lang_flag}:", "--mtgeneval-dir:": "--mtgeneval_dir:"}
     try:
-        out["train"] = mtgeneval_rows(load_mtgeneval(folder, cfg.mtgeneval_split, cfg.languages()))
-        test = cfg.test_split
-        if test and test != cfg.mtgeneval_split and test in available_splits(mtgeneval_root(folder)):
-            out["test"] = mtgeneval_rows(load_mtgeneval(folder, test, cfg.languages()))
+        return mtgeneval_rows(load_mtgeneval(Path(cfg.mtgeneval_dir), split, cfg.languages()))
     except UserError as err:
         message = str(err)
         for theirs, ours in flags.items():
-            message = message.replace(theirs, ours, 1) if message.startswith(theirs) else message
+            if message.startswith(theirs):
+                message = ours + message[len(theirs) :]
         raise UserError(message) from None
+
+
+def load_mtgeneval_splits(cfg: DataConfig) -> DatasetDict:
+    """``train`` from ``--mtgeneval_split`` of ``--mtgeneval_dir`` and, when ``--test_split`` names another split
+    present there, ``test``."""
+    out = DatasetDict({"train": _load_mtgeneval(cfg, cfg.mtgeneval_split, "--mtgeneval_split")})
+    test = cfg.test_split
+    if test and test != cfg.mtgeneval_split and test in available_splits(mtgeneval_root(Path(cfg.mtgeneval_dir))):
+        out["test"] = _load_mtgeneval(cfg, test, "--test_split")
     return out
 
 
@@ -188,6 +201,8 @@ def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
     given = [x for x in (cfg.data_dir, cfg.train_file, cfg.dataset_name, cfg.mtgeneval_dir) if x]
     if len(given) != 1:
         raise UserError("data: give exactly one of --data_dir, --train_file, --dataset_name or --mtgeneval_dir")
+    if held_out(cfg):
+        check_fraction(cfg.validation_fraction)  # before any data is read
     out = DatasetDict()
     test_split = None if str(cfg.test_split).lower() in ("", "none") else cfg.test_split
     if cfg.data_dir:

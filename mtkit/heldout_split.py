@@ -12,6 +12,12 @@ from datasets import Dataset
 from mtkit.errors import UserError
 
 
+def check_fraction(fraction: float) -> None:
+    """``--validation_fraction`` must lie strictly between 0 and 1."""
+    if not 0 < fraction < 1:
+        raise UserError(f"--validation_fraction: must be between 0 and 1 (exclusive), got {fraction}")
+
+
 def heldout_split(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, Dataset]:
     """``(train, validation)``: about ``fraction`` of every (language, gender) stratum goes to validation.
 
@@ -19,8 +25,7 @@ def heldout_split(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
     language. Each stratum is shuffled with its own generator seeded by ``seed`` and its name, so the split
     of one language does not depend on which other languages are in the run.
     """
-    if not 0 < fraction < 1:
-        raise UserError(f"--validation_fraction: must be between 0 and 1 (exclusive), got {fraction}")
+    check_fraction(fraction)
     cols = set(data.column_names)
     n = len(data)
     langs = data["lang"] if "lang" in cols else [""] * n

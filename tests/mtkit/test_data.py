@@ -1,8 +1,10 @@
+import csv
 import gzip
 import json
+from collections import Counter
 
 import pytest
-from testing_utils import MULTI30K
+from testing_utils import MTGENEVAL, MULTI30K
 
 from mtkit.config import DataConfig
 from mtkit.data import load_parallel, read_lines
@@ -21,6 +23,7 @@ def test_multi30k_folder_with_gz_files():
     cfg = DataConfig(data_dir=str(MULTI30K), target_lang="fr", validation_split="val", test_split="test_2016_flickr")
     data = load_parallel(cfg)
     assert {k: len(v) for k, v in data.items()} == {"train": 29000, "validation": 1014, "test": 1000}
+    assert {name: set(split["lang"]) for name, split in data.items()} == {k: {"fr"} for k in data}
     with gzip.open(MULTI30K / "val.fr.gz", "rt", encoding="utf-8") as f:
         assert data["validation"][0]["target"] == f.readline().rstrip("\n")
 
@@ -70,6 +73,75 @@ def test_jsonl_of_the_same_shape_and_a_held_out_validation(tmp_path):
     assert len(data["train"]) == 60 and len(data["validation"]) == 20
     assert sorted(data["validation"]["lang"]) == ["de"] * 10 + ["it"] * 10
     assert not set(data["train"]["pair_id"]) & set(data["validation"]["pair_id"])
+
+
+def mtgeneval_csv(path, n: int) -> dict[tuple[str, str], list[str]]:
+    """The first ``n`` MT-GenEval dev sentences of each language and gender as one gendered CSV, ID = line index;
+    returns the references read straight from the files."""
+    refs, writer_rows = {}, []
+    for lang in ("de", "es", "fr", "it", "pt"):
+        for gender in ("feminine", "masculine"):
+            stem = MTGENEVAL / "sentences" / "dev" / f"geneval-sentences-{gender}-dev.en_{lang}"
+            src = stem.with_name(stem.name + ".en").read_text(encoding="utf-8").splitlines()[:n]
+            refs[(lang, gender)] = stem.with_name(f"{stem.name}.{lang}").read_text(encoding="utf-8").splitlines()[:n]
+            writer_rows += [[i, s, t, gender, f"en_{lang}"] for i, (s, t) in enumerate(zip(src, refs[(lang, gender)]))]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([["ID", "input_to_translate", "label", "gender", "language_pair"], *writer_rows])
+    return refs
+
+
+@pytest.mark.skipif(not MTGENEVAL.is_dir(), reason="../shared/data/mt-geneval is not there")
+def test_csv_of_every_language_pair_with_counterfactuals_and_a_held_out_split(tmp_path):
+    refs = mtgeneval_csv(tmp_path / "all.csv", 20)
+    data = load_parallel(DataConfig(train_file=str(tmp_path / "all.csv"), validation_fraction=0.2), seed=4)
+    rows = [*data["train"], *data["validation"]]
+    assert Counter((r["lang"], r["gender"]) for r in rows) == {key: len(lines) for key, lines in refs.items()}
+    for r in rows:
+        lang, i = r["pair_id"].split(":")
+        other = "masculine" if r["gender"] == "feminine" else "feminine"
+        assert lang == r["lang"] and r["target"] == refs[(lang, r["gender"])][int(i)]
+        assert r["counterfactual"] == refs[(lang, other)][int(i)]
+    assert not set(data["train"]["pair_id"]) & set(data["validation"]["pair_id"])
+    assert Counter(data["validation"]["lang"]) == {lang: 2 * 4 for lang in ("de", "es", "fr", "it", "pt")}
+    two = load_parallel(DataConfig(train_file=str(tmp_path / "all.csv"), target_langs="fr,pt"), seed=4)
+    assert sorted({*two["train"]["lang"], *two["validation"]["lang"]}) == ["fr", "pt"]
+    assert len(two["train"]) + len(two["validation"]) == sum(
+        len(v) for (lang, _), v in refs.items() if lang in ("fr", "pt")
+    )
+
+
+def test_gendered_table_without_pairs_and_errors_by_line(tmp_path):
+    path = tmp_path / "g.jsonl"
+    rows = [
+        {"input_to_translate": "a", "label": "b", "gender": "F", "language_pair": "en_de"},
+        {"input_to_translate": "c", "label": "d", "gender": "female", "language_pair": "en-es"},
+        {"input_to_translate": "e", "label": "f", "gender": "m", "language_pair": "EN_ES"},
+        {"input_to_translate": "g", "label": "h", "gender": "m", "language_pair": "en_de"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_parallel(DataConfig(train_file=str(path), validation_file=str(path)))["train"]
+    assert list(data["lang"]) == ["de", "es", "es", "de"]
+    assert list(data["gender"]) == ["feminine", "feminine", "masculine", "masculine"]
+    assert list(data["pair_id"]) == ["de:row0", "es:row1", "es:row2", "de:row3"]
+    assert list(data["counterfactual"]) == [""] * 4
+    path.write_text("\n" + path.read_text().replace('"m", "language_pair": "EN_ES"', '"x", "language_pair": "EN_ES"'))
+    with pytest.raises(UserError, match=r"g.jsonl: line 4: gender 'x' is not"):  # the file's line, after filtering
+        load_parallel(DataConfig(train_file=str(path), validation_file=str(path), target_langs="es"))
+
+
+def test_max_train_samples_applies_after_the_held_out_split(tmp_path):
+    path = tmp_path / "t.tsv"
+    path.write_text("source\ttarget\n" + "".join(f"s{i}\tt{i}\n" for i in range(50)))
+    full = load_parallel(DataConfig(train_file=str(path), validation_fraction=0.2, target_lang="it"))
+    capped = load_parallel(
+        DataConfig(train_file=str(path), validation_fraction=0.2, target_lang="it", max_train_samples=7)
+    )
+    assert len(full["validation"]) == 10 and list(capped["validation"]["source"]) == list(full["validation"]["source"])
+    assert list(capped["train"]["source"]) == list(full["train"]["source"])[:7] and set(capped["train"]["lang"]) == {
+        "it"
+    }
+    with pytest.raises(UserError, match=r"^--validation_fraction: must be between 0 and 1 \(exclusive\), got 2.0$"):
+        load_parallel(DataConfig(train_file=str(path), validation_fraction=2.0))
 
 
 def test_tsv_and_jsonl_with_named_columns(tmp_path):
