@@ -11,6 +11,7 @@ from accelerate.utils import DistributedType, gather_object
 
 from mtkit.batching import to_device
 from mtkit.config import EvalConfig
+from mtkit.fsdp import gathered_root
 from mtkit.loss import token_loss_sum
 from mtkit.translate import generate_translations
 
@@ -37,23 +38,25 @@ def translate_corpus(
     accelerator: Accelerator, model, tokenizer, sources: list[str], cfg: EvalConfig, prompt: str | None = None
 ) -> list[str]:
     """Translate ``sources``, each process a contiguous share, and return all translations in order."""
-    synced = accelerator.distributed_type == DistributedType.DEEPSPEED and accelerator.num_processes > 1
+    sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
+    synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
     per = -(-len(sources) // accelerator.num_processes)
     share = sources[accelerator.process_index * per : (accelerator.process_index + 1) * per]
     real = len(share)
-    # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3).
+    # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3 and FSDP).
     share = share + [sources[-1]] * (per - real)
-    hyps = generate_translations(
-        accelerator.unwrap_model(model),
-        tokenizer,
-        share,
-        beam_size=cfg.num_beams,
-        length_penalty=cfg.length_penalty,
-        max_new_tokens=cfg.max_new_tokens,
-        batch_size=cfg.eval_batch_size,
-        prompt=prompt,
-        **({"synced_gpus": True} if synced else {}),
-    )
+    with gathered_root(accelerator, model):
+        hyps = generate_translations(
+            accelerator.unwrap_model(model),
+            tokenizer,
+            share,
+            beam_size=cfg.num_beams,
+            length_penalty=cfg.length_penalty,
+            max_new_tokens=cfg.max_new_tokens,
+            batch_size=cfg.eval_batch_size,
+            prompt=prompt,
+            **({"synced_gpus": True} if synced else {}),
+        )
     return gather_object(hyps[:real])
 
 

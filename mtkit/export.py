@@ -11,14 +11,18 @@ from transformers import GenerationConfig
 from bias_eval.data import available_splits, mtgeneval_root
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
+from mtkit.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.lora import is_lora, save_lora
 from mtkit.prompts import Prompt
 
 
 def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
     """Write ``final/`` from every process' share: under ZeRO-3 the weights are gathered into one consolidated
-    16-bit copy (``stage3_gather_16bit_weights_on_model_save``); elsewhere the fp32 master weights are saved."""
-    state_dict = acc.get_state_dict(model)  # a collective under ZeRO-3: every process takes part
+    16-bit copy (``stage3_gather_16bit_weights_on_model_save``), under FSDP into a full fp32 one; elsewhere the fp32
+    master weights are saved."""
+    state_dict = acc.get_state_dict(model)  # a collective under ZeRO-3 and FSDP: every process takes part
+    if uses_fsdp(acc):
+        state_dict = drop_tied_copies(model, state_dict)
     if not acc.is_main_process:
         return
     unwrapped = acc.unwrap_model(model)

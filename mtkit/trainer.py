@@ -34,6 +34,7 @@ from mtkit.errors import UserError
 from mtkit.evaluation import translate_corpus, validation_loss
 from mtkit.export import bias_report, bias_report_split, check_bias_report, export_model
 from mtkit.flops import Architecture, peak_tflops
+from mtkit.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.lora import check_strategy
 from mtkit.loss import token_loss_sum
 from mtkit.precision import model_type, resolve_mixed_precision
@@ -86,6 +87,7 @@ class Trainer:
         self.train_data = data["train"]
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
+        shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
         optimizer, scheduler = build_optimizer(cfg, model)
         configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
@@ -101,13 +103,14 @@ class Trainer:
 
     def _resume(self, checkpoint: Path) -> None:
         """Restore everything from ``checkpoint``; on another number of processes, continue the epoch where it
-        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO)."""
+        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO, FSDP)."""
         acc = self.accelerator
         saved = self.checkpoints.read_state(checkpoint)
-        if saved.world_size != acc.num_processes and zero_stage(acc) is not None:
+        sharded = "DeepSpeed" if zero_stage(acc) is not None else "FSDP" if uses_fsdp(acc) else None
+        if saved.world_size != acc.num_processes and sharded:
             raise UserError(
-                f"resume: {checkpoint} was written by {saved.world_size} DeepSpeed processes, whose optimizer "
-                f"shards cannot be loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
+                f"resume: {checkpoint} was written by {saved.world_size} {sharded} processes, whose sharded "
+                f"states are not loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
                 "run from scripts/export_model.py's output"
             )
         self.state = self.checkpoints.load(checkpoint)

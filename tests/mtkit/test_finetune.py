@@ -7,43 +7,14 @@ import pytest
 import sacrebleu
 import torch
 from safetensors.torch import load_file
-from testing_utils import MTGENEVAL, free_port, run_script
+from testing_utils import LANGS, MTGENEVAL, finetune_args, free_port, greedy, rows, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from mtkit.prompts import PRESETS
 
-LANGS = ["de", "es", "fr", "it", "pt"]
-
-
-def finetune_args(tiny_t5, out, *extra: str) -> list[str]:
-    return [
-        "--mtgeneval_dir", str(MTGENEVAL), "--target_langs", ",".join(LANGS), "--prompt", "instruction",
-        "--model_name_or_path", str(tiny_t5), "--output_dir", str(out), "--max_tokens", "1024",
-        "--max_source_length", "64", "--max_target_length", "64", "--learning_rate", "3e-3",
-        "--lr_scheduler_type", "constant", "--warmup_steps", "0", "--eval_max_samples", "40",
-        "--max_new_tokens", "12", "--num_beams", "1", "--eval_batch_size", "40", "--report_to", "none",
-        "--disable_tqdm", "--logging_steps", "2", "--test_split", "none", "--label_smoothing", "0", *extra,
-    ]  # fmt: skip
-
-
-def rows(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
 
 def last_eval(out) -> dict:
     return [r for r in rows(out / "metrics.jsonl") if "valid_loss" in r][-1]
-
-
-def greedy(model_dir, inputs: list[str], max_new_tokens: int = 12) -> list[str]:
-    """Translations by transformers directly (not the toolkit's translate code)."""
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    out = []
-    for text in inputs:
-        ids = model.generate(**tok([text], return_tensors="pt"), num_beams=1, do_sample=False,
-                             max_new_tokens=max_new_tokens)  # fmt: skip
-        out.append(tok.decode(ids[0], skip_special_tokens=True).strip())
-    return out
 
 
 def test_five_languages_with_prompts_and_gender_metrics(tiny_t5, tmp_path):

@@ -1,5 +1,5 @@
 """The loop on a CUDA GPU (``make test-gpu``; skipped without one): bf16 training of the paper's base model,
-no host-device synchronisation inside updates, DeepSpeed ZeRO-2/3 on one GPU with export and reload, and the
+no host-device synchronisation inside updates, DeepSpeed ZeRO-2/3 and FSDP on one GPU with export and reload, and the
 step benchmark end to end. Written to run unchanged on any machine with one GPU and ../shared/data."""
 
 import json
@@ -80,8 +80,8 @@ def test_no_device_sync_inside_updates(multi30k_small, tmp_path):
     GradientState._reset_state()
 
 
-@pytest.mark.parametrize("strategy", ["deepspeed_zero2", "deepspeed_zero3"])
-def test_deepspeed_zero_on_one_gpu_exports_a_model_that_reloads(multi30k_small, tmp_path, strategy):
+@pytest.mark.parametrize("strategy", ["deepspeed_zero2", "deepspeed_zero3", "fsdp"])
+def test_sharded_strategies_on_one_gpu_export_a_model_that_reloads(multi30k_small, tmp_path, strategy):
     out = tmp_path / strategy
     res = run_script(
         "-", "accelerate", "launch", "--config_file", f"accelerate_configs/{strategy}.yaml", "--num_processes", "1",
@@ -90,7 +90,7 @@ def test_deepspeed_zero_on_one_gpu_exports_a_model_that_reloads(multi30k_small, 
         "--eval_steps", "20", "--logging_steps", "10", "--test_split", "none",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "DEEPSPEED" in res.stdout
+    assert ("FSDP" if strategy == "fsdp" else "DEEPSPEED") in res.stdout
     train = [r for r in metrics(out) if "loss" in r]
     assert train[-1]["loss"] < train[0]["loss"]
     model = AutoModelForSeq2SeqLM.from_pretrained(out / "final")
