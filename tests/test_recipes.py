@@ -5,7 +5,7 @@ import json
 
 import pytest
 import yaml
-from testing_utils import MTGENEVAL, REPO, run_script
+from testing_utils import FAST_RUN, MTGENEVAL, REPO, free_port, run_script
 
 from mtkit.config import parse_config
 
@@ -17,6 +17,55 @@ LAUNCHERS = sorted((REPO / "accelerate_configs").glob("*.yaml"))
 def test_every_recipe_parses(recipe):
     cfg = parse_config(["--config", str(recipe)])
     assert cfg.train.output_dir.startswith("runs/")
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS, ids=lambda p: p.stem)
+def test_accelerate_reads_every_launcher(launcher):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    config = load_config_from_file(str(launcher))  # accelerate's own loader: unknown keys or types fail here
+    raw = yaml.safe_load(launcher.read_text())
+    assert config.distributed_type.value == raw["distributed_type"] and config.num_processes == raw["num_processes"]
+
+
+#: where each launcher is started by a test on the CPU with the same small Multi30k run (FAST_RUN)
+LAUNCHED_ELSEWHERE = {
+    "cpu_ddp": "tests/mtkit/test_trainer.py",
+    "multi_gpu": "tests/mtkit/test_trainer.py",
+    "deepspeed_zero2": "tests/mtkit/test_trainer.py",
+    "deepspeed_zero3": "tests/mtkit/test_trainer.py",
+    "multi_node": "tests/mtkit/test_trainer.py",
+    "multi_node_p5": "tests/mtkit/test_trainer.py",
+    "fsdp": "tests/mtkit/test_fsdp.py",
+}
+
+
+def test_every_launcher_is_launched_by_a_test():
+    here = {"single_gpu", "deepspeed_zero3_offload"}  # below
+    assert {p.stem for p in LAUNCHERS} == set(LAUNCHED_ELSEWHERE) | here
+    for launcher, test in LAUNCHED_ELSEWHERE.items():
+        assert f"accelerate_configs/{launcher}.yaml" in (REPO / test).read_text() or (
+            f'"{launcher}"' in (REPO / test).read_text()
+        ), (launcher, test)
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    # ZeRO-3 offload compiles DeepSpeed's CPU Adam on first use: minutes on 2 cores
+    ["single_gpu", pytest.param("deepspeed_zero3_offload", marks=pytest.mark.slow)],
+)
+def test_one_process_launchers_run(multi30k_small, tmp_path, launcher):
+    out = tmp_path / launcher
+    res = run_script(
+        "-", "accelerate", "launch", "--config_file", f"accelerate_configs/{launcher}.yaml", "--mixed_precision", "no",
+        "--main_process_port", free_port(), "scripts/train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
+        "--output_dir", str(out), "--max_steps", "2", "--eval_steps", "2", "--eval_max_samples", "4",
+        "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "1 process(es)" in res.stdout
+    assert ("DEEPSPEED" in res.stdout) == launcher.startswith("deepspeed")
+    assert (out / "final" / "model.safetensors").is_file()
 
 
 @pytest.mark.parametrize("launcher", LAUNCHERS, ids=lambda p: p.stem)

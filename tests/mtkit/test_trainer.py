@@ -146,29 +146,37 @@ def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
     assert not info["missing_keys"] and not info["unexpected_keys"]
 
 
-def test_two_nodes_on_one_machine(multi30k_small, tmp_path):
-    """accelerate_configs/multi_node.yaml with two machine ranks rendezvousing over loopback, one process each."""
+@pytest.mark.parametrize("launcher", ["multi_node", "multi_node_p5"])
+def test_two_nodes_on_one_machine(multi30k_small, tmp_path, launcher):
+    """The multi-node launchers (DDP; DeepSpeed ZeRO-3 with every node started by its own launcher) with two
+    machine ranks rendezvousing over loopback, one process each."""
     out = tmp_path / "nodes"
     port = free_port()
 
     def node(rank: int) -> subprocess.Popen:
         cmd = [
-            "accelerate", "launch", "--config_file", "accelerate_configs/multi_node.yaml", "--num_processes", "2",
+            "accelerate", "launch", "--config_file", f"accelerate_configs/{launcher}.yaml", "--num_processes", "2",
             "--num_machines", "2", "--machine_rank", str(rank), "--main_process_ip", "127.0.0.1",
             "--main_process_port", port, "--mixed_precision", "no", "scripts/train.py",
             "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "6",
             "--eval_steps", "6", "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
         ]  # fmt: skip
-        env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"], "ACCELERATE_USE_CPU": "1"}
-        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"]}
+        if launcher == "multi_node":
+            env["ACCELERATE_USE_CPU"] = "1"
+        log = open(tmp_path / f"node{rank}.log", "w")  # a file, not a pipe: an unread pipe would block a node
+        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
     nodes = [node(0), node(1)]
-    logs = [p.communicate(timeout=600)[0] for p in nodes]
+    for p in nodes:
+        p.wait(timeout=600)
+    logs = [(tmp_path / f"node{rank}.log").read_text() for rank in (0, 1)]
     assert [p.returncode for p in nodes] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
     assert "2 process(es)" in logs[0]
-    assert {"random_states_0.pkl", "random_states_1.pkl"} <= {
-        p.name for p in (out / "checkpoints" / "checkpoint_last").iterdir()
-    }
+    if launcher == "multi_node_p5":
+        assert "DEEPSPEED" in logs[0] and "created sharded across processes" in logs[0]
+    ckpt = out / "checkpoints" / "checkpoint_last"
+    assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
     assert (out / "final" / "model.safetensors").is_file()
 
 

@@ -1,0 +1,129 @@
+"""cluster/slurm/train.sbatch run for real on this machine: stand-in `scontrol` and `srun` make it a two-node
+allocation whose "nodes" are two names of this host, so the script's own launch line starts two `accelerate
+launch` processes that must find each other (one CPU process per node over gloo)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port
+
+SBATCH = REPO / "cluster" / "slurm" / "train.sbatch"
+
+#: `scontrol show hostnames LIST`: the allocation's two node names, both this host; refuses any other use.
+SCONTROL = """#!/bin/bash
+if [[ "$1 $2" != "show hostnames" || "$3" != "$SLURM_JOB_NODELIST" ]]; then
+    echo "scontrol stand-in: unexpected arguments: $*" >&2
+    exit 2
+fi
+printf '%s\\n' localhost 127.0.0.1
+"""
+
+#: `srun [--options=...] CMD ARGS...`: CMD once per node, all in parallel, each with its own SLURM_NODEID (as real
+#: srun sets it in every task); output lines labelled with the task like `srun --label`. As with
+#: `--kill-on-bad-exit=1`, the first task to fail ends the others (each task is its own process group).
+SRUN = """#!/bin/bash
+set -m
+while [[ "${1:-}" == -* ]]; do shift; done
+pids=()
+for ((node = 0; node < SLURM_NNODES; node++)); do
+    (
+        set -o pipefail
+        export SLURM_NODEID=$node SLURM_PROCID=$node SLURM_LOCALID=0 SLURM_STEP_NUM_NODES=$SLURM_NNODES
+        "$@" 2>&1 | sed -u "s/^/$node: /"
+    ) &
+    pids+=($!)
+done
+rc=0
+for _ in "${pids[@]}"; do
+    if ! wait -n; then
+        rc=1
+        for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+    fi
+done
+exit $rc
+"""
+
+
+def fake_slurm(bin_dir: Path) -> None:
+    bin_dir.mkdir()
+    for name, text in (("scontrol", SCONTROL), ("srun", SRUN)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+
+
+def run_sbatch(tmp_path: Path, env: dict, args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
+    """`bash train.sbatch ARGS` in its own process group, killed whole on timeout (a failed rendezvous hangs)."""
+    proc = subprocess.Popen(
+        ["bash", str(SBATCH), *args],
+        cwd=tmp_path,  # the script must cd to $SLURM_SUBMIT_DIR itself, as sbatch runs it from a spool copy
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail(f"train.sbatch did not finish in {timeout} s (nodes never met?):\n{out[-4000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
+
+
+@pytest.mark.parametrize(
+    "launcher, rdzv_backend",
+    [
+        # static rendezvous: ranks come from --machine_rank, so this fails if $SLURM_NODEID were expanded on the
+        # batch host (0 there: both nodes would claim rank 0 and the second could not host or join the store).
+        ("multi_node", "static"),
+        # the p5 default: DeepSpeed ZeRO-3, standard launcher, c10d rendezvous, which must meet at HEAD:PORT.
+        ("multi_node_p5", "c10d"),
+    ],
+)
+def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_backend):
+    fake_slurm(tmp_path / "bin")
+    out = tmp_path / "run"
+    port = free_port()
+    env = {
+        **os.environ,
+        **OFFLINE_ENV,
+        "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ["PATH"]]),
+        "VENV": str(Path(BIN).parent),
+        "SLURM_JOB_NODELIST": "node-[1-2]",
+        "SLURM_NNODES": "2",
+        "SLURM_NODEID": "0",  # what the batch step itself sees; each task must get its own
+        "SLURM_SUBMIT_DIR": str(REPO),
+        "GPUS_PER_NODE": "1",
+        "ACCELERATE_CONFIG": f"accelerate_configs/{launcher}.yaml",
+        "RDZV_BACKEND": rdzv_backend,
+        "PORT": port,
+        "LOGLEVEL": "INFO",  # torchrun prints its launch configuration, rendezvous endpoint included
+    }
+    env.pop("VIRTUAL_ENV", None)
+    if launcher == "multi_node":
+        env["ACCELERATE_USE_CPU"] = "1"
+    res = run_sbatch(
+        tmp_path, env,
+        ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
+         "--eval_steps", "4", "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
+         "--mixed_precision", "no"],
+    )  # fmt: skip
+    log = res.stdout
+    assert res.returncode == 0, log[-4000:]
+    assert f"2 nodes (localhost 127.0.0.1), 2 processes, head localhost:{port}" in log
+    # each node's launcher met the others at the head node's port (not torchrun's default localhost:29400)
+    for node in (0, 1):
+        assert re.search(rf"^{node}: .*rdzv_endpoint\s*: localhost:{port}$", log, re.M), log[-4000:]
+    assert "2 process(es)" in log
+    if launcher == "multi_node_p5":
+        assert "DEEPSPEED" in log
+    ckpt = out / "checkpoints" / "checkpoint_last"
+    assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
+    assert (out / "final" / "model.safetensors").is_file()
