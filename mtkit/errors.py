@@ -17,8 +17,21 @@ class UserError(Exception):
     """
 
 
+#: the exit status of a run stopped by SIGTERM/SIGINT once its checkpoint is written: relaunch to resume
+#: (EX_TEMPFAIL; Slurm templates requeue on it). 2 is bad input, 1 a failure, 130 an interrupt without checkpoint.
+EXIT_STOPPED = 75
+
+
+class Stopped(Exception):
+    """A run stopped by a signal at an update boundary, after writing its checkpoint."""
+
+    def __init__(self, signame: str, step: int) -> None:
+        super().__init__(f"stopped by {signame} after update {step}; checkpoint written, relaunch to resume")
+
+
 def cli_entry(main: Callable[..., T]) -> Callable[..., T]:
-    """Wrap a script's ``main`` so that a :class:`UserError` prints ``error: ...`` and exits 2."""
+    """Wrap a script's ``main``: a :class:`UserError` prints ``error: ...`` and exits 2, :class:`Stopped` exits
+    :data:`EXIT_STOPPED`, an interrupt 130."""
 
     @wraps(main)
     def wrapper(*args, **kwargs):
@@ -27,6 +40,9 @@ def cli_entry(main: Callable[..., T]) -> Callable[..., T]:
         except UserError as err:
             print(f"error: {err}", file=sys.stderr)
             sys.exit(2)
+        except Stopped as stop:
+            print(f"mtkit: {stop}", file=sys.stderr)
+            sys.exit(EXIT_STOPPED)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             sys.exit(130)

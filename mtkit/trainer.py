@@ -30,7 +30,7 @@ from mtkit.build import (
 from mtkit.checkpoint import CheckpointManager, TrainerState
 from mtkit.config import RunConfig
 from mtkit.data import held_out, load_parallel
-from mtkit.errors import UserError
+from mtkit.errors import Stopped, UserError
 from mtkit.evaluation import translate_corpus, validation_loss
 from mtkit.export import bias_report, bias_report_split, check_bias_report, export_model
 from mtkit.flops import Architecture, peak_tflops
@@ -38,6 +38,7 @@ from mtkit.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.lora import check_strategy
 from mtkit.loss import token_loss_sum
 from mtkit.precision import model_type, resolve_mixed_precision
+from mtkit.preemption import StopSignal
 from mtkit.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.presets import ALL_PRESETS
 from mtkit.prompts import Prompt
@@ -99,6 +100,7 @@ class Trainer:
         if self.checkpoints.last is not None:
             self._resume(self.checkpoints.last)
         self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
+        self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:
@@ -231,11 +233,27 @@ class Trainer:
             is_best = False
             if state.step % cfg.eval.eval_steps == 0 or last:
                 is_best = self._validate()
-            if state.step % cfg.train.save_steps == 0 or is_best or last:
+            saved = state.step % cfg.train.save_steps == 0 or is_best or last
+            if saved:
                 self.save(is_best=is_best)
             self.throughput.pause(time.perf_counter() - paused)
+            if not last:
+                self._stop_if_signalled(saved)
         bar.close()
+        self.stop.restore()
         return self.export()
+
+    def _stop_if_signalled(self, saved: bool) -> None:
+        """At an update boundary: if any process was sent SIGTERM/SIGINT, checkpoint and stop (all together)."""
+        signame = self.stop.agreed()
+        if signame is None:
+            return
+        if not saved:
+            self.save()
+        self.accelerator.print(f"\n{signame}: checkpoint of update {self.state.step} written")
+        self.accelerator.end_training()
+        self.stop.restore()
+        raise Stopped(signame, self.state.step)
 
     def _log_training(self) -> dict:
         record = self.throughput.report()  # the one host read of the interval

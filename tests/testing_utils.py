@@ -65,6 +65,20 @@ def free_port() -> str:
         return str(sock.getsockname()[1])
 
 
+def wait_for_port(port: str, timeout: float = 120) -> None:
+    """Until something listens on ``port`` here: with several "nodes" on one machine, the others start once the
+    first one's rendezvous store is up (each launcher refuses to start if the port is taken when it checks)."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", int(port))) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
+
+
 #: MT-GenEval's five target languages
 LANGS = ["de", "es", "fr", "it", "pt"]
 

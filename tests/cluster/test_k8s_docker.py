@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, wait_for_port
 
 JOBSET = REPO / "cluster" / "k8s" / "jobset.yaml"
 DOCKERFILE = REPO / "cluster" / "docker" / "Dockerfile"
@@ -68,6 +68,8 @@ def test_jobset_has_one_gpu_pod_per_node_and_the_first_pod_as_rendezvous():
     # the W&B key comes from a Secret, never inline
     assert set(env["WANDB_API_KEY"]) == {"name", "valueFrom"} and "secretKeyRef" in env["WANDB_API_KEY"]["valueFrom"]
     assert "WANDB_API_KEY=" not in JOBSET.read_text()
+    # a pod told to stop has time for its checkpoint: Kubernetes waits longer than torchrun waits for its workers
+    assert pod["terminationGracePeriodSeconds"] > int(env["TORCH_ELASTIC_SHUTDOWN_TIMEOUT"]["value"]) >= 60
     volumes = {v["name"]: v for v in pod["volumes"]}
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     assert volumes[mounts["/dev/shm"]]["emptyDir"]["medium"] == "Memory"
@@ -96,6 +98,8 @@ def test_jobset_pod_command_trains_two_nodes(multi30k_small, tmp_path):
     port = free_port()
     pods = []
     for rank in (0, 1):
+        if rank:
+            wait_for_port(port)  # pod 0 hosts the rendezvous; a second launcher on this machine must not race it
         env = expand_env(container["env"], {"NODE_RANK": str(rank), "JOBSET_NAME": "test"})
         env.update(HEAD_NODE="127.0.0.1", GPUS_PER_NODE="1", PORT=port, TRAIN_ARGS=shlex.join(train_args))
         env = {**os.environ, **OFFLINE_ENV, **env, "PATH": BIN + os.pathsep + os.environ["PATH"]}

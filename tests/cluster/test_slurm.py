@@ -4,10 +4,12 @@ launch` processes that must find each other (one CPU process per node over gloo)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,10 @@ SBATCH = REPO / "cluster" / "slurm" / "train.sbatch"
 
 #: `scontrol show hostnames LIST`: the allocation's two node names, both this host; refuses any other use.
 SCONTROL = """#!/bin/bash
+if [[ "$1" == requeue && "$2" == "$SLURM_JOB_ID" ]]; then
+    echo "$2" >> "$SCONTROL_REQUEUED"
+    exit 0
+fi
 if [[ "$1 $2" != "show hostnames" || "$3" != "$SLURM_JOB_NODELIST" ]]; then
     echo "scontrol stand-in: unexpected arguments: $*" >&2
     exit 2
@@ -26,13 +32,19 @@ printf '%s\\n' localhost 127.0.0.1
 
 #: `srun [--options=...] CMD ARGS...`: CMD once per node, all in parallel, each with its own SLURM_NODEID (as real
 #: srun sets it in every task); output lines labelled with the task like `srun --label`. As with
-#: `--kill-on-bad-exit=1`, the first task to fail ends the others (each task is its own process group).
+#: `--kill-on-bad-exit=1`, the first task to fail ends the others (each task is its own process group). Like real
+#: srun, it passes SIGTERM on to every task.
 SRUN = """#!/bin/bash
 set -m
 while [[ "${1:-}" == -* ]]; do shift; done
 pids=()
+trap 'for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done' TERM
 for ((node = 0; node < SLURM_NNODES; node++)); do
+    if (( node > 0 )); then  # one machine plays every node: let node 0 host the rendezvous port first
+        for _ in $(seq 600); do (: < "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.2; done
+    fi
     (
+        trap '' TERM  # this shell and the output labelling outlive a SIGTERM, as slurmstepd does
         set -o pipefail
         export SLURM_NODEID=$node SLURM_PROCID=$node SLURM_LOCALID=0 SLURM_STEP_NUM_NODES=$SLURM_NNODES
         "$@" 2>&1 | sed -u "s/^/$node: /"
@@ -40,8 +52,14 @@ for ((node = 0; node < SLURM_NNODES; node++)); do
     pids+=($!)
 done
 rc=0
-for _ in "${pids[@]}"; do
-    if ! wait -n; then
+left=${#pids[@]}
+while (( left > 0 )); do
+    unset done_pid
+    wait -n -p done_pid
+    code=$?
+    [[ -z "${done_pid:-}" ]] && continue  # the trap interrupted wait: no task ended
+    left=$((left - 1))
+    if (( code != 0 && rc == 0 )); then
         rc=1
         for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
     fi
@@ -77,6 +95,32 @@ def run_sbatch(tmp_path: Path, env: dict, args: list[str], timeout: int = 300) -
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
 
 
+def slurm_env(tmp_path: Path, launcher: str, rdzv_backend: str, port: str) -> dict:
+    """The environment of a 2-node allocation whose nodes are this host, stand-in Slurm tools first on PATH."""
+    fake_slurm(tmp_path / "bin")
+    env = {
+        **os.environ,
+        **OFFLINE_ENV,
+        "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ["PATH"]]),
+        "VENV": str(Path(BIN).parent),
+        "SLURM_JOB_ID": "4242",
+        "SLURM_JOB_NODELIST": "node-[1-2]",
+        "SLURM_NNODES": "2",
+        "SLURM_NODEID": "0",  # what the batch step itself sees; each task must get its own
+        "SLURM_SUBMIT_DIR": str(REPO),
+        "SCONTROL_REQUEUED": str(tmp_path / "requeued"),
+        "GPUS_PER_NODE": "1",
+        "ACCELERATE_CONFIG": f"accelerate_configs/{launcher}.yaml",
+        "RDZV_BACKEND": rdzv_backend,
+        "PORT": port,
+        "LOGLEVEL": "INFO",  # torchrun prints its launch configuration, rendezvous endpoint included
+    }
+    env.pop("VIRTUAL_ENV", None)
+    if launcher == "multi_node":
+        env["ACCELERATE_USE_CPU"] = "1"
+    return env
+
+
 @pytest.mark.parametrize(
     "launcher, rdzv_backend",
     [
@@ -88,27 +132,9 @@ def run_sbatch(tmp_path: Path, env: dict, args: list[str], timeout: int = 300) -
     ],
 )
 def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_backend):
-    fake_slurm(tmp_path / "bin")
     out = tmp_path / "run"
     port = free_port()
-    env = {
-        **os.environ,
-        **OFFLINE_ENV,
-        "PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ["PATH"]]),
-        "VENV": str(Path(BIN).parent),
-        "SLURM_JOB_NODELIST": "node-[1-2]",
-        "SLURM_NNODES": "2",
-        "SLURM_NODEID": "0",  # what the batch step itself sees; each task must get its own
-        "SLURM_SUBMIT_DIR": str(REPO),
-        "GPUS_PER_NODE": "1",
-        "ACCELERATE_CONFIG": f"accelerate_configs/{launcher}.yaml",
-        "RDZV_BACKEND": rdzv_backend,
-        "PORT": port,
-        "LOGLEVEL": "INFO",  # torchrun prints its launch configuration, rendezvous endpoint included
-    }
-    env.pop("VIRTUAL_ENV", None)
-    if launcher == "multi_node":
-        env["ACCELERATE_USE_CPU"] = "1"
+    env = slurm_env(tmp_path, launcher, rdzv_backend, port)
     res = run_sbatch(
         tmp_path, env,
         ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
@@ -127,3 +153,36 @@ def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_ba
     ckpt = out / "checkpoints" / "checkpoint_last"
     assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
     assert (out / "final" / "model.safetensors").is_file()
+
+
+def test_sigterm_to_the_batch_script_checkpoints_and_requeues(multi30k_small, tmp_path):
+    """Slurm's `--signal=B:TERM@300` (or preemption) signals the batch script: it passes SIGTERM to the run, which
+    writes a checkpoint and stops, then requeues the job; the requeued job resumes from that checkpoint."""
+    out = tmp_path / "run"
+    env = slurm_env(tmp_path, "multi_node", "static", free_port())
+    args = ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "60",
+            "--eval_steps", "60", "--save_steps", "60", "--eval_max_samples", "4", "--max_new_tokens", "4",
+            "--test_split", "none", "--mixed_precision", "no"]  # fmt: skip
+    log = open(tmp_path / "job.log", "w")
+    proc = subprocess.Popen(
+        ["bash", str(SBATCH), *args], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.time() + 300
+    while not (out / "metrics.jsonl").is_file() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, (tmp_path / "job.log").read_text()[-3000:]
+    proc.send_signal(signal.SIGTERM)  # the batch shell only, as `--signal=B:TERM` does
+    try:
+        proc.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the job did not stop after SIGTERM")
+    text = (tmp_path / "job.log").read_text()
+    assert "stopped by SIGTERM after update" in text and "requeueing job 4242" in text, text[-3000:]
+    assert (tmp_path / "requeued").read_text().split() == ["4242"]
+    step = json.loads((out / "checkpoints" / "checkpoint_last" / "trainer_state.json").read_text())["step"]
+    assert 0 < step < 60 and not (out / "final").exists()
+    res = run_sbatch(tmp_path, env, args)  # the requeued job
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert "resuming from" in res.stdout and (out / "final" / "model.safetensors").is_file()

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, run_script
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, run_script, wait_for_port
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5Config, T5ForConditionalGeneration
 
 
@@ -167,7 +167,9 @@ def test_two_nodes_on_one_machine(multi30k_small, tmp_path, launcher):
         log = open(tmp_path / f"node{rank}.log", "w")  # a file, not a pipe: an unread pipe would block a node
         return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
-    nodes = [node(0), node(1)]
+    nodes = [node(0)]
+    wait_for_port(port)  # node 0 hosts the rendezvous; a second launcher on this machine must not race it
+    nodes.append(node(1))
     for p in nodes:
         p.wait(timeout=600)
     logs = [(tmp_path / f"node{rank}.log").read_text() for rank in (0, 1)]
