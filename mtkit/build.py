@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
+from pathlib import Path
 
 import torch
 from accelerate import Accelerator
@@ -22,8 +24,26 @@ from mtkit.tracking import tracker_names
 MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]
 
 
+def check_deepspeed_config() -> None:
+    """The DeepSpeed JSON a launcher config names (``deepspeed_config_file``) must be a readable JSON object."""
+    path = os.environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE")
+    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() != "true" or not path or path == "none":
+        return
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"deepspeed_config_file {path} (in the accelerate config): file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"deepspeed_config_file {path}: cannot read ({err})") from None
+    except json.JSONDecodeError as err:
+        raise UserError(f"deepspeed_config_file {path}: malformed JSON at line {err.lineno} ({err.msg})") from None
+    if not isinstance(config, dict):
+        raise UserError(f"deepspeed_config_file {path}: expected a JSON object, got {type(config).__name__}")
+
+
 def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Accelerator:
     """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
+    check_deepspeed_config()
     pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
     kwargs: dict = {}
     if not torch.cuda.is_available():
@@ -60,6 +80,20 @@ def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
     if cfg.model.lora_r:
         model = apply_lora(model, cfg.model, zero_stage=zero_stage)
     return model
+
+
+def check_pretrained_source(value: str | None, flag: str, needs: tuple[str, ...] = ("config.json",)) -> None:
+    """A local folder given to ``flag`` must exist and hold one of ``needs``; hub ids are left to the hub."""
+    if not value:
+        return
+    path = Path(value).expanduser()
+    local = value.startswith(("/", ".", "~")) or value.count("/") >= 2 or path.exists()
+    if not local:
+        return
+    if not path.is_dir():
+        raise UserError(f"{flag} {value}: no such folder (and not a hub id like google/flan-t5-base)")
+    if not any((path / name).is_file() for name in needs):
+        raise UserError(f"{flag} {value}: no {' or '.join(needs)} (not a folder written by save_pretrained)")
 
 
 def _load_model(cfg: RunConfig, tokenizer):
@@ -106,8 +140,9 @@ def build_loader(
     return loader, sampler
 
 
-def build_optimizer(cfg: RunConfig, model) -> tuple[torch.optim.Optimizer, object]:
-    """AdamW (plain Adam at weight decay 0) and the learning-rate schedule, counted in optimizer updates."""
+def build_optimizer(cfg: RunConfig, model, fused: bool = True) -> tuple[torch.optim.Optimizer, object]:
+    """AdamW (plain Adam at weight decay 0) and the learning-rate schedule, counted in optimizer updates. Fused
+    AdamW (one kernel per step, and it can skip a non-finite update on the device) unless DeepSpeed drives it."""
     o = cfg.optim
     optimizer = torch.optim.AdamW(
         [p for p in model.parameters() if p.requires_grad],  # LoRA: the adapters only
@@ -115,7 +150,7 @@ def build_optimizer(cfg: RunConfig, model) -> tuple[torch.optim.Optimizer, objec
         betas=(o.adam_beta1, o.adam_beta2),
         eps=o.adam_epsilon,
         weight_decay=o.weight_decay,
-        foreach=True,
+        **({"fused": True} if fused else {"foreach": True}),
     )
     scheduler = get_scheduler(
         o.lr_scheduler_type, optimizer, num_warmup_steps=o.warmup_steps, num_training_steps=cfg.train.max_steps

@@ -27,7 +27,7 @@ import torch
 from accelerate.utils.constants import MODEL_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_NAME
 
 from mtkit import fsdp
-from mtkit.checkpoint import STATE_FILE, CheckpointManager
+from mtkit.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 from mtkit.config import RunConfig, parse_config
 from mtkit.errors import UserError
 
@@ -37,35 +37,40 @@ LATEST_FILE = "latest"  # DeepSpeed's pointer to the tag (sub-folder) of its che
 
 def _complete_checkpoint(path: Path, arg: str) -> Path:
     if not path.is_dir():
-        raise UserError(f"{arg}: no such checkpoint ({path} is missing: the run kept no such link or folder)")
+        raise UserError(f"{arg}: no such checkpoint ({path} is missing)")
     if not (path / STATE_FILE).is_file():
         raise UserError(f"{arg}: not a checkpoint of a run (no {STATE_FILE}; incomplete or not written by mtkit)")
+    problem = problem_with(path)
+    if problem is not None:
+        raise UserError(f"{arg}: incomplete or damaged checkpoint {path.name} ({problem})")
     return path
 
 
 def resolve_checkpoint(checkpoint: str | Path, run_dir: str | Path | None = None) -> tuple[Path, Path, str]:
     """``(checkpoint folder, run folder, what was chosen)`` for a step folder, a ``checkpoint_*`` link, a run's
-    ``checkpoints/`` folder or the run folder itself (then the checkpoint the run exports: ``checkpoint_best``
-    when it keeps the best model at the end and has one, else ``checkpoint_last``)."""
+    ``checkpoints/`` folder or the run folder itself (then the checkpoint the run exports: the best one when it
+    keeps the best model at the end and has one, else the newest complete one; links are not needed)."""
     given = Path(os.path.abspath(checkpoint))  # unresolved: a link's grandparent is its run
     arg = f"CHECKPOINT {checkpoint}"
     if not given.exists():
         raise UserError(f"{arg}: no such folder")
     if not given.is_dir():
         raise UserError(f"{arg}: not a folder")
-    if (given / "checkpoints").is_dir() or (given / "checkpoint_last").exists():
+    if (given / "checkpoints").is_dir() or given.name == "checkpoints":
         run = given if (given / "checkpoints").is_dir() else given.parent
         root = run / "checkpoints"
         run = Path(os.path.abspath(run_dir)) if run_dir else run
         cfg = read_run_config(run)
-        best, last = root / "checkpoint_best", root / "checkpoint_last"
-        if not last.exists():
-            raise UserError(f"{arg}: the run has no checkpoint yet ({last} is missing)")
-        if cfg.train.load_best_model_at_end and best.exists():
-            chosen, why = best, "checkpoint_best (the run keeps the best model at the end)"
-        else:
-            chosen, why = last, "checkpoint_last"
-        return _complete_checkpoint(chosen, arg).resolve(), run, why
+        try:
+            last = newest_complete(root)
+        except UserError:
+            last = None
+        if last is None:
+            raise UserError(f"{arg}: the run has no complete checkpoint in {root}")
+        best = best_complete(root)
+        if cfg.train.load_best_model_at_end and best is not None:
+            return best, run, f"the best checkpoint (the run keeps the best model at the end): {best.name}"
+        return last, run, f"the newest checkpoint: {last.name}"
     _complete_checkpoint(given, arg)
     run = Path(os.path.abspath(run_dir)) if run_dir else given.parent.parent
     return given.resolve(), run, given.name
@@ -173,7 +178,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     if not pretrained and not (run / "tokenizer" / "tokenizer.json").is_file():
         raise UserError(f"--run_dir {run}: no tokenizer/tokenizer.json (the run's trained tokenizer)")
     state = CheckpointManager.read_state(ckpt)
-    log(f"exporting {chosen}: {ckpt.name} (update {state.step}, {state.world_size} process(es)) of run {run}")
+    log(f"exporting {chosen} (update {state.step}, {state.world_size} process(es)) of run {run}")
 
     try:  # the run's own construction: a pretrained base model is loaded, so it must be reachable
         tokenizer = prepare_tokenizer(cfg, None, run)  # loads, never trains: checked above

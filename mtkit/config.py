@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import sys
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +50,9 @@ class DataConfig:
     mtgeneval_split: str = _f("dev", "MT-GenEval split to train on with --mtgeneval_dir (dev or test).")
     target_langs: str | None = _f(
         None, "Comma-separated target languages of a multilingual run (e.g. de,es,fr,it,pt); default --target_lang."
+    )
+    skip_empty_pairs: bool = _f(
+        False, "Drop pairs with an empty side (counted in the log) instead of refusing the file; for large corpora."
     )
     validation_fraction: float = _f(
         0.1,
@@ -109,6 +113,9 @@ class OptimConfig:
     adam_epsilon: float = _f(1e-9, "Adam epsilon.")
     weight_decay: float = _f(0.0, "Decoupled weight decay (AdamW); 0 is plain Adam.")
     max_grad_norm: float = _f(1.0, "Gradient clipping norm (0 disables).")
+    max_nonfinite_updates: int = _f(
+        10, "Updates with a NaN/inf loss or gradient are skipped; stop after this many in a row (0: never stop)."
+    )
     label_smoothing: float = _f(0.1, "Label smoothing of the cross-entropy.")
 
 
@@ -117,6 +124,9 @@ class TrainConfig:
     """The loop: length, batching, precision, checkpoints."""
 
     output_dir: str = _f("runs/default", "Run folder: checkpoints, logs, final model. Re-running resumes.")
+    overwrite_output_dir: bool = _f(
+        False, "Start afresh in an output_dir whose checkpoints cannot be read (they are otherwise never overwritten)."
+    )
     seed: int = _f(1, "Random seed.")
     max_steps: int = _f(100000, "Optimizer updates to train for.")
     max_tokens: int = _f(4096, "Token budget per batch and process (padded source or target tokens).")
@@ -272,6 +282,66 @@ def load_recipe(path: str | Path) -> dict[str, Any]:
     return flat
 
 
+def _positive(v) -> bool:
+    return v > 0
+
+
+def _non_negative(v) -> bool:
+    return v >= 0
+
+
+def _fraction(v) -> bool:
+    return 0 <= v < 1
+
+
+#: the values each numeric key accepts (None, where allowed, always is): key -> (test, what the test asks for)
+RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    **dict.fromkeys(
+        (
+            "learning_rate",
+            "adam_epsilon",
+            "lora_alpha",
+            "peak_tflops",
+            "max_steps",
+            "max_tokens",
+            "max_sentences",
+            "gradient_accumulation_steps",
+            "save_steps",
+            "save_total_limit",
+            "eval_steps",
+            "eval_max_samples",
+            "eval_batch_size",
+            "num_beams",
+            "max_new_tokens",
+            "logging_steps",
+            "max_source_length",
+            "max_target_length",
+            "max_train_samples",
+            "preprocessing_num_workers",
+            "tokenizer_train_samples",
+            "vocab_size",
+            "ddp_timeout",
+        ),
+        (_positive, "> 0"),
+    ),  # fmt: skip
+    **dict.fromkeys(
+        ("warmup_steps", "weight_decay", "max_grad_norm", "max_nonfinite_updates", "lora_r"),
+        (_non_negative, ">= 0"),
+    ),
+    **dict.fromkeys(
+        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout"), (_fraction, "in [0, 1)")
+    ),
+}
+
+
+def check_ranges(cfg: RunConfig) -> None:
+    """One :class:`UserError` naming the first flag whose value is out of its range."""
+    for key, (ok, wanted) in RANGES.items():
+        value = getattr(getattr(cfg, FIELDS[key][0]), key)
+        if value is not None and not ok(value):
+            raise UserError(f"--{key}: must be {wanted}, got {value}")
+
+
 class _Parser(HfArgumentParser):
     """HfArgumentParser whose errors are one-line :class:`UserError` s."""
 
@@ -297,4 +367,6 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")
     groups = parser.parse_args_into_dataclasses(args=argv)
-    return RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
+    cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
+    check_ranges(cfg)
+    return cfg

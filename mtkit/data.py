@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import sys
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -42,29 +44,43 @@ def _find(folder: Path, split: str, lang: str) -> Path:
     raise UserError(f"--data_dir {folder}: no file {split}.{lang} or {split}.{lang}.gz")
 
 
-def _pairs(sources: list[str], targets: list[str], where: str, langs: list[str], **extra: list[str]) -> Dataset:
+def _pairs(
+    sources: list[str], targets: list[str], where: str, langs: list[str], skip_empty: bool = False, **extra: list[str]
+) -> Dataset:
     if len(sources) != len(targets):
         raise UserError(f"{where}: {len(sources)} source lines but {len(targets)} target lines")
     if not sources:
         raise UserError(f"{where}: no sentence pairs")
-    for i, (s, t) in enumerate(zip(sources, targets), start=1):
-        if not s.strip() or not t.strip():
-            raise UserError(f"{where}: empty {'source' if not s.strip() else 'target'} sentence at line {i}")
+    empty = [i for i, (s, t) in enumerate(zip(sources, targets)) if not s.strip() or not t.strip()]
+    if empty and not skip_empty:
+        i = empty[0]
+        raise UserError(
+            f"{where}: empty {'source' if not sources[i].strip() else 'target'} sentence at line {i + 1} "
+            f"({len(empty)} pair(s) with an empty side; --skip_empty_pairs drops them)"
+        )
+    if empty:
+        if len(empty) == len(sources):
+            raise UserError(f"{where}: no usable sentence pairs (every one has an empty side)")
+        dropped = set(empty)
+        keep = [i for i in range(len(sources)) if i not in dropped]
+        sources, targets, langs = ([col[i] for i in keep] for col in (sources, targets, langs))
+        extra = {name: [col[i] for i in keep] for name, col in extra.items()}
+        if os.environ.get("RANK", "0") == "0":  # once, not per process
+            print(f"{where}: dropped {len(empty)} of {len(keep) + len(empty)} pairs with an empty side "
+                  "(--skip_empty_pairs)", file=sys.stderr)  # fmt: skip
     return Dataset.from_dict({"source": sources, "target": targets, "lang": langs, **extra})
 
 
-def load_folder(folder: Path, split: str, src: str, tgt: str) -> Dataset:
+def load_folder(folder: Path, split: str, src: str, tgt: str, skip_empty: bool = False) -> Dataset:
     """One split of a folder of line-aligned files."""
     s, t = _find(folder, split, src), _find(folder, split, tgt)
     sources, targets = read_lines(s), read_lines(t)
-    return _pairs(sources, targets, f"{s} / {t.name}", [tgt] * len(sources))
+    return _pairs(sources, targets, f"{s} / {t.name}", [tgt] * len(sources), skip_empty)
 
 
 def _read_table(path: Path) -> tuple[list[dict], list[int]]:
     """The rows of a table and the line each ends on (for messages)."""
-    if not path.is_file():
-        raise UserError(f"{path}: file not found")
-    lines = read_lines(path)
+    lines = read_lines(path)  # missing, a folder, unreadable, empty, not UTF-8: one line each
     if path.suffix in (".jsonl", ".json"):
         rows, numbers = [], []
         for i, line in enumerate(lines, start=1):
@@ -116,7 +132,7 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
         langs = [cfg.target_lang] * len(rows)
     sources, targets = [str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows]
     if "gender" not in columns:
-        return _pairs(sources, targets, str(path), langs)
+        return _pairs(sources, targets, str(path), langs, cfg.skip_empty_pairs)
     genders = [normalise_gender(str(r["gender"] or ""), f"{path}: line {n}") for n, r in zip(numbers, rows)]
     ids = [str(next((r[k] for k in ("ID", "id") if r.get(k) not in (None, "")), "")) for r in rows]
     members: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -128,7 +144,10 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
         if len(idx) == 2 and {genders[i] for i in idx} == {"feminine", "masculine"}:
             for i, j in (idx, idx[::-1]):
                 pair_ids[i], counterfactuals[i] = f"{lang}:{row_id}", targets[j]
-    return _pairs(sources, targets, str(path), langs, gender=genders, pair_id=pair_ids, counterfactual=counterfactuals)
+    return _pairs(
+        sources, targets, str(path), langs, cfg.skip_empty_pairs,
+        gender=genders, pair_id=pair_ids, counterfactual=counterfactuals,
+    )  # fmt: skip
 
 
 def mtgeneval_rows(data: GenderedData) -> Dataset:
@@ -212,7 +231,7 @@ def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
         names = {"train": cfg.train_split, "validation": cfg.validation_split, "test": test_split}
         for key, split in names.items():
             if split and (key != "test" or any(folder.glob(f"{split}.{cfg.source_lang}*"))):
-                out[key] = load_folder(folder, split, cfg.source_lang, cfg.target_lang)
+                out[key] = load_folder(folder, split, cfg.source_lang, cfg.target_lang, cfg.skip_empty_pairs)
     elif cfg.train_file:
         files = {"train": cfg.train_file, "validation": cfg.validation_file, "test": cfg.test_file}
         for key, path in files.items():

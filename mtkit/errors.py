@@ -17,8 +17,15 @@ class UserError(Exception):
     """
 
 
+class Diverged(Exception):
+    """Training stopped after too many non-finite updates in a row (exit status :data:`EXIT_DIVERGED`)."""
+
+
+#: the exit status of a run that diverged (see :class:`Diverged`)
+EXIT_DIVERGED = 3
+
 #: the exit status of a run stopped by SIGTERM/SIGINT once its checkpoint is written: relaunch to resume
-#: (EX_TEMPFAIL; Slurm templates requeue on it). 2 is bad input, 1 a failure, 130 an interrupt without checkpoint.
+#: (EX_TEMPFAIL; Slurm templates requeue on it). 2 is bad input, 3 divergence, 1 a failure, 130 an interrupt.
 EXIT_STOPPED = 75
 
 
@@ -40,6 +47,9 @@ def cli_entry(main: Callable[..., T]) -> Callable[..., T]:
         except UserError as err:
             print(f"error: {err}", file=sys.stderr)
             sys.exit(2)
+        except Diverged as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(EXIT_DIVERGED)
         except Stopped as stop:
             print(f"mtkit: {stop}", file=sys.stderr)
             sys.exit(EXIT_STOPPED)

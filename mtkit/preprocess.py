@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
@@ -33,12 +35,18 @@ def tokenize_split(
         if prompt is not None:  # each pair in its own target language's prompt
             langs = batch["lang"] if "lang" in batch else [cfg.target_lang] * len(sources)
             sources = [prompt.render(s, lang) for s, lang in zip(sources, langs)]
-        enc = tokenizer(sources, max_length=cfg.max_source_length, truncation=True)
-        enc["labels"] = tokenizer(text_target=batch["target"], max_length=cfg.max_target_length, truncation=True)[
-            "input_ids"
-        ]
-        enc["length"] = [max(len(s), len(t)) for s, t in zip(enc["input_ids"], enc["labels"])]
-        return dict(enc)
+        src = tokenizer(sources, verbose=False)["input_ids"]
+        tgt = tokenizer(text_target=batch["target"], verbose=False)["input_ids"]
+        out = {"input_ids": [], "attention_mask": [], "labels": [], "length": [], "truncated": []}
+        for s, t in zip(src, tgt):
+            cut = len(s) > cfg.max_source_length or len(t) > cfg.max_target_length
+            s, t = _truncate(s, cfg.max_source_length), _truncate(t, cfg.max_target_length)
+            out["input_ids"].append(s)
+            out["attention_mask"].append([1] * len(s))
+            out["labels"].append(t)
+            out["length"].append(max(len(s), len(t)))
+            out["truncated"].append(cut)
+        return out
 
     cache_file = None
     if cache_dir is not None:
@@ -48,6 +56,7 @@ def tokenize_split(
                     split._fingerprint,
                     _tokenizer_fingerprint(tokenizer),
                     str((prompt, cfg.source_lang, cfg.max_source_length, cfg.max_target_length)),
+                    "truncated-column",  # the layout of the cached rows
                 ]
             ).encode()
         ).hexdigest()[:16]
@@ -83,10 +92,26 @@ def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):
     return load_tokenizer(tok_dir)
 
 
+def _truncate(ids: list[int], limit: int) -> list[int]:
+    """``ids`` cut to ``limit`` tokens keeping the final special token (``</s>``), as the tokenizer's own
+    truncation does for BART- and T5-style sequences."""
+    return ids if len(ids) <= limit else ids[: limit - 1] + ids[-1:]
+
+
 def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Dataset]:
-    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``."""
+    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``; truncated pairs are counted in
+    the log (sentences longer than ``--max_source_length``/``--max_target_length`` are cut, not refused)."""
     cache = Path(cfg.train.output_dir) / "cache"
-    return {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
+    out = {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
+    for name, split in out.items():
+        cut = sum(split["truncated"])
+        if cut and os.environ.get("RANK", "0") == "0":
+            print(
+                f"{name}: {cut} of {len(split)} pairs longer than --max_source_length {cfg.data.max_source_length} "
+                f"or --max_target_length {cfg.data.max_target_length} tokens were truncated",
+                file=sys.stderr,
+            )
+    return out
 
 
 def preprocess(cfg: RunConfig) -> dict[str, Dataset]:

@@ -36,6 +36,9 @@ def decode_utf8(raw: bytes, path: Path) -> str:
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
         raise UserError(f"{path}: invalid UTF-8 at line {line} (byte offset {err.start})") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise UserError(f"{path}: NUL byte at line {line} (a binary or corrupt file?)")
     return text.removeprefix("\ufeff")
 
 

@@ -24,10 +24,11 @@ from mtkit.build import (
     build_loader,
     build_model,
     build_optimizer,
+    check_pretrained_source,
     configure_deepspeed,
     zero_stage,
 )
-from mtkit.checkpoint import CheckpointManager, TrainerState
+from mtkit.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.config import RunConfig
 from mtkit.data import held_out, load_parallel
 from mtkit.errors import Stopped, UserError
@@ -37,6 +38,7 @@ from mtkit.flops import Architecture, peak_tflops
 from mtkit.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.lora import check_strategy
 from mtkit.loss import token_loss_sum
+from mtkit.nonfinite import NonFiniteGuard
 from mtkit.precision import model_type, resolve_mixed_precision
 from mtkit.preemption import StopSignal
 from mtkit.preprocess import prepare_tokenizer, tokenize_splits
@@ -59,6 +61,16 @@ class Trainer:
             raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
         if out.exists() and not out.is_dir():
             raise UserError(f"--output_dir {out}: exists and is not a folder")
+        try:  # before anything is written: a run never silently starts over checkpoints it cannot read
+            newest_complete(out / "checkpoints")
+            unreadable = False
+        except UserError:
+            if not cfg.train.overwrite_output_dir:
+                raise
+            unreadable = True
+        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
+        tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
+        check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
         # Every input check happens here, before anything is written.
         self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
@@ -89,18 +101,24 @@ class Trainer:
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
-        optimizer, scheduler = build_optimizer(cfg, model)
+        optimizer, scheduler = build_optimizer(cfg, model, fused=zero_stage(acc) is None)
         configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
             model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
 
         self.checkpoints = CheckpointManager(out, acc, keep_last=cfg.train.save_total_limit)
+        if unreadable:
+            acc.print(f"--overwrite_output_dir: deleting the unreadable checkpoints in {out / 'checkpoints'}")
+            self.checkpoints.discard_unreadable()
         self.state = TrainerState(world_size=acc.num_processes)
-        if self.checkpoints.last is not None:
-            self._resume(self.checkpoints.last)
+        last = self.checkpoints.last  # the newest complete checkpoint, whatever the links say
+        if last is not None:
+            self._resume(last)
         self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
         self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
+        guard = acc.mixed_precision != "fp16" and zero_stage(acc) is None
+        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates, guard)
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:
@@ -183,6 +201,7 @@ class Trainer:
                 acc.backward(loss_sum * scale)
                 if acc.sync_gradients:
                     self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
+                    self.nonfinite.before_step(self.grad_norm)
                 self.optimizer.step()
                 self.optimizer.zero_grad()
             self.throughput.add_loss(loss_sum)
@@ -259,6 +278,7 @@ class Trainer:
         record = self.throughput.report()  # the one host read of the interval
         record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
         record["skipped_updates"] = self.state.skipped_updates
+        record.update(self.nonfinite.report(self.state.step, self.checkpoints.root))
         if self.grad_norm is not None:
             record["grad_norm"] = float(self.grad_norm)
         self.log.log(record, self.state.step)

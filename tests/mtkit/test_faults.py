@@ -1,5 +1,6 @@
 """Faults a long run meets, each survived with nothing lost: evaluation that must not steer training, a stop
-signal (spot reclaim, Slurm preemption, Ctrl-C) that ends in a checkpoint and a requeue status."""
+signal (spot reclaim, Slurm preemption, Ctrl-C) that ends in a checkpoint and a requeue status, damaged or
+unreadable checkpoints, links lost in a copy."""
 
 from __future__ import annotations
 
@@ -105,3 +106,115 @@ def test_sigterm_writes_a_checkpoint_and_the_relaunch_loses_nothing(multi30k_sma
     assert start([*args, "--output_dir", str(stopped)], processes, stopped).wait(timeout=600) == 0
     assert f"resuming from {stopped / 'checkpoints'}" in (tmp_path / "stopped.log").read_text()
     assert same_final_weights(straight, stopped)
+
+
+def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tmp_path):
+    """The newest checkpoint truncated (a copy cut short) and the links gone (copied through S3) or dangling: the
+    relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped."""
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "12", "--save_steps", "4"]
+    straight, damaged = tmp_path / "straight", tmp_path / "damaged"
+    assert run_script("train.py", *args, "--max_steps", "12", "--output_dir", str(straight)).returncode == 0
+    assert run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
+    root = damaged / "checkpoints"
+    weights = root / "step-0000008" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    (root / "checkpoint_best").unlink()
+    (root / "checkpoint_last").unlink()
+    (root / "checkpoint_last").symlink_to("step-0000099")  # dangling
+    res = run_script("train.py", *args, "--max_steps", "12", "--output_dir", str(damaged))
+    assert res.returncode == 0, res.stderr[-2000:]
+    warning = "warning: skipping checkpoint step-0000008: model.safetensors has "
+    assert warning in res.stdout and "resuming from step-0000004" in res.stdout
+    assert f"resuming from {root / 'step-0000004'}" in res.stdout
+    assert same_final_weights(straight, damaged)
+
+
+def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k_small, tmp_path):
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "4", "--save_steps", "4", "--max_steps", "4"]
+    out = tmp_path / "run"
+    assert run_script("train.py", *args, "--output_dir", str(out)).returncode == 0
+    (out / "checkpoints" / "step-0000004" / "manifest.json").unlink()  # as if the copy stopped before it
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    res = run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(out))
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"error: --output_dir {out}: none of its 1 checkpoint(s) can be read (step-0000004: no manifest.json "
+        "(incomplete)); pass --overwrite_output_dir to start afresh and delete them"
+    ]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written, nothing lost
+    res = run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(out), "--overwrite_output_dir")
+    assert res.returncode == 0 and "deleting the unreadable checkpoints" in res.stdout, res.stderr[-2000:]
+    assert "resuming" not in res.stdout and (out / "final" / "model.safetensors").is_file()
+
+
+SECRETS = {
+    "WANDB_API_KEY": "local-0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c",  # shaped like a key, valid nowhere
+    "HF_TOKEN": "hf_mtkitLeakTestTokenNotRealAbCdEfGhIjKl",
+    "HUGGING_FACE_HUB_TOKEN": "hf_mtkitLeakTestTokenNotRealMnOpQrStUvWx",
+}
+
+
+def test_secrets_in_the_environment_reach_nothing_a_run_writes(multi30k_small, tmp_path):
+    """Known fake secrets in the environment of a run logging to TensorBoard and W&B (offline), then of an
+    export: not one of them in any file written, nor in what the processes print."""
+    out = tmp_path / "run"
+    env = {**SECRETS, "WANDB_DIR": str(tmp_path)}
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *SMALL, "--max_steps", "4", "--eval_steps", "4",
+        "--report_to", "tensorboard,wandb", "--output_dir", str(out), env=env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    exported = run_script("export_model.py", str(out), str(tmp_path / "exported"), env=env)
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("wandb" in p.parts or p.name.endswith(".wandb") for p in written)  # W&B did write its files
+    assert any("events.out.tfevents" in p.name for p in written)
+    for secret in SECRETS.values():
+        for text in (res.stdout, res.stderr, exported.stdout, exported.stderr):
+            assert secret not in text
+        leaks = [p for p in written if secret.encode() in p.read_bytes()]
+        assert not leaks, leaks
+
+
+def test_secrets_are_not_accepted_as_flags(tmp_path):
+    for flag in ("--wandb_api_key", "--hub_token", "--token"):
+        res = run_script("train.py", flag, SECRETS["HF_TOKEN"], "--output_dir", str(tmp_path / "x"))
+        assert res.returncode == 2 and f"unknown key '{flag[2:]}'" in res.stderr
+        assert SECRETS["HF_TOKEN"] not in res.stderr + res.stdout  # not even echoed back
+        assert not (tmp_path / "x").exists()
+
+
+def test_non_finite_updates_are_skipped_then_stop_the_run(multi30k_small, tmp_path):
+    """NaN in the loss from update 3 on: those updates change nothing (the weights stay those of update 2,
+    bit for bit) and are counted; with --max_nonfinite_updates 3 the run stops at the third with exit status 3,
+    one line, and finite checkpoints."""
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--save_steps", "2", "--logging_steps", "1"]
+    env = {"NAN_FROM_UPDATE": "3"}
+    skipped, stopped = tmp_path / "skipped", tmp_path / "stopped"
+    res = run_script(
+        "-", sys.executable, "tests/mtkit/nan_from_update.py", *args, "--max_steps", "6", "--eval_steps", "6",
+        "--output_dir", str(skipped), env=env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    records = [json.loads(line) for line in (skipped / "metrics.jsonl").read_text().splitlines()]
+    counts = {r["step"]: r["nonfinite_updates"] for r in records if "loss" in r}
+    assert counts == {1: 0, 2: 0, 3: 1, 4: 2, 5: 3, 6: 4}
+    before = load_file(skipped / "checkpoints" / "step-0000002" / "model.safetensors")
+    final = load_file(skipped / "final" / "model.safetensors")
+    assert all(torch.equal(final[k], before[k]) for k in final)
+
+    res = run_script(
+        "-", sys.executable, "tests/mtkit/nan_from_update.py", *args, "--max_steps", "10", "--eval_steps", "10",
+        "--max_nonfinite_updates", "3", "--output_dir", str(stopped), env=env,
+    )  # fmt: skip
+    assert res.returncode == 3
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: training diverged: the last 3 updates (to update 5) had a non-finite loss or gradient and were "
+            "skipped, so the weights are those from before them; the last checkpoint (step-0000004) is intact."
+        )
+    )
+    kept = load_file(stopped / "checkpoints" / "step-0000004" / "model.safetensors")
+    assert all(torch.isfinite(t).all() for t in kept.values()) and not (stopped / "final").exists()

@@ -11,6 +11,7 @@ from testing_utils import FAST_RUN, MTGENEVAL, free_port, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import mtkit.export
+from mtkit.checkpoint import write_manifest
 from mtkit.checkpoint_export import main
 from mtkit.errors import UserError
 
@@ -106,7 +107,7 @@ def test_lora_run_exports_adapter_and_merged_model(tiny_t5, tmp_path, capsys):
         "--lora_r", "4", "--mixed_precision", "no", "--no_load_best_model_at_end",
     )  # fmt: skip
     printed = export(run, tmp_path / "model", capsys)  # the run folder: the checkpoint the run exported
-    assert "exporting checkpoint_last" in printed
+    assert "exporting the newest checkpoint: step-0000002" in printed
     assert_exported_equals_final(run, tmp_path / "model")
     adapter, expected = (
         load_file(d / "adapter" / "adapter_model.safetensors") for d in (tmp_path / "model", run / "final")
@@ -135,6 +136,7 @@ def copy_run(run, dst, load_best: bool):
     weights = load_file(best / "model.safetensors")
     weights["model.shared.weight"] += 1
     save_file(weights, best / "model.safetensors")
+    write_manifest(best)  # a checkpoint in its own right, as if saved at that step
     (dst / "checkpoints" / "checkpoint_best").unlink()
     (dst / "checkpoints" / "checkpoint_best").symlink_to(best.name)
     return dst
@@ -144,10 +146,14 @@ def copy_run(run, dst, load_best: bool):
 def test_run_folder_exports_the_checkpoint_the_run_would(single_run, tmp_path, load_best, capsys):
     run = copy_run(single_run, tmp_path / "run", load_best)
     main([str(run), str(tmp_path / "model")])
-    chosen = "checkpoint_best" if load_best else "checkpoint_last"
+    chosen = (
+        "the best checkpoint (the run keeps the best model at the end): step-0000001"
+        if load_best
+        else ("the newest checkpoint: step-0000002")
+    )
     assert f"exporting {chosen}" in capsys.readouterr().out
     exported = load_file(tmp_path / "model" / "model.safetensors")["model.shared.weight"]
-    source = run / "checkpoints" / chosen / "model.safetensors"
+    source = run / "checkpoints" / ("checkpoint_best" if load_best else "checkpoint_last") / "model.safetensors"
     assert torch.equal(exported, load_file(source)["model.shared.weight"])
 
 
