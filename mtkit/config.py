@@ -325,7 +325,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (_positive, "> 0"),
     ),  # fmt: skip
     **dict.fromkeys(
-        ("warmup_steps", "weight_decay", "max_grad_norm", "max_nonfinite_updates", "lora_r"),
+        ("max_steps", "warmup_steps", "weight_decay", "max_grad_norm", "max_nonfinite_updates", "lora_r"),
         (_non_negative, ">= 0"),
     ),
     **dict.fromkeys(

@@ -101,7 +101,8 @@ class Trainer:
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
-        optimizer, scheduler = build_optimizer(cfg, model, fused=zero_stage(acc) is None)
+        fused = zero_stage(acc) is None and acc.mixed_precision != "fp16"  # fp16: the scaler's own skipping
+        optimizer, scheduler = build_optimizer(cfg, model, fused=fused)
         configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
             model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain

@@ -34,8 +34,8 @@ LAUNCHED_ELSEWHERE = {
     "multi_gpu": "tests/mtkit/test_trainer.py",
     "deepspeed_zero2": "tests/mtkit/test_trainer.py",
     "deepspeed_zero3": "tests/mtkit/test_trainer.py",
-    "multi_node": "tests/mtkit/test_trainer.py",
-    "multi_node_p5": "tests/mtkit/test_trainer.py",
+    "multi_node": "tests/cluster/test_slurm.py",
+    "multi_node_p5": "tests/cluster/test_slurm.py",
     "fsdp": "tests/mtkit/test_fsdp.py",
 }
 

@@ -29,19 +29,14 @@ def same_final_weights(a, b) -> bool:
 
 
 def test_evaluation_does_not_change_the_trained_weights(multi30k_small, tmp_path):
-    """Weights depend on seed, data and schedule only: evaluating every 3 updates or only at the end (or stopping
-    at 4, which evaluates there, and resuming) ends with the same weights after 8 updates."""
-    common = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "8"]
-    often, once, stopped = tmp_path / "often", tmp_path / "once", tmp_path / "stopped"
+    """Weights depend on seed, data and schedule only: evaluating every 3 updates or only at the end ends with the
+    same weights after 8 updates (stopping and resuming is covered by the signal tests below)."""
+    common = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "8", "--save_steps", "8"]
+    often, once = tmp_path / "often", tmp_path / "once"
     for out, extra in ((often, ["--eval_steps", "3"]), (once, ["--eval_steps", "8"])):
-        res = run_script("train.py", *common, *extra, "--save_steps", "8", "--output_dir", str(out))
+        res = run_script("train.py", *common, *extra, "--output_dir", str(out))
         assert res.returncode == 0, res.stderr[-2000:]
     assert same_final_weights(often, once)
-    res = run_script("train.py", *common, "--max_steps", "4", "--eval_steps", "8", "--output_dir", str(stopped))
-    assert res.returncode == 0, res.stderr[-2000:]
-    res = run_script("train.py", *common, "--eval_steps", "8", "--save_steps", "8", "--output_dir", str(stopped))
-    assert res.returncode == 0 and "resuming from" in res.stdout, res.stderr[-2000:]
-    assert same_final_weights(stopped, once)
 
 
 def metrics_steps(out) -> list[int]:
@@ -79,24 +74,44 @@ def start(args: list[str], processes: int, out) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
 
+def stop_args(data) -> list[str]:
+    return ["--data_dir", str(data), *SMALL, "--max_steps", "24", "--eval_steps", "24", "--save_steps", "4"]
+
+
+@pytest.fixture(scope="module")
+def straight_runs(multi30k_small, tmp_path_factory):
+    """``straight(processes)``: a run of stop_args never stopped, made once per process count."""
+    made = {}
+
+    def straight(processes: int):
+        if processes not in made:
+            out = tmp_path_factory.mktemp("straight") / f"x{processes}"
+            assert start([*stop_args(multi30k_small), "--output_dir", str(out)], processes, out).wait(600) == 0
+            made[processes] = out
+        return made[processes]
+
+    return straight
+
+
+def signal_mid_run(args: list[str], processes: int, out, sig: int, ready) -> tuple[int, str]:
+    """Start the run, wait until ``ready(out)``, send ``sig`` to its last rank only; (exit status, log)."""
+    proc = start(args, processes, out)
+    deadline = time.time() + 300
+    while not ready(out) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be signalled"
+    os.kill(worker_pids(out)[processes - 1], sig)
+    code = proc.wait(timeout=300)
+    return code, (out.parent / f"{out.name}.log").read_text()
+
+
 @pytest.mark.parametrize("processes", [1, 2])
-def test_sigterm_writes_a_checkpoint_and_the_relaunch_loses_nothing(multi30k_small, tmp_path, processes):
+def test_sigterm_writes_a_checkpoint_and_the_relaunch_loses_nothing(multi30k_small, straight_runs, tmp_path, processes):
     """SIGTERM to one process only (rank 1 of 2: the others learn of it at the update boundary): the run writes a
     checkpoint at the update where it stops and exits 75 (one process; under a launcher the launcher reports the
     workers' exit); relaunching ends with the same weights as a run never stopped."""
-    args = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "24", "--eval_steps", "24",
-            "--save_steps", "24"]  # fmt: skip
-    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
-    assert start([*args, "--output_dir", str(straight)], processes, straight).wait(timeout=600) == 0
-    proc = start([*args, "--output_dir", str(stopped)], processes, stopped)
-    deadline = time.time() + 300
-    while not metrics_steps(stopped) and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    assert proc.poll() is None, "the run ended before it could be signalled"
-    pids = worker_pids(stopped)
-    os.kill(pids[processes - 1], signal.SIGTERM)
-    code = proc.wait(timeout=300)
-    log = (tmp_path / "stopped.log").read_text()
+    args, stopped = stop_args(multi30k_small), tmp_path / "stopped"
+    code, log = signal_mid_run([*args, "--output_dir", str(stopped)], processes, stopped, signal.SIGTERM, metrics_steps)
     assert "stopped by SIGTERM after update" in log, log[-3000:]
     assert code == (75 if processes == 1 else 1)  # torchrun turns a worker's exit into its own failure
     step = int(log.split("stopped by SIGTERM after update ")[1].split(";")[0])
@@ -105,7 +120,23 @@ def test_sigterm_writes_a_checkpoint_and_the_relaunch_loses_nothing(multi30k_sma
     assert state["step"] == step and not (stopped / "final").exists()
     assert start([*args, "--output_dir", str(stopped)], processes, stopped).wait(timeout=600) == 0
     assert f"resuming from {stopped / 'checkpoints'}" in (tmp_path / "stopped.log").read_text()
-    assert same_final_weights(straight, stopped)
+    assert same_final_weights(straight_runs(processes), stopped)
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_sigkill_then_relaunch_ends_with_the_same_weights(multi30k_small, straight_runs, tmp_path, processes):
+    """SIGKILL (no chance to save) to one process after the first periodic checkpoint, at whatever update it is
+    in: the relaunch resumes from the newest complete checkpoint and ends bit-identical to a run never stopped."""
+    args, killed = stop_args(multi30k_small), tmp_path / "killed"
+
+    def checkpointed(out) -> bool:
+        return (out / "checkpoints" / "step-0000004" / "manifest.json").is_file()
+
+    code, log = signal_mid_run([*args, "--output_dir", str(killed)], processes, killed, signal.SIGKILL, checkpointed)
+    assert code != 0 and not (killed / "final").exists(), log[-3000:]
+    assert start([*args, "--output_dir", str(killed)], processes, killed).wait(timeout=600) == 0
+    assert f"resuming from {killed / 'checkpoints'}" in (tmp_path / "killed.log").read_text()
+    assert same_final_weights(straight_runs(processes), killed)
 
 
 def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tmp_path):

@@ -146,6 +146,7 @@ def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
     assert not info["missing_keys"] and not info["unexpected_keys"]
 
 
+@pytest.mark.slow  # tests/cluster/test_slurm.py starts both launchers as two nodes through the Slurm script
 @pytest.mark.parametrize("launcher", ["multi_node", "multi_node_p5"])
 def test_two_nodes_on_one_machine(multi30k_small, tmp_path, launcher):
     """The multi-node launchers (DDP; DeepSpeed ZeRO-3 with every node started by its own launcher) with two
