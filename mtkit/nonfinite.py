@@ -20,9 +20,10 @@ from mtkit.errors import Diverged
 class NonFiniteGuard:
     """Device-side skip of non-finite updates; counts them for the log and stops after ``limit`` in a row."""
 
-    def __init__(self, optimizer, device: torch.device, limit: int, enabled: bool) -> None:
+    def __init__(self, optimizer, device: torch.device, limit: int) -> None:
         inner = getattr(optimizer, "optimizer", optimizer)  # accelerate's wrapper holds the torch optimizer
-        self.optimizer = inner if enabled and inner.defaults.get("fused") else None
+        # armed with the fused AdamW the trainer builds where nothing else skips updates (not fp16, not DeepSpeed)
+        self.optimizer = inner if getattr(inner, "defaults", {}).get("fused") else None
         self.limit = limit
         self.total = torch.zeros((), device=device)
         self.in_a_row = torch.zeros((), device=device)

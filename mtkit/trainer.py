@@ -57,25 +57,7 @@ class Trainer:
     def __init__(self, cfg: RunConfig) -> None:
         self.cfg = cfg
         self.out = out = Path(cfg.train.output_dir)
-        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
-            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
-        if out.exists() and not out.is_dir():
-            raise UserError(f"--output_dir {out}: exists and is not a folder")
-        try:  # before anything is written: a run never silently starts over checkpoints it cannot read
-            newest_complete(out / "checkpoints")
-            unreadable = False
-        except UserError:
-            if not cfg.train.overwrite_output_dir:
-                raise
-            unreadable = True
-        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
-        tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
-        check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
-        self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
-        # Every input check happens here, before anything is written.
-        self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
-        check_selection(cfg, self.raw["validation"].column_names)
-        check_bias_report(cfg)
+        discard = self._check_inputs()  # every input check happens here, before anything is written
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
         if precision != cfg.train.mixed_precision:
@@ -92,10 +74,39 @@ class Trainer:
         with acc.main_process_first():  # instant when scripts/preprocess.py ran first
             self.tokenizer = prepare_tokenizer(cfg, self.raw["train"], out)
             data = tokenize_splits(self.raw, self.tokenizer, cfg)
+        self._build(data)
+        self._restore(discard)
+
+    def _check_inputs(self) -> bool:
+        """Check the flags, the model source, the output folder and the data (loaded into ``self.raw``); return
+        whether unreadable checkpoints are to be discarded (``--overwrite_output_dir``)."""
+        cfg, out = self.cfg, self.out
+        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
+            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
+        if out.exists() and not out.is_dir():
+            raise UserError(f"--output_dir {out}: exists and is not a folder")
+        try:  # a run never silently starts over checkpoints it cannot read
+            newest_complete(out / "checkpoints")
+            discard = False
+        except UserError:
+            if not cfg.train.overwrite_output_dir:
+                raise
+            discard = True
+        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
+        tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
+        check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
+        self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
+        self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
+        check_selection(cfg, self.raw["validation"].column_names)
+        check_bias_report(cfg)
+        return discard
+
+    def _build(self, data: dict) -> None:
+        """Model, loaders, optimizer and schedule, prepared by accelerate for the run's strategy."""
+        cfg, acc = self.cfg, self.accelerator
         model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self._announce(model, len(data["train"]))
-
         self.collator = Seq2SeqCollator(self.tokenizer, model)
         self.train_data = data["train"]
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
@@ -108,9 +119,12 @@ class Trainer:
             model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
 
-        self.checkpoints = CheckpointManager(out, acc, keep_last=cfg.train.save_total_limit)
-        if unreadable:
-            acc.print(f"--overwrite_output_dir: deleting the unreadable checkpoints in {out / 'checkpoints'}")
+    def _restore(self, discard: bool) -> None:
+        """Checkpoints (resuming from the newest complete one), throughput accounting and the fault handlers."""
+        cfg, acc = self.cfg, self.accelerator
+        self.checkpoints = CheckpointManager(self.out, acc, keep_last=cfg.train.save_total_limit)
+        if discard:
+            acc.print(f"--overwrite_output_dir: deleting the unreadable checkpoints in {self.checkpoints.root}")
             self.checkpoints.discard_unreadable()
         self.state = TrainerState(world_size=acc.num_processes)
         last = self.checkpoints.last  # the newest complete checkpoint, whatever the links say
@@ -118,8 +132,7 @@ class Trainer:
             self._resume(last)
         self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
         self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
-        guard = acc.mixed_precision != "fp16" and zero_stage(acc) is None
-        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates, guard)
+        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates)
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:

@@ -81,6 +81,7 @@ def test_jobset_has_one_gpu_pod_per_node_and_the_first_pod_as_rendezvous():
     assert (REPO / expanded["ACCELERATE_CONFIG"]).is_file()
 
 
+@pytest.mark.slow  # the Slurm tests start the same launcher as two nodes; this adds the pod's own shell line
 def test_jobset_pod_command_trains_two_nodes(multi30k_small, tmp_path):
     """The container's command, with the environment the kubelet would give pods 0 and 1 (the rendezvous name
     pointed at this host, 1 process per node, a tiny run), started twice: the two "pods" must meet and train."""

@@ -68,6 +68,7 @@ def test_bart_preset_trains_decodes_resumes_and_exports(multi30k_small, tmp_path
     assert_export_equals_final(straight, tmp_path, capsys)
 
 
+@pytest.mark.slow  # the BART test covers the FSDP path; this adds T5's three tied holders
 def test_t5_fine_tunes_and_exports(tiny_t5, tmp_path, capsys):
     if not MTGENEVAL.is_dir():
         pytest.skip("../shared/data/mt-geneval is not there")

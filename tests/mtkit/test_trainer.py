@@ -57,6 +57,7 @@ def test_short_run_learns_and_writes_every_output(tiny_run):
     assert list((tiny_run.parent / "wandb").glob("offline-run-*"))  # W&B, offline
 
 
+@pytest.mark.slow  # tests/mtkit/test_faults.py resumes after SIGTERM and SIGKILL with the same check
 def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, tmp_path):
     common = [
         "--data_dir", str(multi30k_small), *FAST_RUN, "--eval_steps", "8", "--save_steps", "8",
@@ -113,7 +114,10 @@ def test_gradient_accumulation_counts_updates_not_batches(multi30k_small, tmp_pa
         assert lr == pytest.approx(noam(step))
 
 
-@pytest.mark.parametrize("strategy", ["deepspeed_zero2", "deepspeed_zero3"])
+@pytest.mark.parametrize(
+    "strategy",
+    ["deepspeed_zero2", pytest.param("deepspeed_zero3", marks=pytest.mark.slow)],  # ZeRO-3: test_finetune
+)
 def test_deepspeed_zero_on_two_cpu_processes(multi30k_small, tmp_path, strategy):
     """The same loop under DeepSpeed ZeRO-2/3 (gloo): trains, decodes with synced ranks, saves, exports."""
     out = tmp_path / strategy
@@ -308,6 +312,7 @@ def test_resume_on_another_number_of_processes(multi30k_small, tmp_path):
     assert state()["epoch"] == 0 and state()["step"] == 9
 
 
+@pytest.mark.slow
 def test_zero_checkpoints_refuse_another_number_of_processes(multi30k_small, tmp_path):
     out = tmp_path / "zero"
     common = [

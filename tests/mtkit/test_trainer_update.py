@@ -7,11 +7,13 @@ from collections import Counter
 import pytest
 import torch
 from accelerate.optimizer import AcceleratedOptimizer
+from accelerate.scheduler import AcceleratedScheduler
 from accelerate.state import AcceleratorState, GradientState
 from testing_utils import FAST_RUN
 
-from mtkit.build import MODEL_COLUMNS
+from mtkit.build import MODEL_COLUMNS, build_optimizer
 from mtkit.config import parse_config
+from mtkit.nonfinite import NonFiniteGuard
 from mtkit.trainer import Trainer
 
 #: Adam with a large epsilon moves each weight by about lr * gradient / epsilon, so that weight changes
@@ -123,9 +125,14 @@ def test_skipped_fp16_updates_do_not_advance_the_step_or_the_schedule(make_train
         "--eval_max_samples",
         "2",
     )
+    # what Trainer._build makes under fp16: foreach AdamW (the scaler does the skipping), no device-side guard
+    optimizer, scheduler = build_optimizer(trainer.cfg, trainer.model, fused=False)
+    trainer.nonfinite = NonFiniteGuard(optimizer, trainer.accelerator.device, limit=0)
+    assert not trainer.nonfinite.armed
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**127)  # the scaled loss itself overflows fp32 at first
     trainer.accelerator.scaler = scaler
-    trainer.optimizer = AcceleratedOptimizer(trainer.optimizer.optimizer, device_placement=False, scaler=scaler)
+    trainer.optimizer = AcceleratedOptimizer(optimizer, device_placement=False, scaler=scaler)
+    trainer.scheduler = AcceleratedScheduler(scheduler, trainer.optimizer, step_with_optimizer=False)
     trainer.accelerator._optimizers = [trainer.optimizer]
     trainer.fit()
     state = trainer.state

@@ -79,7 +79,11 @@ def test_single_process_checkpoint(single_run, tmp_path):
 
 @pytest.mark.parametrize(
     "launcher,env",
-    [("multi_gpu", {"ACCELERATE_USE_CPU": "1"}), ("deepspeed_zero2", None), ("deepspeed_zero3", None)],
+    [
+        ("multi_gpu", {"ACCELERATE_USE_CPU": "1"}),
+        pytest.param("deepspeed_zero2", None, marks=pytest.mark.slow),  # the same DeepSpeed path as ZeRO-3's
+        ("deepspeed_zero3", None),
+    ],
 )
 def test_two_process_checkpoint(multi30k_small, tmp_path, launcher, env, capsys):
     run = train(tmp_path / launcher, "--data_dir", str(multi30k_small), *TINY, launcher=launcher, env=env)
