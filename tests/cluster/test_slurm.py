@@ -127,8 +127,10 @@ def slurm_env(tmp_path: Path, launcher: str, rdzv_backend: str, port: str) -> di
         # static rendezvous: ranks come from --machine_rank, so this fails if $SLURM_NODEID were expanded on the
         # batch host (0 there: both nodes would claim rank 0 and the second could not host or join the store).
         ("multi_node", "static"),
-        # the p5 default: DeepSpeed ZeRO-3, standard launcher, c10d rendezvous, which must meet at HEAD:PORT.
-        ("multi_node_p5", "c10d"),
+        # the YAMLs' c10d rendezvous, which must meet at HEAD:PORT (not torchrun's default localhost:29400).
+        ("multi_node", ""),
+        # the p5 default: DeepSpeed ZeRO-3, standard launcher, c10d (slow: the same script and rendezvous)
+        pytest.param("multi_node_p5", "", marks=pytest.mark.slow),
     ],
 )
 def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_backend):

@@ -147,7 +147,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tm
     relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped."""
     args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "12", "--save_steps", "4"]
     straight, damaged = tmp_path / "straight", tmp_path / "damaged"
-    assert run_script("train.py", *args, "--max_steps", "12", "--output_dir", str(straight)).returncode == 0
+    assert run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(straight)).returncode == 0
     assert run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
     root = damaged / "checkpoints"
     weights = root / "step-0000008" / "model.safetensors"
@@ -155,7 +155,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tm
     (root / "checkpoint_best").unlink()
     (root / "checkpoint_last").unlink()
     (root / "checkpoint_last").symlink_to("step-0000099")  # dangling
-    res = run_script("train.py", *args, "--max_steps", "12", "--output_dir", str(damaged))
+    res = run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(damaged))
     assert res.returncode == 0, res.stderr[-2000:]
     warning = "warning: skipping checkpoint step-0000008: model.safetensors has "
     assert warning in res.stdout and "resuming from step-0000004" in res.stdout
@@ -176,7 +176,7 @@ def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k
         "(incomplete)); pass --overwrite_output_dir to start afresh and delete them"
     ]
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written, nothing lost
-    res = run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(out), "--overwrite_output_dir")
+    res = run_script("train.py", *args, "--max_steps", "2", "--output_dir", str(out), "--overwrite_output_dir")
     assert res.returncode == 0 and "deleting the unreadable checkpoints" in res.stdout, res.stderr[-2000:]
     assert "resuming" not in res.stdout and (out / "final" / "model.safetensors").is_file()
 

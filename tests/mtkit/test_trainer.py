@@ -281,6 +281,7 @@ def test_deepspeed_clips_at_max_grad_norm(multi30k_small, tmp_path, initial_weig
     assert_same_update(zero, plain, initial_weights)
 
 
+@pytest.mark.slow  # tests/mtkit/test_batching.py checks the dealing itself over 1, 2 and 3 ranks
 def test_resume_on_another_number_of_processes(multi30k_small, tmp_path):
     """2 DDP processes -> 1 -> 2: each resume continues the epoch in the dealing the sampler derives from the saved
     segments (tests/mtkit/test_batching.py proves that covers every sentence once); the state records them."""
