@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
-from testing_utils import FAST_RUN, MTGENEVAL, MULTI30K, run_script, write_slice
+from testing_utils import FAST_RUN, MTGENEVAL, MULTI30K, REPO, run_script, write_slice
+
+#: DeepSpeed compiles its CPU ops on first use (torch's JIT extensions). Build them in the checkout, not in the
+#: shared ~/.cache: a build killed there leaves a ``lock`` file behind, and every later DeepSpeed start on that
+#: machine then waits on it forever, printing nothing.
+EXTENSIONS = REPO / ".cache" / "torch_extensions"
+os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(EXTENSIONS))
+
+BUILD_DEEPSPEED_CPU_OPS = """
+from deepspeed.accelerator import get_accelerator
+if get_accelerator().device_name() == "cpu":
+    get_accelerator().create_op_builder("ShareMemCommBuilder").load()
+"""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def deepspeed_cpu_ops() -> None:
+    """Build DeepSpeed's CPU communication op once, before any test starts DeepSpeed under a time limit (the build
+    takes about a minute on 2 cores). Locks left in the checkout's own folder by a killed build are removed first:
+    nothing else builds there while the suite starts."""
+    extensions = Path(os.environ["TORCH_EXTENSIONS_DIR"])
+    if extensions == EXTENSIONS:
+        for lock in EXTENSIONS.glob("*/lock"):
+            lock.unlink()
+    if any(extensions.glob("deepspeed_shm_comm/*.so")):
+        return
+    res = run_script("-", sys.executable, "-c", BUILD_DEEPSPEED_CPU_OPS, timeout=900)
+    assert res.returncode == 0, f"building DeepSpeed's CPU ops failed:\n{res.stderr[-3000:]}"
 
 
 @pytest.fixture(scope="session")

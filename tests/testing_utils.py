@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,17 +29,31 @@ OFFLINE_ENV = {
 
 
 def run_script(script: str, *args: str, env: dict | None = None, cwd: Path = REPO, timeout: int = 600, stdin=None):
-    """Run ``scripts/<script>`` (or any command list when ``script`` is ``"-"``) in a subprocess."""
+    """Run ``scripts/<script>`` (or any command list when ``script`` is ``"-"``) in a subprocess.
+
+    It runs in its own process group; on timeout the whole group is killed (a launcher's workers included), so
+    that a hung run cannot hold CPUs, ports or locks while the next tests run."""
     cmd = list(args) if script == "-" else [sys.executable, str(REPO / "scripts" / script), *args]
-    return subprocess.run(
+    with subprocess.Popen(
         cmd,
         cwd=cwd,
         env={**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **(env or {})},
-        capture_output=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        input=stdin,
-    )
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired as timed_out:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr) from timed_out
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # nothing of this run outlives it
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
 def write_slice(src: Path, dst: Path, n: int) -> None:
