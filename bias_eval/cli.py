@@ -59,6 +59,17 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _non_negative_float(text: str) -> float:
+    """An argparse type: a number not below 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{value} is below the minimum 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the report script."""
     parser = argparse.ArgumentParser(
@@ -92,8 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
     hyp.add_argument("--batch-size", type=_count(1), default=32, help="sentences per batch (default: 32)")
     hyp.add_argument("--max-new-tokens", type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
     hyp.add_argument("--length-penalty", type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
+    hyp.add_argument(
+        "--max-len-a",
+        type=_non_negative_float,
+        help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS['max_len_a']})",
+    )
+    hyp.add_argument("--max-len-b", type=_count(0), help=f"see --max-len-a ({saved}, else {DEFAULTS['max_len_b']})")
     hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
     hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
+    hyp.add_argument(
+        "--engine",
+        default="hf",
+        choices=("hf", "ct2"),
+        help="hf: transformers' generate; ct2: CTranslate2, --model being a folder from scripts/export_ct2.py",
+    )
 
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
@@ -121,7 +144,8 @@ def describe_generation(model: str, settings: GenerationSettings) -> str:
     prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
     return (
         f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
-        f"at most {settings.max_new_tokens} new tokens, {prompt}), cached in OUTDIR/hyps"
+        f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
+        f"{prompt}), cached in OUTDIR/hyps"
     )
 
 
@@ -143,7 +167,8 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
         parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
         parts += ["--beam-size", str(settings.beam_size), "--length-penalty", str(settings.length_penalty)]
         parts += ["--max-new-tokens", str(settings.max_new_tokens), "--batch-size", str(settings.batch_size)]
-        parts += ["--dtype", settings.dtype]
+        parts += ["--max-len-a", str(settings.max_len_a), "--max-len-b", str(settings.max_len_b)]
+        parts += ["--dtype", settings.dtype, "--engine", settings.engine]
     parts += ["--out", args.out, "--bootstrap-samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
     return shlex.join(parts)
@@ -250,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out: {out} exists and is not a directory")
     if args.hyp_dir:
-        for flag in ("prompt", "beam_size", "length_penalty", "max_new_tokens"):
+        for flag in ("prompt", "beam_size", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag.replace('_', '-')}: only used with --model")
     data = load_data(args)

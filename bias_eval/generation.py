@@ -1,7 +1,8 @@
 """How ``--model`` decodes: each setting from its flag, else from what was saved with the model, else a default.
 
 Beam size, length penalty and the longest output come from the model's ``generation_config.json``
-(``num_beams``, ``length_penalty``, ``max_new_tokens``: what a run of ``scripts/train.py`` evaluated with), the
+(``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b``: what a run of
+``scripts/train.py`` evaluated with), the
 prompt from its ``prompt.json`` (:meth:`mtkit.prompts.Prompt.load`). Prompts are rendered by
 :mod:`mtkit.prompts` (``{source}``, ``{lang}``, ``{lang_name}``, ``{src_lang_name}``, and ``{language}``).
 """
@@ -9,6 +10,7 @@ prompt from its ``prompt.json`` (:meth:`mtkit.prompts.Prompt.load`). Prompts are
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mtkit.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
+from mtkit.translate import MAX_LEN_A, MAX_LEN_B
 
 __all__ = [
     "DEFAULTS",
@@ -29,9 +32,11 @@ __all__ = [
 ]
 
 #: Used when neither a flag nor the model's generation config sets a value.
-DEFAULTS: dict[str, Any] = {"beam_size": 4, "length_penalty": 1.0, "max_new_tokens": 256}
-FLAGS = {"beam_size": "--beam-size", "length_penalty": "--length-penalty", "max_new_tokens": "--max-new-tokens"}
-_CONFIG_NAMES = {"beam_size": "num_beams", "length_penalty": "length_penalty", "max_new_tokens": "max_new_tokens"}
+DEFAULTS: dict[str, Any] = {
+    "beam_size": 4, "length_penalty": 1.0, "max_new_tokens": 256, "max_len_a": MAX_LEN_A, "max_len_b": MAX_LEN_B,
+}  # fmt: skip
+FLAGS = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
+_CONFIG_NAMES = {key: "num_beams" if key == "beam_size" else key for key in DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,12 @@ class GenerationSettings:
     beam_size: int = 4
     length_penalty: float = 1.0
     max_new_tokens: int = 256
+    max_len_a: float = MAX_LEN_A  # each batch stops after max_len_a x its longest source + max_len_b tokens
+    max_len_b: int = MAX_LEN_B
     batch_size: int = 32
     device: str | None = None
     dtype: str = "auto"
+    engine: str = "hf"  # or ct2: a folder written by scripts/export_ct2.py
     max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
 
     def prompt_for(self, lang: str) -> str | None:
@@ -78,8 +86,11 @@ def position_limit(model: str) -> int | None:
 
     Models trained with short sequences fail on longer inputs or outputs.
     """
+    from mtkit.ct2 import INFO, is_ct2_model
     from mtkit.translate import position_limit as config_limit
 
+    if is_ct2_model(model):
+        return json.loads(Path(model, INFO).read_text(encoding="utf-8")).get("position_limit")
     try:
         from transformers import AutoConfig
 
@@ -109,7 +120,7 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
     ``args`` holds ``model``, ``prompt``, ``beam_size``, ``length_penalty``, ``max_new_tokens`` (``None``: not
-    given), ``batch_size``, ``device`` and ``dtype``.
+    given), ``batch_size``, ``device``, ``dtype`` and ``engine``.
     """
     model = args.model
     prompt = resolve(args.prompt, model)
@@ -139,6 +150,7 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
         batch_size=args.batch_size,
         device=args.device,
         dtype=args.dtype,
+        engine=args.engine,
         **values,
     )
     limit = position_limit(model)

@@ -106,15 +106,17 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
                 hyps[lang][kind] = lines
                 continue
             if translator is None:
-                from mtkit.translate import Translator
+                from mtkit.translate import load_translator
 
-                translator = Translator(model, device=settings.device, dtype=settings.dtype)
+                translator = load_translator(model, settings.engine, device=settings.device, dtype=settings.dtype)
             print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
             out = translator.translate(
                 settings.render(sources, lang),
                 beam_size=settings.beam_size,
                 length_penalty=settings.length_penalty,
                 max_new_tokens=settings.max_new_tokens,
+                max_len_a=settings.max_len_a,
+                max_len_b=settings.max_len_b,
                 batch_size=settings.batch_size,
                 progress=True,
             )

@@ -21,6 +21,7 @@ import yaml
 from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
+from mtkit.translate import MAX_LEN_A, MAX_LEN_B
 
 
 def _f(default: Any, help: str, **kw) -> Any:
@@ -156,6 +157,10 @@ class EvalConfig:
     num_beams: int = _f(4, "Beam size.")
     length_penalty: float = _f(0.6, "Beam-search length penalty.")
     max_new_tokens: int = _f(256, "Longest generated translation.")
+    max_len_a: float = _f(
+        MAX_LEN_A, "Each decoding batch stops after max_len_a x its longest source + max_len_b tokens (fairseq's)."
+    )
+    max_len_b: int = _f(MAX_LEN_B, "See --max_len_a.")
     metric_for_best_model: Literal["bleu", "chrf", "loss", "fair_bleu", "accuracy_pair", "bleu_gap_abs"] = _f(
         "bleu",
         "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
@@ -163,6 +168,11 @@ class EvalConfig:
     )
     bias_report_split: str | None = _f(
         None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."
+    )
+    export_ct2: str | None = _f(
+        None,
+        "At the end, also convert final/ to CTranslate2 with this quantization (int8, int8_float16, float16, "
+        "bfloat16, float32) into <output_dir>/final_ct2.",
     )
 
 
@@ -325,7 +335,16 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (_positive, "> 0"),
     ),  # fmt: skip
     **dict.fromkeys(
-        ("max_steps", "warmup_steps", "weight_decay", "max_grad_norm", "max_nonfinite_updates", "lora_r"),
+        (
+            "max_steps",
+            "warmup_steps",
+            "weight_decay",
+            "max_grad_norm",
+            "max_nonfinite_updates",
+            "lora_r",
+            "max_len_a",
+            "max_len_b",
+        ),
         (_non_negative, ">= 0"),
     ),
     **dict.fromkeys(

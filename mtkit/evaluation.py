@@ -53,6 +53,8 @@ def translate_corpus(
             beam_size=cfg.num_beams,
             length_penalty=cfg.length_penalty,
             max_new_tokens=cfg.max_new_tokens,
+            max_len_a=cfg.max_len_a,
+            max_len_b=cfg.max_len_b,
             batch_size=cfg.eval_batch_size,
             prompt=prompt,
             **({"synced_gpus": True} if synced else {}),

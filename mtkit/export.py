@@ -34,6 +34,8 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     tokenizer.save_pretrained(str(final))
     generation = GenerationConfig.from_model_config(unwrapped.config)
     generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
+    generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
+    generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
     if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
         generation.update(length_penalty=cfg.eval.length_penalty)
     generation.save_pretrained(str(final))
@@ -45,6 +47,14 @@ def bias_report_split(cfg: RunConfig) -> str | None:
     """``--bias_report_split``, with ``none`` (or empty) meaning no report."""
     split = cfg.eval.bias_report_split
     return None if not split or split.lower() == "none" else split
+
+
+def check_ct2(cfg: RunConfig) -> None:
+    """Refuse, before training, a ``--export_ct2`` quantization CTranslate2 does not have."""
+    from mtkit.ct2 import QUANTIZATIONS
+
+    if cfg.eval.export_ct2 and cfg.eval.export_ct2 not in QUANTIZATIONS:
+        raise UserError(f"--export_ct2: {cfg.eval.export_ct2!r} is not one of {', '.join(QUANTIZATIONS)}")
 
 
 def check_bias_report(cfg: RunConfig) -> None:

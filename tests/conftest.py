@@ -51,12 +51,14 @@ def multi30k_small(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_run(multi30k_small, tmp_path_factory) -> Path:
-    """A finished 40-update run on the Multi30k slice (shared by tests that need a trained model)."""
+    """A finished 40-update run on the Multi30k slice (shared by tests that need a trained model), converted to
+    CTranslate2 at the end (``final_ct2``)."""
     out = tmp_path_factory.mktemp("tiny_run") / "run"
     res = run_script(
         "train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
         "--output_dir", str(out), "--max_steps", "40", "--eval_steps", "20", "--save_steps", "20",
-        "--report_to", "tensorboard,wandb", "--peak_tflops", "1", env={"WANDB_DIR": str(out.parent)},
+        "--report_to", "tensorboard,wandb", "--peak_tflops", "1", "--export_ct2", "float32",
+        env={"WANDB_DIR": str(out.parent)},
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     return out

@@ -63,6 +63,12 @@ def write_slice(src: Path, dst: Path, n: int) -> None:
     dst.write_text("".join(lines), encoding="utf-8")
 
 
+def read_gz_lines(path: Path, n: int) -> list[str]:
+    """The first ``n`` lines of a gzipped corpus file, without their newlines."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [next(f).rstrip("\n") for _ in range(n)]
+
+
 #: Flags that make a run small and fast; tests add their own on top.
 FAST_RUN = [
     "--source_lang", "en", "--target_lang", "de",

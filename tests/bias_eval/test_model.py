@@ -176,6 +176,8 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
         "beam_size": saved,
         "length_penalty": saved,
         "max_new_tokens": saved,
+        "max_len_a": "default",
+        "max_len_b": "default",
         "prompt": str(tuned_model / "prompt.json"),
     }
     command = config["command"]
@@ -200,19 +202,34 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
 
 
 def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
-    flags = ("--beam-size", "2", "--length-penalty", "1.3", "--max-new-tokens", "5")
-    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "a", *flags, "--prompt", "{language}: {source}")
+    from mtkit.translate import Translator
+
+    flags = ("--beam-size", "2", "--length-penalty", "1.3", "--max-new-tokens", "5", "--max-len-a", "0")
+    flags += ("--max-len-b", "3", "--prompt", "{language}: {source}")
+    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "a", *flags)
     hypotheses = config["hypotheses"]
     generation = hypotheses["generation"]
     assert (generation["beam_size"], generation["length_penalty"], generation["max_new_tokens"]) == (2, 1.3, 5)
+    assert (generation["max_len_a"], generation["max_len_b"]) == (0, 3)
     assert hypotheses["prompts"] == {"es": "Spanish: {source}"}  # the older {language} placeholder
     assert hypotheses["settings_from"] == {
         "beam_size": "--beam-size",
         "length_penalty": "--length-penalty",
         "max_new_tokens": "--max-new-tokens",
+        "max_len_a": "--max-len-a",
+        "max_len_b": "--max-len-b",
         "prompt": "--prompt",
     }
     assert "--beam-size 2 --length-penalty 1.3 --max-new-tokens 5" in config["command"]
+    assert "--max-len-a 0.0 --max-len-b 3" in config["command"]
+    # decoded with the bound the flags give (3 tokens here, the 5 of --max-new-tokens otherwise)
+    prompted = [f"Spanish: {s}" for s in read_plain(geneval_file(small_geneval, "es", "feminine", "en", "test"))]
+    translator = Translator(str(tuned_model), device="cpu")
+    options = {"beam_size": 2, "length_penalty": 1.3, "max_new_tokens": 5}
+    expected = translator.translate(prompted, **options, max_len_a=0, max_len_b=3)
+    written = (tmp_path / "a" / "hyps" / "es.feminine.txt").read_text(encoding="utf-8")
+    assert written == "".join(" ".join(h.split()) + "\n" for h in expected)
+    assert expected != translator.translate(prompted, **options)
 
     config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "b", "--prompt", "instruction")
     assert config["hypotheses"]["prompts"] == {
@@ -279,3 +296,21 @@ def test_recorded_command_reproduces_the_report(
         assert read_plain(tmp_path / "again" / "hyps" / f"es.{kind}.txt") == read_plain(
             tmp_path / "first" / "hyps" / f"es.{kind}.txt"
         )
+
+
+def test_ct2_engine_gives_the_same_hypotheses(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
+    """The same report through CTranslate2 (the model converted with scripts/export_ct2.py, its saved prompt and
+    settings carried over): greedy hypotheses equal transformers' for this source-sensitive model."""
+    from mtkit.ct2 import export_ct2
+
+    ct2 = export_ct2(tuned_model, tmp_path / "ct2", "float32")
+    config, _ = _run_es(run_cli, small_geneval, ct2, tmp_path / "ct2-report", "--engine", "ct2", "--beam-size", "1")
+    assert "--engine ct2" in config["command"]
+    assert config["hypotheses"]["prompts"] == {"es": "translate English to Spanish: {source}"}
+    assert config["hypotheses"]["generation"]["max_new_tokens"] == 7  # carried over from the model
+    _run_es(run_cli, small_geneval, tuned_model, tmp_path / "hf-report", "--beam-size", "1")
+    for gender in ("feminine", "masculine"):
+        name = f"hyps/es.{gender}.txt"
+        hf = (tmp_path / "hf-report" / name).read_text(encoding="utf-8")
+        assert (tmp_path / "ct2-report" / name).read_text(encoding="utf-8") == hf
+        assert len(set(hf.splitlines())) > 1

@@ -1,7 +1,10 @@
 """scripts/translate.py in its three modes, on the model trained by the ``tiny_run`` fixture."""
 
+import shutil
+
 import pytest
 from testing_utils import run_script
+from transformers import GenerationConfig
 
 from mtkit.errors import UserError
 from mtkit.translate import Translator, main
@@ -10,13 +13,40 @@ SENTENCES = ["A man is riding a bike.", "Two dogs play in the snow.", "A woman s
 FAST = ["--max_new_tokens", "12", "--num_beams", "2"]
 
 
+def saved(final) -> dict:
+    """What the command line takes from the model's generation config when no flag says otherwise."""
+    gen = GenerationConfig.from_pretrained(final)
+    return {"length_penalty": gen.length_penalty, "max_len_a": gen.max_len_a, "max_len_b": gen.max_len_b}
+
+
 def test_text_mode_matches_the_library(tiny_run):
     final = str(tiny_run / "final")
-    res = run_script("translate.py", "--model", final, *FAST, *[a for s in SENTENCES for a in ("--text", s)])
+    texts = [a for s in SENTENCES for a in ("--text", s)]
+    res = run_script("translate.py", "--model", final, *FAST, *texts)
     assert res.returncode == 0, res.stderr[-2000:]
-    expected = Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12)
+    assert saved(final)["length_penalty"] == 0.6  # the run's --length_penalty default, saved with the model
+    expected = Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **saved(final))
     assert res.stdout.splitlines() == expected
     assert any(expected)  # 40 updates are enough for some output
+    # a flag wins over the saved value
+    res = run_script("translate.py", "--model", final, *FAST, "--length_penalty", "2.0", *texts)
+    options = saved(final) | {"length_penalty": 2.0}
+    assert res.stdout.splitlines() == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **options)
+
+
+def test_the_saved_output_bound_is_used(tiny_run, tmp_path):
+    """``max_len_a``/``max_len_b`` saved in ``generation_config.json`` bound the translations (here to 2 tokens)."""
+    final = tmp_path / "final"
+    shutil.copytree(tiny_run / "final", final)
+    gen = GenerationConfig.from_pretrained(final)
+    gen.max_len_a, gen.max_len_b = 0.0, 2
+    gen.save_pretrained(final)
+    res = run_script("translate.py", "--model", str(final), *FAST, *[a for s in SENTENCES for a in ("--text", s)])
+    assert res.returncode == 0, res.stderr[-2000:]
+    options = {"beam_size": 2, "max_new_tokens": 12, "length_penalty": 0.6}
+    expected = Translator(final).translate(SENTENCES, **options, max_len_a=0.0, max_len_b=2)
+    assert res.stdout.splitlines() == expected
+    assert expected != Translator(final).translate(SENTENCES, **options)
 
 
 def test_file_mode_is_batched_and_in_order(tiny_run, tmp_path):
@@ -29,15 +59,15 @@ def test_file_mode_is_batched_and_in_order(tiny_run, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 9 and lines[:3] == lines[3:6] == lines[6:]
-    assert lines[:3] == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12)
+    assert lines[:3] == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **saved(final))
 
 
 def test_interactive_mode_until_q(tiny_run):
     res = run_script("translate.py", "--model", str(tiny_run / "final"), *FAST, stdin="A woman sings.\n\nq\nnot read\n")
     assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.splitlines() == Translator(str(tiny_run / "final")).translate(
-        ["A woman sings."], beam_size=2, max_new_tokens=12
-    )
+    final = str(tiny_run / "final")
+    expected = Translator(final).translate(["A woman sings."], beam_size=2, max_new_tokens=12, **saved(final))
+    assert res.stdout.splitlines() == expected
 
 
 @pytest.mark.parametrize(
@@ -49,6 +79,7 @@ def test_interactive_mode_until_q(tiny_run):
         (["--text", "x", "--prompt", "no placeholder"], "--prompt"),
         (["--text", "x", "--output", "{tmp}/out.txt"], "--output: only used with --input"),
         (["--text", "x", "--dtype", "fp8"], "--dtype"),
+        (["--text", "x", "--max_len_a", "-1"], "--max_len_a: must be >= 0"),
     ],
 )
 def test_bad_input(tiny_run, tmp_path, args, message):
