@@ -154,7 +154,7 @@ def load_weights_strictly(model, state_dict: dict[str, torch.Tensor], where: str
     model.load_state_dict(state_dict, strict=False)
 
 
-def _check_out(out: Path) -> None:
+def check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"OUT {out}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()):
@@ -163,6 +163,29 @@ def _check_out(out: Path) -> None:
 
 def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Path | None = None, log=print) -> Path:
     """Write the model of ``checkpoint`` to ``out`` as a run writes ``final/``; return ``out``."""
+    out = Path(out)
+    check_out(out)
+    ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
+    cfg = read_run_config(run)
+    check_tokenizer(cfg, run)
+    state = CheckpointManager.read_state(ckpt)
+    log(f"exporting {chosen} (update {state.step}, {state.world_size} process(es)) of run {run}")
+    state_dict, layout = checkpoint_weights(ckpt)
+    write_model(cfg, run, state_dict, out, f"CHECKPOINT {ckpt}")
+    log(f"weights: {layout}; model, tokenizer and generation config in {out}")
+    return out
+
+
+def check_tokenizer(cfg: RunConfig, run: Path) -> None:
+    """Refuse a run whose model cannot be rebuilt for want of its trained tokenizer."""
+    pretrained = cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path
+    if not pretrained and not (run / "tokenizer" / "tokenizer.json").is_file():
+        raise UserError(f"--run_dir {run}: no tokenizer/tokenizer.json (the run's trained tokenizer)")
+
+
+def write_model(cfg: RunConfig, run: Path, state_dict: dict[str, torch.Tensor], out: Path, where: str) -> None:
+    """Rebuild the run's model, load ``state_dict`` into it strictly and write it to ``out`` as the run writes
+    ``final/`` (into a temporary folder beside ``out``, renamed at the end)."""
     from accelerate import Accelerator
 
     from mtkit.build import build_model
@@ -170,23 +193,12 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     from mtkit.preprocess import prepare_tokenizer
     from mtkit.prompts import Prompt
 
-    out = Path(out)
-    _check_out(out)
-    ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
-    cfg = read_run_config(run)
-    pretrained = cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path
-    if not pretrained and not (run / "tokenizer" / "tokenizer.json").is_file():
-        raise UserError(f"--run_dir {run}: no tokenizer/tokenizer.json (the run's trained tokenizer)")
-    state = CheckpointManager.read_state(ckpt)
-    log(f"exporting {chosen} (update {state.step}, {state.world_size} process(es)) of run {run}")
-
     try:  # the run's own construction: a pretrained base model is loaded, so it must be reachable
         tokenizer = prepare_tokenizer(cfg, None, run)  # loads, never trains: checked above
         model = build_model(cfg, tokenizer)
     except UserError as err:
         raise UserError(f"--run_dir {run}: the model or tokenizer {CONFIG_FILE} names cannot be built: {err}") from None
-    state_dict, layout = checkpoint_weights(ckpt)
-    load_weights_strictly(model, state_dict, f"CHECKPOINT {ckpt}")
+    load_weights_strictly(model, state_dict, where)
     del state_dict
     model.eval()
     prompt = None
@@ -200,15 +212,13 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
         tmp.mkdir()
         acc = Accelerator(cpu=True)  # one process, nothing prepared: export_model's collectives are no-ops
         export_model(cfg, acc, model, tokenizer, tmp, prompt)
-        _check_out(out)  # still free
+        check_out(out)  # still free
         if out.is_dir():
             out.rmdir()
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    log(f"weights: {layout}; model, tokenizer and generation config in {out}")
-    return out
 
 
 class _Parser(argparse.ArgumentParser):
