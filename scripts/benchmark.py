@@ -1,0 +1,64 @@
+"""Benchmarks printed as ratios against a baseline measured in the same run.
+
+``translate``: transformers' ``generate`` (without and with the output bound) against CTranslate2 float32 and
+int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, output tokens/s, sacreBLEU::
+
+    python scripts/benchmark.py translate --model runs/multi30k_en_de_small/final \\
+        --source ../shared/data/multi30k/test_2016_flickr.en.gz \\
+        --reference ../shared/data/multi30k/test_2016_flickr.de.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mtkit.errors import UserError, cli_entry
+from mtkit.textio import atomic_write, read_lines
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UserError(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="benchmark", required=True, parser_class=_Parser)
+    t = sub.add_parser("translate", help="generate vs CTranslate2: speed and BLEU")
+    t.add_argument("--model", required=True, help="a save_pretrained model folder (a run's final/)")
+    t.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
+    t.add_argument("--reference", required=True, help="their reference translations")
+    t.add_argument("--max_sentences", type=int, default=None, help="use the first N sentences")
+    t.add_argument("--beam_size", type=int, default=4)
+    t.add_argument("--batch_size", type=int, default=32)
+    t.add_argument("--max_new_tokens", type=int, default=128, help="the cap (and the unbounded system's length)")
+    t.add_argument("--threads", type=int, default=2, help="CPU threads for both engines")
+    t.add_argument("--ct2_types", default="float32,int8", help="CTranslate2 quantizations, comma-separated")
+    t.add_argument("--json", help="also write the record to this file")
+    return p
+
+
+@cli_entry
+def main(argv: list[str] | None = None) -> None:
+    from mtkit import translation_benchmark
+
+    args = parser().parse_args(argv)
+    sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
+    if len(sources) != len(references):
+        raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
+    n = args.max_sentences or len(sources)
+    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": n}
+    records = translation_benchmark.run(
+        Path(args.model), sources[:n], references[:n], beam_size=args.beam_size, batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens, threads=args.threads, ct2_types=tuple(args.ct2_types.split(",")),
+    )  # fmt: skip
+    text = translation_benchmark.report(records, settings | {"command": " ".join(sys.argv)})
+    print(text)
+    if args.json:
+        atomic_write(Path(args.json), (text.splitlines()[-1] + "\n").encode("utf-8"))
+
+
+if __name__ == "__main__":
+    main()

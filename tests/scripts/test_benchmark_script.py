@@ -1,0 +1,48 @@
+"""scripts/benchmark.py translate end to end on the ``tiny_run`` model (speed figures are outputs, not asserted)."""
+
+import json
+
+import pytest
+import sacrebleu
+from testing_utils import MULTI30K, read_gz_lines, run_script
+from transformers import GenerationConfig
+
+from mtkit.translate import Translator
+
+
+def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):
+    final, report = tiny_run / "final", tmp_path / "bench.json"
+    src, ref = MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz"
+    res = run_script(
+        "benchmark.py", "translate", "--model", str(final), "--source", str(src), "--reference", str(ref),
+        "--max_sentences", "24", "--batch_size", "8", "--beam_size", "2", "--max_new_tokens", "20",
+        "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    record = json.loads(report.read_text())
+    systems = {r["system"]: r for r in record["systems"]}
+    assert list(systems) == [
+        "hf generate, no bound (20 tokens)", "hf generate", "ctranslate2 float32", "ctranslate2 int8"
+    ]  # fmt: skip
+    assert systems["hf generate"]["speedup"] == 1.0 and record["settings"]["sentences"] == 24
+    for r in systems.values():
+        assert r["sent_s"] == pytest.approx(24 / r["seconds"])
+        assert r["speedup"] == pytest.approx(systems["hf generate"]["seconds"] / r["seconds"])
+    # the baseline's BLEU is sacreBLEU of the library's own translations with those settings
+    penalty = GenerationConfig.from_pretrained(final).length_penalty
+    hyps = Translator(final, device="cpu").translate(
+        read_gz_lines(src, 24), beam_size=2, batch_size=8, max_new_tokens=20, length_penalty=penalty
+    )
+    assert systems["hf generate"]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [read_gz_lines(ref, 24)]).score)
+    assert res.stdout.splitlines()[0].startswith("| system | s | sent/s |")
+
+
+def test_mismatched_files_are_one_line(tiny_run, tmp_path):
+    (tmp_path / "src.txt").write_text("a\nb\n")
+    (tmp_path / "ref.txt").write_text("a\n")
+    res = run_script(
+        "benchmark.py", "translate", "--model", str(tiny_run / "final"),
+        "--source", str(tmp_path / "src.txt"), "--reference", str(tmp_path / "ref.txt"),
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == ["error: --reference: 1 lines, --source has 2"]
