@@ -126,7 +126,8 @@ class TokenBatchSampler(Sampler[list[int]]):
         return len(self._batches) - self.skip
 
 
-#: Padding granularity of every batch (tensor-core friendly shapes); the budget accounts for it.
+#: Padding granularity of training batches on a GPU (tensor-core friendly shapes; 1 on a CPU, where it only
+#: adds padding); the token budget accounts for it.
 PAD_TO_MULTIPLE_OF = 8
 
 

@@ -18,7 +18,7 @@ import torch
 from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 
-from mtkit.batching import Seq2SeqCollator, to_device
+from mtkit.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.build import (
     build_accelerator,
     build_loader,
@@ -109,7 +109,8 @@ class Trainer:
         model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self._announce(model, len(data["train"]))
-        self.collator = Seq2SeqCollator(self.tokenizer, model)
+        multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
+        self.collator = Seq2SeqCollator(self.tokenizer, model, pad_to_multiple_of=multiple)
         self.train_data = data["train"]
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)

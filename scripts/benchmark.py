@@ -1,5 +1,12 @@
 """Benchmarks printed as ratios against a baseline measured in the same run.
 
+``train``: this toolkit's loop against transformers' ``Seq2SeqTrainer`` (its defaults, and its length grouping)
+on the same preset, data and sentences per update: non-padding target tokens/s, padding, peak memory. Every
+other flag is a recipe key::
+
+    python scripts/benchmark.py train --data_dir ../shared/data/multi30k --source_lang en --target_lang de \\
+        --model transformer-base --vocab_size 8000 --max_tokens 2048 --max_train_samples 8000 --steps 20
+
 ``translate``: transformers' ``generate`` (without and with the output bound) against CTranslate2 float32 and
 int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, output tokens/s, sacreBLEU::
 
@@ -11,6 +18,7 @@ int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -25,8 +33,10 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="benchmark", required=True, parser_class=_Parser)
-    t = sub.add_parser("translate", help="generate vs CTranslate2: speed and BLEU")
+    sub = p.add_subparsers(
+        dest="benchmark", required=True, parser_class=_Parser
+    )  # no abbreviations: recipe flags pass through
+    t = sub.add_parser("translate", help="generate vs CTranslate2: speed and BLEU", allow_abbrev=False)
     t.add_argument("--model", required=True, help="a save_pretrained model folder (a run's final/)")
     t.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
     t.add_argument("--reference", required=True, help="their reference translations")
@@ -37,14 +47,52 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=2, help="CPU threads for both engines")
     t.add_argument("--ct2_types", default="float32,int8", help="CTranslate2 quantizations, comma-separated")
     t.add_argument("--json", help="also write the record to this file")
+    tr = sub.add_parser("train", help="the toolkit's loop vs Seq2SeqTrainer: target tokens/s", allow_abbrev=False)
+    tr.add_argument("--steps", type=int, default=20, help="timed updates per system")
+    tr.add_argument("--warmup", type=int, default=3, help="untimed updates first (at least 1)")
+    tr.add_argument("--json", help="also write the record to this file")
     return p
+
+
+TRAIN_COLUMNS = [
+    ("tgt_tok_s", "tgt tok/s", "{:,.0f}"),
+    ("padding", "padding", "{:.1%}"),
+    ("sentences_per_update", "sent/update", "{:.1f}"),
+    ("tgt_tokens_per_update", "tgt tok/update", "{:.0f}"),
+    ("peak_mem_gb", "peak GiB", "{:.2f}"),
+    ("mtkit_speedup", "mtkit x", "{:.2f}"),
+]
+
+
+def train_benchmark(args: argparse.Namespace, flags: list[str]) -> str:
+    from mtkit import train_benchmark
+
+    if args.steps < 1 or args.warmup < 1:
+        raise UserError("--steps and --warmup: must be at least 1")
+    if "--output_dir" not in flags:  # the systems share the tokenizer and the tokenized cache
+        flags = [*flags, "--output_dir", "runs/benchmark_train"]
+    records = train_benchmark.run([*flags, "--report_to", "none", "--disable_tqdm"], args.warmup, args.steps)
+    head = ["system", *(title for _, title, _ in TRAIN_COLUMNS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in records:
+        lines.append("| " + " | ".join([r["system"], *(fmt.format(r[k]) for k, _, fmt in TRAIN_COLUMNS)]) + " |")
+    settings = {"steps": args.steps, "warmup": args.warmup, "flags": flags, "command": " ".join(sys.argv)}
+    return "\n".join(lines) + "\n" + json.dumps({"settings": settings, "systems": records})
 
 
 @cli_entry
 def main(argv: list[str] | None = None) -> None:
     from mtkit import translation_benchmark
 
-    args = parser().parse_args(argv)
+    args, flags = parser().parse_known_args(argv)
+    if args.benchmark == "train":
+        text = train_benchmark(args, flags)
+        print(text)
+        if args.json:
+            atomic_write(Path(args.json), (text.splitlines()[-1] + "\n").encode("utf-8"))
+        return
+    if flags:
+        raise UserError(f"unrecognized arguments: {' '.join(flags)}")
     sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
     if len(sources) != len(references):
         raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")

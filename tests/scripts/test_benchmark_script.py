@@ -46,3 +46,28 @@ def test_mismatched_files_are_one_line(tiny_run, tmp_path):
     )  # fmt: skip
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["error: --reference: 1 lines, --source has 2"]
+
+
+def test_train_benchmark_runs_the_three_systems_on_equal_batches(multi30k_small, tmp_path):
+    report = tmp_path / "train.json"
+    res = run_script(
+        "benchmark.py", "train", "--data_dir", str(multi30k_small), "--source_lang", "en", "--target_lang", "de",
+        "--validation_split", "val", "--test_split", "none", "--model", "transformer-tiny", "--vocab_size", "1000",
+        "--max_tokens", "1024", "--max_train_samples", "600", "--output_dir", str(tmp_path / "run"),
+        "--steps", "2", "--warmup", "1", "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    systems = {r["system"]: r for r in json.loads(report.read_text())["systems"]}
+    assert list(systems) == ["mtkit", "seq2seqtrainer", "seq2seqtrainer-grouped"]
+    ours = systems["mtkit"]
+    for r in systems.values():
+        assert r["tgt_tok_s"] == pytest.approx(r["tgt_tokens_per_update"] * 2 / r["seconds"])
+        assert r["mtkit_speedup"] == pytest.approx(ours["tgt_tok_s"] / r["tgt_tok_s"])
+        assert 0 <= r["padding"] < 1 and r["peak_mem_gb"] > 0
+    assert systems["seq2seqtrainer"]["sentences_per_update"] == round(ours["sentences_per_update"])
+
+
+def test_train_benchmark_bad_flag_is_one_line():
+    res = run_script("benchmark.py", "train", "--steps", "0")
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == ["error: --steps and --warmup: must be at least 1"]

@@ -1,0 +1,149 @@
+"""Training throughput of this toolkit's loop against transformers' ``Seq2SeqTrainer``, on the same model preset,
+data, initial weights, optimizer settings and average sentences per update.
+
+Three systems, each in its own process (so peak memory and thread pools are its own):
+
+* ``mtkit``: :meth:`mtkit.trainer.Trainer.update` on token-budget batches (``--max_tokens``);
+* ``seq2seqtrainer``: ``Seq2SeqTrainer`` with its defaults, a fixed number of sentences per batch in random order,
+  padded to the longest;
+* ``seq2seqtrainer-grouped``: the same with its own length grouping (``train_sampling_strategy=
+  "group_by_length"``, by source length).
+
+The baselines take as many sentences per batch as the toolkit's batches held on average, so both see the same
+number of target tokens per update. Figures: non-padding target tokens per second over ``steps`` timed updates
+after ``warmup`` untimed ones, the padding fraction (source and target), peak memory.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+SYSTEMS = ("mtkit", "seq2seqtrainer", "seq2seqtrainer-grouped")
+
+
+def peak_memory_gb() -> float:
+    """Peak accelerator memory on a GPU, else this process's peak resident memory."""
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**30
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def run_mtkit(cfg, warmup: int, steps: int) -> dict:
+    from mtkit.trainer import Trainer
+
+    trainer = Trainer(cfg)
+    batches = trainer.micro_batches()
+    for n in (warmup, steps):
+        trainer.throughput.report()  # starts the interval (after the warm-up: the timed one)
+        for _ in range(n):
+            trainer.update([next(batches)])
+    figures = trainer.throughput.report()
+    seconds = figures["elapsed_s"]
+    return {
+        "seconds": seconds,
+        "tgt_tok_s": figures["tgt_tok_s"],
+        "padding": figures["padding"],
+        "sentences_per_update": figures["sent_s"] * seconds / steps,
+        "tgt_tokens_per_update": figures["tgt_tok_s"] * seconds / steps,
+    }
+
+
+def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: int) -> dict:
+    from pathlib import Path
+
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
+
+    from mtkit.build import build_model
+    from mtkit.preprocess import prepare_tokenizer, preprocess
+
+    out = Path(cfg.train.output_dir)
+    train = preprocess(cfg)["train"].select_columns(["input_ids", "labels"])  # the toolkit's cached tokenization
+    tokenizer = prepare_tokenizer(cfg, None, out)
+    torch.manual_seed(cfg.train.seed)
+    model = build_model(cfg, tokenizer)
+    pad = DataCollatorForSeq2Seq(tokenizer, model=model)
+    seen: list[tuple[int, int, int]] = []  # per batch, in training order: real target, real and padded tokens
+
+    def collate(features):
+        batch = pad(features)
+        tgt = int((batch["labels"] != -100).sum())
+        seen.append(
+            (tgt, int(batch["attention_mask"].sum()) + tgt, batch["input_ids"].numel() + batch["labels"].numel())
+        )
+        return batch
+
+    clock: dict[int, float] = {}
+
+    class Clock(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step in (warmup, warmup + steps):
+                clock[state.global_step] = time.perf_counter()
+
+    o = cfg.optim
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(out / "seq2seqtrainer"), per_device_train_batch_size=batch_size, max_steps=warmup + steps,
+        learning_rate=o.learning_rate, lr_scheduler_type="inverse_sqrt", warmup_steps=o.warmup_steps,
+        adam_beta1=o.adam_beta1, adam_beta2=o.adam_beta2, adam_epsilon=o.adam_epsilon, weight_decay=o.weight_decay,
+        label_smoothing_factor=o.label_smoothing, max_grad_norm=o.max_grad_norm, save_strategy="no",
+        eval_strategy="no", logging_strategy="no", report_to=[], disable_tqdm=True, seed=cfg.train.seed,
+        dataloader_num_workers=0, train_sampling_strategy="group_by_length" if grouped else "random",
+        bf16=cfg.train.mixed_precision == "bf16", use_cpu=not torch.cuda.is_available(),
+    )  # fmt: skip
+    Seq2SeqTrainer(
+        model=model, args=args, train_dataset=train, data_collator=collate, processing_class=tokenizer,
+        callbacks=[Clock()],
+    ).train()  # fmt: skip
+    timed = seen[warmup : warmup + steps]  # the i-th batch collated is the i-th trained, whatever is prefetched
+    seconds = clock[warmup + steps] - clock[warmup]
+    tgt, real, padded = (sum(column) for column in zip(*timed))
+    return {
+        "seconds": seconds,
+        "tgt_tok_s": tgt / seconds,
+        "padding": 1 - real / padded,
+        "sentences_per_update": batch_size,
+        "tgt_tokens_per_update": tgt / steps,
+    }
+
+
+def measure(system: str, flags: list[str], warmup: int, steps: int, batch_size: int | None = None) -> dict:
+    """Run ``system`` in a fresh process on the recipe ``flags``; its record (with ``system`` and peak memory)."""
+    cmd = [sys.executable, "-m", "mtkit.train_benchmark", system, str(warmup), str(steps), str(batch_size or 0)]
+    res = subprocess.run([*cmd, *flags], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"{system} failed:\n{res.stderr[-3000:]}")
+    return {"system": system, **json.loads(res.stdout.strip().splitlines()[-1])}
+
+
+def run(flags: list[str], warmup: int, steps: int) -> list[dict]:
+    """The three systems, the toolkit first (its mean sentences per update sets the baselines' batch size); each
+    record gets its throughput ratio to the toolkit's."""
+    ours = measure("mtkit", flags, warmup, steps)
+    batch = max(1, round(ours["sentences_per_update"]))
+    records = [ours, *(measure(s, flags, warmup, steps, batch) for s in SYSTEMS[1:])]
+    for record in records:
+        record["mtkit_speedup"] = ours["tgt_tok_s"] / record["tgt_tok_s"]
+    return records
+
+
+def _main() -> None:
+    """``python -m mtkit.train_benchmark SYSTEM WARMUP STEPS BATCH FLAGS...``: one system, one JSON line."""
+    from mtkit.config import parse_config
+
+    system, warmup, steps, batch, *flags = sys.argv[1:]
+    cfg = parse_config(flags)
+    warmup, steps = int(warmup), int(steps)
+    if system == "mtkit":
+        record = run_mtkit(cfg, warmup, steps)
+    else:
+        record = run_seq2seqtrainer(cfg, int(batch), system.endswith("grouped"), warmup, steps)
+    print(json.dumps(record | {"peak_mem_gb": peak_memory_gb()}))
+
+
+if __name__ == "__main__":
+    _main()
