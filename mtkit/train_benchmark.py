@@ -34,11 +34,46 @@ def peak_memory_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
-def run_mtkit(cfg, warmup: int, steps: int) -> dict:
+def test_bleu(model, tokenizer, cfg, name: str) -> dict:
+    """sacreBLEU and chrF of ``model`` on the recipe's test split, decoded with the recipe's beam, length penalty
+    and output bound by the toolkit's own batched decoding (the same for every system); the translations are
+    written to ``<output_dir>/<name>-test.txt``."""
+    from pathlib import Path
+
+    import sacrebleu
+
+    from mtkit.data import load_parallel
+    from mtkit.translate import generate_translations
+
+    test = load_parallel(cfg.data)["test"]
+    e = cfg.eval
+    hyps = generate_translations(
+        model, tokenizer, test["source"], beam_size=e.num_beams, length_penalty=e.length_penalty,
+        max_new_tokens=e.max_new_tokens, max_len_a=e.max_len_a, max_len_b=e.max_len_b, batch_size=e.eval_batch_size,
+    )  # fmt: skip
+    path = Path(cfg.train.output_dir) / f"{name}-test.txt"
+    path.write_text("".join(" ".join(h.split()) + "\n" for h in hyps), encoding="utf-8")
+    return {
+        "bleu": sacrebleu.corpus_bleu(hyps, [test["target"]]).score,
+        "chrf": sacrebleu.corpus_chrf(hyps, [test["target"]]).score,
+        "translations": str(path),
+    }
+
+
+def run_mtkit(cfg, warmup: int, steps: int, budget_s: float = 0) -> dict:
+    """Timed updates of the toolkit's loop; with ``budget_s``, updates until that much time has passed instead,
+    then the test split's BLEU."""
     from mtkit.trainer import Trainer
 
     trainer = Trainer(cfg)
     batches = trainer.micro_batches()
+    if budget_s:
+        start, updates = time.perf_counter(), 0
+        while time.perf_counter() - start < budget_s:
+            trainer.update([next(batches)])
+            updates += 1
+        trained = {"updates": updates, "train_s": time.perf_counter() - start}
+        return trained | test_bleu(trainer.accelerator.unwrap_model(trainer.model), trainer.tokenizer, cfg, "mtkit")
     for n in (warmup, steps):
         trainer.throughput.report()  # starts the interval (after the warm-up: the timed one)
         for _ in range(n):
@@ -54,7 +89,9 @@ def run_mtkit(cfg, warmup: int, steps: int) -> dict:
     }
 
 
-def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: int) -> dict:
+def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: int, budget_s: float = 0) -> dict:
+    """Timed updates of ``Seq2SeqTrainer`` (see the module's docstring); with ``budget_s``, training stops after
+    that much time instead, then the test split's BLEU."""
     from pathlib import Path
 
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
@@ -81,13 +118,20 @@ def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: 
     clock: dict[int, float] = {}
 
     class Clock(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            clock[-1] = time.perf_counter()
+
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step in (warmup, warmup + steps):
                 clock[state.global_step] = time.perf_counter()
+            if budget_s and time.perf_counter() - clock[-1] >= budget_s:
+                clock[-2] = state.global_step
+                control.should_training_stop = True
 
     o = cfg.optim
     args = Seq2SeqTrainingArguments(
-        output_dir=str(out / "seq2seqtrainer"), per_device_train_batch_size=batch_size, max_steps=warmup + steps,
+        output_dir=str(out / "seq2seqtrainer"), per_device_train_batch_size=batch_size,
+        max_steps=cfg.train.max_steps if budget_s else warmup + steps,
         learning_rate=o.learning_rate, lr_scheduler_type="inverse_sqrt", warmup_steps=o.warmup_steps,
         adam_beta1=o.adam_beta1, adam_beta2=o.adam_beta2, adam_epsilon=o.adam_epsilon, weight_decay=o.weight_decay,
         label_smoothing_factor=o.label_smoothing, max_grad_norm=o.max_grad_norm, save_strategy="no",
@@ -99,6 +143,9 @@ def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: 
         model=model, args=args, train_dataset=train, data_collator=collate, processing_class=tokenizer,
         callbacks=[Clock()],
     ).train()  # fmt: skip
+    if budget_s:
+        trained = {"updates": clock[-2], "train_s": time.perf_counter() - clock[-1]}
+        return trained | test_bleu(model.eval(), tokenizer, cfg, "seq2seqtrainer")
     timed = seen[warmup : warmup + steps]  # the i-th batch collated is the i-th trained, whatever is prefetched
     seconds = clock[warmup + steps] - clock[warmup]
     tgt, real, padded = (sum(column) for column in zip(*timed))
@@ -111,9 +158,12 @@ def run_seq2seqtrainer(cfg, batch_size: int, grouped: bool, warmup: int, steps: 
     }
 
 
-def measure(system: str, flags: list[str], warmup: int, steps: int, batch_size: int | None = None) -> dict:
+def measure(
+    system: str, flags: list[str], warmup: int, steps: int, batch_size: int | None = None, budget_s: float = 0
+) -> dict:
     """Run ``system`` in a fresh process on the recipe ``flags``; its record (with ``system`` and peak memory)."""
     cmd = [sys.executable, "-m", "mtkit.train_benchmark", system, str(warmup), str(steps), str(batch_size or 0)]
+    cmd.append(str(budget_s))
     res = subprocess.run([*cmd, *flags], capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"{system} failed:\n{res.stderr[-3000:]}")
@@ -131,17 +181,27 @@ def run(flags: list[str], warmup: int, steps: int) -> list[dict]:
     return records
 
 
+def quality(flags: list[str], budget_s: float, warmup: int = 3) -> list[dict]:
+    """The toolkit and ``Seq2SeqTrainer`` with its length grouping (its faster setting), trained for the same
+    wall-clock ``budget_s`` from the same initial weights, then both scored on the test split."""
+    ours = measure("mtkit", flags, warmup, 5)  # only for the sentences per update the baseline gets
+    batch = max(1, round(ours["sentences_per_update"]))
+    baseline = measure("seq2seqtrainer-grouped", flags, 0, 0, batch, budget_s) | {"sentences_per_update": batch}
+    return [measure("mtkit", flags, 0, 0, None, budget_s), baseline]
+
+
 def _main() -> None:
-    """``python -m mtkit.train_benchmark SYSTEM WARMUP STEPS BATCH FLAGS...``: one system, one JSON line."""
+    """``python -m mtkit.train_benchmark SYSTEM WARMUP STEPS BATCH BUDGET_S FLAGS...``: one system, one JSON
+    line."""
     from mtkit.config import parse_config
 
-    system, warmup, steps, batch, *flags = sys.argv[1:]
+    system, warmup, steps, batch, budget, *flags = sys.argv[1:]
     cfg = parse_config(flags)
-    warmup, steps = int(warmup), int(steps)
+    warmup, steps, budget_s = int(warmup), int(steps), float(budget)
     if system == "mtkit":
-        record = run_mtkit(cfg, warmup, steps)
+        record = run_mtkit(cfg, warmup, steps, budget_s)
     else:
-        record = run_seq2seqtrainer(cfg, int(batch), system.endswith("grouped"), warmup, steps)
+        record = run_seq2seqtrainer(cfg, int(batch), system.endswith("grouped"), warmup, steps, budget_s)
     print(json.dumps(record | {"peak_mem_gb": peak_memory_gb()}))
 
 

@@ -7,6 +7,11 @@ other flag is a recipe key::
     python scripts/benchmark.py train --data_dir ../shared/data/multi30k --source_lang en --target_lang de \\
         --model transformer-base --vocab_size 8000 --max_tokens 2048 --max_train_samples 8000 --steps 20
 
+``quality``: the toolkit and ``Seq2SeqTrainer`` (length-grouped) each train for ``--minutes`` from the same
+initial weights, then both are scored on the recipe's test split with the same decoding::
+
+    python scripts/benchmark.py quality --config recipes/multi30k_en_de_small.yaml --minutes 20
+
 ``translate``: transformers' ``generate`` (without and with the output bound) against CTranslate2 float32 and
 int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, output tokens/s, sacreBLEU::
 
@@ -51,7 +56,25 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--steps", type=int, default=20, help="timed updates per system")
     tr.add_argument("--warmup", type=int, default=3, help="untimed updates first (at least 1)")
     tr.add_argument("--json", help="also write the record to this file")
+    q = sub.add_parser("quality", help="the toolkit vs Seq2SeqTrainer: test BLEU after equal time", allow_abbrev=False)
+    q.add_argument("--minutes", type=float, default=10, help="training time for each system")
+    q.add_argument("--json", help="also write the record to this file")
     return p
+
+
+def quality_benchmark(args: argparse.Namespace, flags: list[str]) -> str:
+    from mtkit import train_benchmark
+
+    if args.minutes <= 0:
+        raise UserError("--minutes: must be > 0")
+    if "--output_dir" not in flags:
+        flags = [*flags, "--output_dir", "runs/benchmark_quality"]
+    records = train_benchmark.quality([*flags, "--report_to", "none", "--disable_tqdm"], 60 * args.minutes)
+    lines = ["| system | updates | train s | test BLEU | test chrF |", "|---|---|---|---|---|"]
+    for r in records:
+        lines.append(f"| {r['system']} | {r['updates']} | {r['train_s']:.0f} | {r['bleu']:.2f} | {r['chrf']:.2f} |")
+    settings = {"minutes": args.minutes, "flags": flags, "command": " ".join(sys.argv)}
+    return "\n".join(lines) + "\n" + json.dumps({"settings": settings, "systems": records})
 
 
 TRAIN_COLUMNS = [
@@ -85,8 +108,8 @@ def main(argv: list[str] | None = None) -> None:
     from mtkit import translation_benchmark
 
     args, flags = parser().parse_known_args(argv)
-    if args.benchmark == "train":
-        text = train_benchmark(args, flags)
+    if args.benchmark in ("train", "quality"):
+        text = (train_benchmark if args.benchmark == "train" else quality_benchmark)(args, flags)
         print(text)
         if args.json:
             atomic_write(Path(args.json), (text.splitlines()[-1] + "\n").encode("utf-8"))

@@ -71,3 +71,22 @@ def test_train_benchmark_bad_flag_is_one_line():
     res = run_script("benchmark.py", "train", "--steps", "0")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["error: --steps and --warmup: must be at least 1"]
+
+
+def test_quality_benchmark_trains_both_for_the_budget_and_scores_the_test_split(multi30k_small, tmp_path):
+    report = tmp_path / "quality.json"
+    res = run_script(
+        "benchmark.py", "quality", "--data_dir", str(multi30k_small), "--source_lang", "en", "--target_lang", "de",
+        "--validation_split", "val", "--test_split", "test_2016_flickr", "--model", "transformer-tiny",
+        "--vocab_size", "1000", "--max_tokens", "1024", "--max_train_samples", "600", "--num_beams", "2",
+        "--max_new_tokens", "12", "--output_dir", str(tmp_path / "run"), "--minutes", "0.1", "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    systems = {r["system"]: r for r in json.loads(report.read_text())["systems"]}
+    assert list(systems) == ["mtkit", "seq2seqtrainer-grouped"]
+    references = (multi30k_small / "test_2016_flickr.de").read_text(encoding="utf-8").splitlines()
+    for r in systems.values():
+        assert r["updates"] >= 1 and r["train_s"] >= 6  # 0.1 minutes, checked after each update
+        hyps = open(r["translations"], encoding="utf-8").read().splitlines()
+        assert len(hyps) == len(references) == 48
+        assert r["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [references]).score)
