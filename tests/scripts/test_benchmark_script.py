@@ -48,6 +48,7 @@ def test_mismatched_files_are_one_line(tiny_run, tmp_path):
     assert res.stderr.strip().splitlines() == ["error: --reference: 1 lines, --source has 2"]
 
 
+@pytest.mark.slow  # three fresh processes, ~70 s
 def test_train_benchmark_runs_the_three_systems_on_equal_batches(multi30k_small, tmp_path):
     report = tmp_path / "train.json"
     res = run_script(
@@ -73,6 +74,7 @@ def test_train_benchmark_bad_flag_is_one_line():
     assert res.stderr.strip().splitlines() == ["error: --steps and --warmup: must be at least 1"]
 
 
+@pytest.mark.slow  # four fresh processes, ~90 s
 def test_quality_benchmark_trains_both_for_the_budget_and_scores_the_test_split(multi30k_small, tmp_path):
     report = tmp_path / "quality.json"
     res = run_script(
