@@ -42,7 +42,6 @@ def export_ct2(model_dir: str | Path, out: str | Path, quantization: str = "int8
 
     class Converter(ctranslate2.converters.TransformersConverter):
         def load_model(self, model_class, path, **kwargs):
-            kwargs["dtype"] = None  # the checkpoint's own dtype; CTranslate2 quantizes afterwards
             model = super().load_model(model_class, path, **kwargs)
             if model.config.model_type == "bart" and not hasattr(model.config, "normalize_before"):
                 model.config.normalize_before = False  # transformers' BART is post-norm; the converter asks

@@ -57,6 +57,15 @@ def check_ct2(cfg: RunConfig) -> None:
         raise UserError(f"--export_ct2: {cfg.eval.export_ct2!r} is not one of {', '.join(QUANTIZATIONS)}")
 
 
+def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
+    """``final/`` converted to CTranslate2 with ``--export_ct2``'s quantization (replacing an earlier ``out``)."""
+    from mtkit.ct2 import export_ct2
+
+    export_ct2(final, out, cfg.eval.export_ct2, force=True)
+    print(f"CTranslate2 model ({cfg.eval.export_ct2}) in {out}")
+    return out
+
+
 def check_bias_report(cfg: RunConfig) -> None:
     """Refuse, before training, a ``--bias_report_split`` the end of the run could not score."""
     split = bias_report_split(cfg)

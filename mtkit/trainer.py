@@ -30,11 +30,10 @@ from mtkit.build import (
 )
 from mtkit.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.config import RunConfig
-from mtkit.ct2 import export_ct2
 from mtkit.data import held_out, load_parallel
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation import translate_corpus, validation_loss
-from mtkit.export import bias_report, bias_report_split, check_bias_report, check_ct2, export_model
+from mtkit.export import bias_report, bias_report_split, check_bias_report, check_ct2, convert_ct2, export_model
 from mtkit.flops import Architecture, peak_tflops
 from mtkit.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.lora import check_strategy
@@ -369,8 +368,7 @@ class Trainer:
         acc.wait_for_everyone()  # every process leaves the process group together
         acc.end_training()
         if acc.is_main_process and cfg.eval.export_ct2:  # alone from here: no collective left to time out
-            results["ct2_model"] = str(export_ct2(final, self.out / "final_ct2", cfg.eval.export_ct2, force=True))
-            acc.print(f"CTranslate2 model ({cfg.eval.export_ct2}) in {results['ct2_model']}")
+            results["ct2_model"] = str(convert_ct2(cfg, final, self.out / "final_ct2"))
         if acc.is_main_process and bias_report_split(cfg):
             results["bias_report"] = str(bias_report(cfg, final, self.out / "bias_report"))
         if acc.is_main_process:

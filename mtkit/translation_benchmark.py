@@ -8,7 +8,6 @@ speed-up over the bounded ``generate``, which is the baseline.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -81,15 +80,3 @@ def run(
         record["speedup"] = base["seconds"] / record["seconds"]
         record["bleu_delta"] = record["bleu"] - base["bleu"]
     return records
-
-
-def table(records: list[dict]) -> str:
-    head = ["system", *(title for _, title, _ in COLUMNS)]
-    rows = [[r["system"], *(fmt.format(r[k]) for k, _, fmt in COLUMNS)] for r in records]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
-
-
-def report(records: list[dict], settings: dict) -> str:
-    """The table and the JSON record (one line) of a run."""
-    return table(records) + "\n" + json.dumps({"settings": settings, "systems": records})

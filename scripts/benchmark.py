@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from mtkit.errors import UserError, cli_entry
-from mtkit.textio import atomic_write, read_lines
+from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,21 +62,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def quality_benchmark(args: argparse.Namespace, flags: list[str]) -> str:
-    from mtkit import train_benchmark
-
-    if args.minutes <= 0:
-        raise UserError("--minutes: must be > 0")
-    if "--output_dir" not in flags:
-        flags = [*flags, "--output_dir", "runs/benchmark_quality"]
-    records = train_benchmark.quality([*flags, "--report_to", "none", "--disable_tqdm"], 60 * args.minutes)
-    lines = ["| system | updates | train s | test BLEU | test chrF |", "|---|---|---|---|---|"]
-    for r in records:
-        lines.append(f"| {r['system']} | {r['updates']} | {r['train_s']:.0f} | {r['bleu']:.2f} | {r['chrf']:.2f} |")
-    settings = {"minutes": args.minutes, "flags": flags, "command": " ".join(sys.argv)}
-    return "\n".join(lines) + "\n" + json.dumps({"settings": settings, "systems": records})
-
-
+QUALITY_COLUMNS = [
+    ("updates", "updates", "{}"),
+    ("train_s", "train s", "{:.0f}"),
+    ("bleu", "test BLEU", "{:.2f}"),
+    ("chrf", "test chrF", "{:.2f}"),
+]
 TRAIN_COLUMNS = [
     ("tgt_tok_s", "tgt tok/s", "{:,.0f}"),
     ("padding", "padding", "{:.1%}"),
@@ -87,33 +78,34 @@ TRAIN_COLUMNS = [
 ]
 
 
-def train_benchmark(args: argparse.Namespace, flags: list[str]) -> str:
+def with_output_dir(flags: list[str], default: str) -> list[str]:
+    """The recipe flags for the systems' runs (they share the tokenizer and the tokenized cache)."""
+    flags = flags if "--output_dir" in flags else [*flags, "--output_dir", default]
+    return [*flags, "--report_to", "none", "--disable_tqdm"]
+
+
+def quality_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    from mtkit import train_benchmark
+
+    if args.minutes <= 0:
+        raise UserError("--minutes: must be > 0")
+    flags = with_output_dir(flags, "runs/benchmark_quality")
+    return train_benchmark.quality(flags, 60 * args.minutes), QUALITY_COLUMNS, {"minutes": args.minutes, "flags": flags}
+
+
+def train_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
     from mtkit import train_benchmark
 
     if args.steps < 1 or args.warmup < 1:
         raise UserError("--steps and --warmup: must be at least 1")
-    if "--output_dir" not in flags:  # the systems share the tokenizer and the tokenized cache
-        flags = [*flags, "--output_dir", "runs/benchmark_train"]
-    records = train_benchmark.run([*flags, "--report_to", "none", "--disable_tqdm"], args.warmup, args.steps)
-    head = ["system", *(title for _, title, _ in TRAIN_COLUMNS)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in records:
-        lines.append("| " + " | ".join([r["system"], *(fmt.format(r[k]) for k, _, fmt in TRAIN_COLUMNS)]) + " |")
-    settings = {"steps": args.steps, "warmup": args.warmup, "flags": flags, "command": " ".join(sys.argv)}
-    return "\n".join(lines) + "\n" + json.dumps({"settings": settings, "systems": records})
+    flags = with_output_dir(flags, "runs/benchmark_train")
+    settings = {"steps": args.steps, "warmup": args.warmup, "flags": flags}
+    return train_benchmark.run(flags, args.warmup, args.steps), TRAIN_COLUMNS, settings
 
 
-@cli_entry
-def main(argv: list[str] | None = None) -> None:
+def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
     from mtkit import translation_benchmark
 
-    args, flags = parser().parse_known_args(argv)
-    if args.benchmark in ("train", "quality"):
-        text = (train_benchmark if args.benchmark == "train" else quality_benchmark)(args, flags)
-        print(text)
-        if args.json:
-            atomic_write(Path(args.json), (text.splitlines()[-1] + "\n").encode("utf-8"))
-        return
     if flags:
         raise UserError(f"unrecognized arguments: {' '.join(flags)}")
     sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
@@ -125,10 +117,19 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.model), sources[:n], references[:n], beam_size=args.beam_size, batch_size=args.batch_size,
         max_new_tokens=args.max_new_tokens, threads=args.threads, ct2_types=tuple(args.ct2_types.split(",")),
     )  # fmt: skip
-    text = translation_benchmark.report(records, settings | {"command": " ".join(sys.argv)})
-    print(text)
+    return records, translation_benchmark.COLUMNS, settings
+
+
+@cli_entry
+def main(argv: list[str] | None = None) -> None:
+    """Run one benchmark; print its table and its JSON record (one line), also written to ``--json``."""
+    args, flags = parser().parse_known_args(argv)
+    benchmark = {"train": train_benchmark, "quality": quality_benchmark, "translate": translate_benchmark}
+    records, columns, settings = benchmark[args.benchmark](args, flags)
+    record = json.dumps({"settings": settings | {"command": " ".join(sys.argv)}, "systems": records})
+    print(markdown_table(records, columns) + "\n" + record)
     if args.json:
-        atomic_write(Path(args.json), (text.splitlines()[-1] + "\n").encode("utf-8"))
+        atomic_write(Path(args.json), (record + "\n").encode("utf-8"))
 
 
 if __name__ == "__main__":

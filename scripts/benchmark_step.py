@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
-from mtkit.textio import atomic_write
+from mtkit.textio import atomic_write, markdown_table
 from mtkit.trainer import Trainer
 
 COLUMNS = [
@@ -33,13 +33,6 @@ COLUMNS = [
     ("padding", "padding", "{:.1%}"),
     ("peak_mem_gb", "peak GiB", "{:.2f}"),
 ]
-
-
-def table(record: dict) -> str:
-    """A two-line markdown table of the record's figures (n/a where a figure does not apply)."""
-    head = ["run", *(title for _, title, _ in COLUMNS)]
-    cells = [record["run"], *(fmt.format(record[k]) if k in record else "n/a" for k, _, fmt in COLUMNS)]
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head), "| " + " | ".join(cells) + " |"])
 
 
 @cli_entry
@@ -84,7 +77,7 @@ def main() -> None:
         "command": " ".join(sys.argv),
     }
     if acc.is_main_process:
-        print(table(record))
+        print(markdown_table([record], COLUMNS, label="run"))
         print(json.dumps(record))
         if own.json:
             atomic_write(Path(own.json), (json.dumps(record, indent=2) + "\n").encode())
