@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from accelerate.utils import set_seed
 from tqdm.auto import tqdm
+from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
 from mtkit.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.build import (
@@ -367,6 +368,9 @@ class Trainer:
             (self.out / "results.json").write_text(json.dumps(results, indent=2))
         acc.wait_for_everyone()  # every process leaves the process group together
         acc.end_training()
+        # Models loaded from here on (the CTranslate2 converter, the bias report) are plain ones: without this,
+        # transformers would still create them partitioned for the finished ZeRO-3 engine, with empty weights.
+        unset_hf_deepspeed_config()
         if acc.is_main_process and cfg.eval.export_ct2:  # alone from here: no collective left to time out
             results["ct2_model"] = str(convert_ct2(cfg, final, self.out / "final_ct2"))
         if acc.is_main_process and bias_report_split(cfg):
