@@ -190,7 +190,7 @@ def header(names: Sequence[str]) -> list[str]:
     return ["lang", "figure", before, f"{before} 95% CI", after, f"{after} 95% CI", "change", "changed"]
 
 
-def _sources(folders: Sequence[str], metrics: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+def describe_sources(folders: Sequence[str], metrics: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
     lines = []
     for name, folder, m in zip(names, folders, metrics):
         config = m.get("config") or {}
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise UserError(f"--out: {args.out} exists and is not a folder")
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
     rows, notes = compare(before, after, names)
-    sources = _sources([args.before, args.after], [before, after], names)
+    sources = describe_sources([args.before, args.after], [before, after], names)
     markdown = render_markdown(rows, notes, names, sources)
     if args.out is None:
         print(markdown, end="")
