@@ -214,6 +214,7 @@ td.num { text-align: right; white-space: nowrap; }
 td.bad { background: #fde2e2; }
 figure { display: inline-block; margin: 0.5em; }
 .example td { max-width: 36em; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: 0.5em; }
 """
 
 

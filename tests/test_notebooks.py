@@ -1,11 +1,13 @@
 """The notebooks run headless, top to bottom, with tiny models and the shared data (their parameters cell
-overridden the way papermill does: a cell of new values right after it)."""
+overridden the way papermill does: a cell of new values right after it). With ``MTKIT_NOTEBOOK_OUT=<folder>`` the
+executed notebooks are kept there, to render (``jupyter nbconvert --to html``) and look at."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 
@@ -47,6 +49,8 @@ def execute(name: str, monkeypatch, **params) -> nbformat.NotebookNode:
     except CellExecutionError:
         print(text(nb)[-6000:])  # what the failing command printed (pytest shows it with the failure)
         raise
+    if os.environ.get("MTKIT_NOTEBOOK_OUT"):  # keep the executed notebook, to render and look at
+        nbformat.write(nb, Path(os.environ["MTKIT_NOTEBOOK_OUT"]) / f"{name}.ipynb")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
     return nb
