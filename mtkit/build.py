@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +20,11 @@ from mtkit.errors import UserError
 from mtkit.lora import apply_lora
 from mtkit.presets import preset_config
 from mtkit.tracking import tracker_names
+
+# DeepSpeed calls these torch collectives by their deprecated names on every update: one warning per call otherwise.
+warnings.filterwarnings(
+    "ignore", message=r"`torch\.distributed\.(reduce_scatter_tensor|all_gather_into_tensor)` is deprecated"
+)
 
 #: The columns a training or validation batch is made of.
 MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]

@@ -4,6 +4,7 @@ their comparison inline. The notebooks call these and the scripts; they hold no 
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import subprocess
@@ -11,12 +12,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+import warnings
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from IPython.display import HTML, Image, Markdown, display
+from tqdm import TqdmWarning
+
+# Progress bars in this kernel are the console ones (ipywidgets is not a requirement): no warning about it.
+warnings.filterwarnings("ignore", category=TqdmWarning)
 
 #: The public homes of the data sets the notebooks use (users have the internet; tests pass local copies).
 MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/{name}.gz"
@@ -61,11 +67,13 @@ def run(*args: str | Path, watch: str | Path | None = None, every: float = 30.0)
     cmd = [str(a) for a in args]
     print("$", " ".join(cmd), flush=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    # Raw chunks, not lines: a progress bar's carriage returns then redraw one line in the cell, as in a terminal.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     handle, last = None, time.monotonic()
     assert proc.stdout is not None
-    for line in proc.stdout:
-        sys.stdout.write(line)
+    while chunk := proc.stdout.read1(65536):
+        sys.stdout.write(decoder.decode(chunk))
         if watch is not None and time.monotonic() - last >= every:
             handle, last = show_curves(watch, handle), time.monotonic()
     if watch is not None:
