@@ -150,20 +150,21 @@ def worst_examples(report: str | Path, lang: str, n: int = 5) -> HTML:
     if not rows or "sentence_bleu_diff" not in rows[0]:
         return HTML(f"<p>{escape(lang)}: the sentences are not paired across genders.</p>")
     rows.sort(key=lambda r: (-abs(r["sentence_bleu_diff"]), r["index"]))
-    head = "<tr><th>#</th><th></th><th>feminine</th><th>masculine</th></tr>"
+    # inline styles: JupyterLab's own table CSS (right-aligned cells) outranks a class rule
+    left = ' style="text-align:left;vertical-align:top"'
+    head = f"<tr><th{left}>#</th><th></th><th{left}>feminine</th><th{left}>masculine</th></tr>"
     body = []
     for r in rows[:n]:
         for label, key in (("source", "source"), ("hypothesis", "hypothesis"), ("reference", "reference")):
-            first = f'<td rowspan="4">{r["index"]}</td>' if label == "source" else ""
-            cells = "".join(f"<td>{escape(str(r[f'{key}_{g}']))}</td>" for g in ("feminine", "masculine"))
-            body.append(f"<tr>{first}<th>{label}</th>{cells}</tr>")
+            first = f'<td rowspan="4"{left}>{r["index"]}</td>' if label == "source" else ""
+            cells = "".join(f"<td{left}>{escape(str(r[f'{key}_{g}']))}</td>" for g in ("feminine", "masculine"))
+            body.append(f"<tr>{first}<th{left}>{label}</th>{cells}</tr>")
         scores = "".join(
-            f"<td>BLEU {r[f'sentence_bleu_{g}']:.1f}, gender {'correct' if r[f'correct_{g}'] else 'wrong'}</td>"
+            f"<td{left}>BLEU {r[f'sentence_bleu_{g}']:.1f}, gender {'correct' if r[f'correct_{g}'] else 'wrong'}</td>"
             for g in ("feminine", "masculine")
         )
-        body.append(f"<tr><th>scores</th>{scores}</tr>")
-    style = "<style>.mtkit-ex td,.mtkit-ex th{text-align:left;vertical-align:top;padding:2px 6px}</style>"
-    return HTML(f'{style}<table class="mtkit-ex"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>')
+        body.append(f"<tr><th{left}>scores</th>{scores}</tr>")
+    return HTML(f'<table class="mtkit-ex"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>')
 
 
 def show_bias_report(report: str | Path, examples: int = 3) -> None:
