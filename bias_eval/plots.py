@@ -99,6 +99,7 @@ def gaps_with_ci(metrics: Mapping[str, Any]) -> bytes:
         label = "BLEU gap" if name == "bleu" else "chrF gap"
         ax.errorbar(x + offset, gaps, yerr=[low, high], fmt="o", color=colour, capsize=4, label=label)
     ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xlim(-0.5, len(labels) - 0.5)  # room around the points (one language would put them on the frame)
     ax.set_xticks(x, labels)
     ax.set_ylabel("masculine - feminine")
     ax.set_title("Gender gap with 95% bootstrap CI (> 0 favours masculine)")
