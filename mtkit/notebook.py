@@ -194,11 +194,10 @@ def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
 
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> str:
     """sacreBLEU (13a, cased) and chrF of ``hypotheses`` against one reference each, as one line."""
-    import sacrebleu
+    from mtkit.evaluation import corpus_scores
 
-    b = sacrebleu.corpus_bleu(list(hypotheses), [list(references)])
-    c = sacrebleu.corpus_chrf(list(hypotheses), [list(references)])
-    return f"BLEU {b.score:.2f}  chrF {c.score:.2f}  ({b.format(signature=True).split(' = ')[0]})"
+    scores = corpus_scores(list(hypotheses), list(references))
+    return f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  (sacreBLEU 13a, cased)"
 
 
 def local_model(model: str | Path) -> Path:

@@ -40,9 +40,8 @@ def test_bleu(model, tokenizer, cfg, name: str) -> dict:
     written to ``<output_dir>/<name>-test.txt``."""
     from pathlib import Path
 
-    import sacrebleu
-
     from mtkit.data import load_parallel
+    from mtkit.evaluation import corpus_scores
     from mtkit.translate import generate_translations
 
     test = load_parallel(cfg.data)["test"]
@@ -53,11 +52,7 @@ def test_bleu(model, tokenizer, cfg, name: str) -> dict:
     )  # fmt: skip
     path = Path(cfg.train.output_dir) / f"{name}-test.txt"
     path.write_text("".join(" ".join(h.split()) + "\n" for h in hyps), encoding="utf-8")
-    return {
-        "bleu": sacrebleu.corpus_bleu(hyps, [test["target"]]).score,
-        "chrf": sacrebleu.corpus_chrf(hyps, [test["target"]]).score,
-        "translations": str(path),
-    }
+    return {**corpus_scores(hyps, list(test["target"])), "translations": str(path)}
 
 
 def run_mtkit(cfg, warmup: int, steps: int, budget_s: float = 0) -> dict:

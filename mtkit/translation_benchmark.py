@@ -12,10 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import sacrebleu
 import torch
 
 from mtkit.ct2 import CT2Translator, export_ct2
+from mtkit.evaluation import corpus_scores
 from mtkit.translate import MAX_LEN_A, MAX_LEN_B, Translator
 
 BASELINE = "hf generate"
@@ -73,7 +73,7 @@ def run(
                 "seconds": seconds,
                 "sent_s": len(sources) / seconds,
                 "tok_s": out_tokens / seconds,
-                "bleu": sacrebleu.corpus_bleu(hyps, [references]).score,
+                "bleu": corpus_scores(hyps, references)["bleu"],
             })  # fmt: skip
     base = next(r for r in records if r["system"] == BASELINE)
     for record in records:
