@@ -10,7 +10,7 @@ other flag is a recipe key::
 ``quality``: the toolkit and ``Seq2SeqTrainer`` (length-grouped) each train for ``--minutes`` from the same
 initial weights, then both are scored on the recipe's test split with the same decoding::
 
-    python scripts/benchmark.py quality --config recipes/multi30k_en_de_small.yaml --minutes 20
+    python scripts/benchmark.py quality --config recipes/multi30k_en_de_small.yaml --minutes 20 --warmup_steps 200
 
 ``translate``: transformers' ``generate`` (without and with the output bound) against CTranslate2 float32 and
 int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, output tokens/s, sacreBLEU::
