@@ -35,7 +35,7 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 		--model $(DEMO)/final --max-new-tokens 64 --batch-size 100 --out $(DEMO)/bias_report
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 
-test: $(STAMP)  ## the test suite (CPU, 20 to 25 minutes on 2 cores)
+test: $(STAMP)  ## the test suite (CPU, 23 to 27 minutes on 2 cores)
 	$(PY) -m pytest -q
 
 test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
