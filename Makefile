@@ -25,7 +25,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $@
 
 demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias report
-	$(PY) -m mtkit.demo_corpus $(DEMO)/corpus $(CORPUS_ARGS)
+	$(PY) scripts/demo_corpus.py $(DEMO)/corpus $(CORPUS_ARGS)
 	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)/corpus --output_dir $(DEMO) $(DEMO_ARGS)
 	$(PY) scripts/translate.py --model $(DEMO)/final \
 		--text "The doctor said that she was tired." \
@@ -35,11 +35,15 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 		--model $(DEMO)/final --max-new-tokens 64 --batch-size 100 --out $(DEMO)/bias_report
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 
-test: $(STAMP)  ## the test suite (CPU, 23 to 27 minutes on 2 cores)
-	$(PY) -m pytest -q
+# Two pytest-xdist workers, each test file on one of them (its module fixtures built once); the 25 slowest tests
+# are listed at the end so that the time budget stays visible.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --durations=25
+
+test: $(STAMP)  ## the test suite (CPU, 2 cores: see the README for its measured time)
+	$(PYTEST)
 
 test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
-	$(PY) -m pytest -q -m "slow or not slow"
+	$(PYTEST) -m "slow or not slow"
 
 test-gpu: $(STAMP)  ## the tests marked gpu: bf16 base model, no syncs, ZeRO-2/3 on one GPU, step benchmark
 	@$(PY) -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu: torch sees no CUDA GPU')"

@@ -3,7 +3,6 @@ language and macro-averaged, before and after, its change, and whether the chang
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import math
@@ -12,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bias_eval.report import fmt, fmt_ci, write_report
-from mtkit.errors import UserError, cli_entry
+from bias_eval.report import fmt, fmt_ci
+from mtkit.errors import UserError
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
 FIGURES: tuple[tuple[str, str], ...] = (
@@ -247,46 +246,3 @@ def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str],
 # ---------------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------------
-
-
-def parse_names(value: str) -> list[str]:
-    """``before,after`` -> two distinct non-empty names."""
-    names = [n.strip() for n in value.split(",")]
-    if len(names) != 2 or not all(names) or names[0] == names[1]:
-        raise UserError(f"--names: expected two different names separated by a comma (e.g. base,tuned), got {value!r}")
-    return names
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``scripts/compare_reports.py``."""
-    parser = argparse.ArgumentParser(
-        prog="compare_reports.py",
-        description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
-        "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs.",
-    )
-    parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system")
-    parser.add_argument("after", metavar="AFTER", help="report folder of the second system")
-    parser.add_argument("--out", metavar="DIR", help="write comparison.md and comparison.html here "
-                        "(default: print the markdown table)")  # fmt: skip
-    parser.add_argument("--names", default="before,after", help="column names, comma-separated (default: before,after)")
-    return parser
-
-
-@cli_entry
-def main(argv: Sequence[str] | None = None) -> int:
-    """Compare the reports; bad input ends as one ``error: ...`` line, exit status 2 and nothing written."""
-    args = build_parser().parse_args(argv)
-    names = parse_names(args.names)
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UserError(f"--out: {args.out} exists and is not a folder")
-    before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
-    rows, notes = compare(before, after, names)
-    sources = describe_sources([args.before, args.after], [before, after], names)
-    markdown = render_markdown(rows, notes, names, sources)
-    if args.out is None:
-        print(markdown, end="")
-        return 0
-    files = {"comparison.md": markdown, "comparison.html": render_html(rows, notes, names, sources)}
-    write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
-    print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
-    return 0

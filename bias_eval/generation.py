@@ -3,8 +3,8 @@
 Beam size, length penalty and the longest output come from the model's ``generation_config.json``
 (``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b``: what a run of
 ``scripts/train.py`` evaluated with), the
-prompt from its ``prompt.json`` (:meth:`mtkit.prompts.Prompt.load`). Prompts are rendered by
-:mod:`mtkit.prompts` (``{source}``, ``{lang}``, ``{lang_name}``, ``{src_lang_name}``, and ``{language}``).
+prompt from its ``prompt.json`` (:meth:`mtkit.data.prompts.Prompt.load`). Prompts are rendered by
+:mod:`mtkit.data.prompts` (``{source}``, ``{lang}``, ``{lang_name}``, ``{src_lang_name}``, and ``{language}``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mtkit.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
-from mtkit.translate import MAX_LEN_A, MAX_LEN_B
+from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.data.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
 
 __all__ = [
     "DEFAULTS",
@@ -41,7 +41,7 @@ _CONFIG_NAMES = {key: "num_beams" if key == "beam_size" else key for key in DEFA
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """How ``--model`` translates (beam search through :class:`mtkit.translate.Translator`)."""
+    """How ``--model`` translates (beam search through :class:`mtkit.decode.generate.Translator`)."""
 
     prompt: str | None = None  # template (a preset already expanded); None: the sources as they are
     source_lang: str = "en"  # for the template's {src_lang_name}
@@ -82,12 +82,12 @@ def saved_generation(model: str) -> dict[str, Any]:
 
 
 def position_limit(model: str) -> int | None:
-    """The position limit (:func:`mtkit.translate.position_limit`) of ``model``'s config, if it declares one.
+    """The position limit (:func:`mtkit.decode.bounds.position_limit`) of ``model``'s config, if it declares one.
 
     Models trained with short sequences fail on longer inputs or outputs.
     """
-    from mtkit.ct2 import INFO, is_ct2_model
-    from mtkit.translate import position_limit as config_limit
+    from mtkit.decode.bounds import position_limit as config_limit
+    from mtkit.decode.ct2 import INFO, is_ct2_model
 
     if is_ct2_model(model):
         return json.loads(Path(model, INFO).read_text(encoding="utf-8")).get("position_limit")

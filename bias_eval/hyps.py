@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bias_eval.data import GENDERS, SEP, GenderedData
 from bias_eval.generation import GenerationSettings
+from mtkit.data.gendered import GENDERS, SEP, GenderedData
 from mtkit.errors import UserError
 from mtkit.textio import atomic_write, read_lines, split_lines
 
@@ -106,7 +106,7 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
                 hyps[lang][kind] = lines
                 continue
             if translator is None:
-                from mtkit.translate import load_translator
+                from mtkit.decode.engines import load_translator
 
                 translator = load_translator(model, settings.engine, device=settings.device, dtype=settings.dtype)
             print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)

@@ -21,7 +21,13 @@ import yaml
 from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
-from mtkit.translate import MAX_LEN_A, MAX_LEN_B
+
+#: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
+#: ``--max-len-a/--max-len-b``). Generous for translation between European languages (targets run to about 1.3x
+#: the source in subwords); it stops a degenerate hypothesis from keeping its whole batch decoding to
+#: ``max_new_tokens``.
+MAX_LEN_A = 1.5
+MAX_LEN_B = 10
 
 
 def _f(default: Any, help: str, **kw) -> Any:
@@ -91,7 +97,7 @@ class TokenizerConfig:
 class ModelConfig:
     """Architecture preset or pretrained model."""
 
-    model: str = _f("transformer-base", "Architecture preset (see mtkit.presets) for training from scratch.")
+    model: str = _f("transformer-base", "Architecture preset (see mtkit.model.presets) for training from scratch.")
     model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
     dropout: float | None = _f(None, "Override the preset's dropout.")
     lora_r: int = _f(0, "LoRA rank (peft); 0 trains every weight.")
@@ -312,7 +318,6 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "adam_epsilon",
             "lora_alpha",
             "peak_tflops",
-            "max_steps",
             "max_tokens",
             "max_sentences",
             "gradient_accumulation_steps",

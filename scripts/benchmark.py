@@ -27,19 +27,18 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks import train as train_bench
+from benchmarks import translation as translation_bench
+
+from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise UserError(message)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(
-        dest="benchmark", required=True, parser_class=_Parser
+        dest="benchmark", required=True, parser_class=Parser
     )  # no abbreviations: recipe flags pass through
     t = sub.add_parser("translate", help="generate vs CTranslate2: speed and BLEU", allow_abbrev=False)
     t.add_argument("--model", required=True, help="a save_pretrained model folder (a run's final/)")
@@ -85,27 +84,21 @@ def with_output_dir(flags: list[str], default: str) -> list[str]:
 
 
 def quality_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
-    from mtkit import train_benchmark
-
     if args.minutes <= 0:
         raise UserError("--minutes: must be > 0")
     flags = with_output_dir(flags, "runs/benchmark_quality")
-    return train_benchmark.quality(flags, 60 * args.minutes), QUALITY_COLUMNS, {"minutes": args.minutes, "flags": flags}
+    return train_bench.quality(flags, 60 * args.minutes), QUALITY_COLUMNS, {"minutes": args.minutes, "flags": flags}
 
 
 def train_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
-    from mtkit import train_benchmark
-
     if args.steps < 1 or args.warmup < 1:
         raise UserError("--steps and --warmup: must be at least 1")
     flags = with_output_dir(flags, "runs/benchmark_train")
     settings = {"steps": args.steps, "warmup": args.warmup, "flags": flags}
-    return train_benchmark.run(flags, args.warmup, args.steps), TRAIN_COLUMNS, settings
+    return train_bench.run(flags, args.warmup, args.steps), TRAIN_COLUMNS, settings
 
 
 def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
-    from mtkit import translation_benchmark
-
     if flags:
         raise UserError(f"unrecognized arguments: {' '.join(flags)}")
     sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
@@ -113,11 +106,11 @@ def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[lis
         raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
     n = args.max_sentences or len(sources)
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": n}
-    records = translation_benchmark.run(
+    records = translation_bench.run(
         Path(args.model), sources[:n], references[:n], beam_size=args.beam_size, batch_size=args.batch_size,
         max_new_tokens=args.max_new_tokens, threads=args.threads, ct2_types=tuple(args.ct2_types.split(",")),
     )  # fmt: skip
-    return records, translation_benchmark.COLUMNS, settings
+    return records, translation_bench.COLUMNS, settings
 
 
 @cli_entry

@@ -1,4 +1,4 @@
-"""Benchmark: token-budget batching (mtkit.batching) against fixed-size sentence batches, same run, same model.
+"""Benchmark: token-budget batching (mtkit.data.batching) against fixed-size sentence batches, same run, same model.
 
 Measures on real data (default: Multi30k EN-DE train) the padding overhead of each scheme and the training
 throughput in target tokens per second for a short run of `--model` on this machine, and prints the
@@ -19,13 +19,13 @@ import torch
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM
 
-from mtkit.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, pack_batches
 from mtkit.config import DataConfig
-from mtkit.data import load_folder
-from mtkit.loss import token_loss_sum
-from mtkit.preprocess import tokenize_split
-from mtkit.presets import preset_config
-from mtkit.tokenizer import train_tokenizer
+from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, pack_batches
+from mtkit.data.corpus import load_folder
+from mtkit.data.preprocess import tokenize_split
+from mtkit.data.tokenizer import train_tokenizer
+from mtkit.model.loss import token_loss_sum
+from mtkit.model.presets import preset_config
 
 
 def padding_stats(batches: list[list[int]], src: np.ndarray, tgt: np.ndarray) -> tuple[float, float]:

@@ -1,6 +1,6 @@
 """Benchmark: timed training updates of any recipe under any launcher config, with MFU and peak memory.
 
-Runs the toolkit's own update (:meth:`mtkit.trainer.Trainer.update`) on the recipe's data, model and batching:
+Runs the toolkit's own update (:meth:`mtkit.train.trainer.Trainer.update`) on the recipe's data, model and batching:
 ``--warmup`` updates untimed (allocator, cuDNN/compile warm-up), then ``--steps`` timed ones, and prints one
 table row and a JSON record (also written to ``--json``): step time, non-padding tokens/s, sentences/s,
 achieved TFLOP/s per device, MFU, padding and peak accelerator memory.
@@ -21,7 +21,7 @@ from pathlib import Path
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
 from mtkit.textio import atomic_write, markdown_table
-from mtkit.trainer import Trainer
+from mtkit.train.trainer import Trainer
 
 COLUMNS = [
     ("step_ms", "step ms", "{:.1f}"),

@@ -1,13 +1,24 @@
-"""Fixtures shared by the test suite: slices of the real data in ../shared and a trained tiny model."""
+"""Fixtures shared by the test suite: slices of the real data in ../shared and a trained tiny model.
+
+The suite runs on two pytest-xdist workers (``make test``); the expensive session fixtures are built once per test
+run, by whichever worker asks first, under a file lock in the run's common temporary folder (:func:`once`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from testing_utils import FAST_RUN, MTGENEVAL, MULTI30K, REPO, run_script, write_slice
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: with torch's default of one thread per core in every process (the workers and the
+    # runs they start), OpenMP threads spin-wait on each other and the suite runs slower than one worker alone.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 #: DeepSpeed compiles its CPU ops on first use (torch's JIT extensions). Build them in the checkout, not in the
 #: shared ~/.cache: a build killed there leaves a ``lock`` file behind, and every later DeepSpeed start on that
@@ -22,8 +33,23 @@ if get_accelerator().device_name() == "cpu":
 """
 
 
+def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """``<common temp>/<name>``, built by ``build`` exactly once per test run whatever the number of xdist workers
+    (the others wait on the lock, then reuse it); a failed build leaves no marker, so each worker reports it."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the folder every worker's basetemp lies in
+    out, done = root / name, root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.exists():
+            out.mkdir(parents=True, exist_ok=True)
+            build(out)
+            done.touch()
+    return out
+
+
 @pytest.fixture(scope="session", autouse=True)
-def deepspeed_cpu_ops() -> None:
+def deepspeed_cpu_ops(tmp_path_factory) -> None:
     """Build DeepSpeed's CPU communication op once, before any test starts DeepSpeed under a time limit (the build
     takes about a minute on 2 cores). Locks left in the checkout's own folder by a killed build are removed first:
     nothing else builds there while the suite starts."""
@@ -31,10 +57,14 @@ def deepspeed_cpu_ops() -> None:
     if extensions == EXTENSIONS:
         for lock in EXTENSIONS.glob("*/lock"):
             lock.unlink()
-    if any(extensions.glob("deepspeed_shm_comm/*.so")):
-        return
-    res = run_script("-", sys.executable, "-c", BUILD_DEEPSPEED_CPU_OPS, timeout=900)
-    assert res.returncode == 0, f"building DeepSpeed's CPU ops failed:\n{res.stderr[-3000:]}"
+
+    def build(_: Path) -> None:
+        if any(extensions.glob("deepspeed_shm_comm/*.so")):
+            return
+        res = run_script("-", sys.executable, "-c", BUILD_DEEPSPEED_CPU_OPS, timeout=900)
+        assert res.returncode == 0, f"building DeepSpeed's CPU ops failed:\n{res.stderr[-3000:]}"
+
+    once(tmp_path_factory, "deepspeed_cpu_ops", build)
 
 
 @pytest.fixture(scope="session")
@@ -42,26 +72,30 @@ def multi30k_small(tmp_path_factory) -> Path:
     """A slice of Multi30k EN-DE in the ``<split>.<lang>`` layout: 3000 train, 64 val, 48 test pairs."""
     if not MULTI30K.is_dir():
         pytest.skip("../shared/data/multi30k is not there")
-    out = tmp_path_factory.mktemp("multi30k_small")
-    for split, n in (("train", 3000), ("val", 64), ("test_2016_flickr", 48)):
-        for lang in ("en", "de"):
-            write_slice(MULTI30K / f"{split}.{lang}.gz", out / f"{split}.{lang}", n)
-    return out
+
+    def build(out: Path) -> None:
+        for split, n in (("train", 3000), ("val", 64), ("test_2016_flickr", 48)):
+            for lang in ("en", "de"):
+                write_slice(MULTI30K / f"{split}.{lang}.gz", out / f"{split}.{lang}", n)
+
+    return once(tmp_path_factory, "multi30k_small", build)
 
 
 @pytest.fixture(scope="session")
 def tiny_run(multi30k_small, tmp_path_factory) -> Path:
     """A finished 40-update run on the Multi30k slice (shared by tests that need a trained model), converted to
     CTranslate2 at the end (``final_ct2``)."""
-    out = tmp_path_factory.mktemp("tiny_run") / "run"
-    res = run_script(
-        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
-        "--output_dir", str(out), "--max_steps", "40", "--eval_steps", "20", "--save_steps", "20",
-        "--report_to", "tensorboard,wandb", "--peak_tflops", "1", "--export_ct2", "float32",
-        env={"WANDB_DIR": str(out.parent)},
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr[-3000:]
-    return out
+
+    def build(root: Path) -> None:
+        res = run_script(
+            "train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
+            "--output_dir", str(root / "run"), "--max_steps", "40", "--eval_steps", "20", "--save_steps", "20",
+            "--report_to", "tensorboard,wandb", "--peak_tflops", "1", "--export_ct2", "float32",
+            env={"WANDB_DIR": str(root)},
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr[-3000:]
+
+    return once(tmp_path_factory, "tiny_run", build) / "run"
 
 
 @pytest.fixture(scope="session")
@@ -72,24 +106,26 @@ def tiny_t5(tmp_path_factory) -> Path:
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
-    from mtkit.tokenizer import train_tokenizer
+    from mtkit.data.tokenizer import train_tokenizer
 
     if not MTGENEVAL.is_dir():
         pytest.skip("../shared/data/mt-geneval is not there")
-    texts = [
-        line for path in sorted((MTGENEVAL / "sentences" / "dev").glob("geneval-sentences-*-dev.en_*"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-    ]  # fmt: skip
-    tok = train_tokenizer(texts, vocab_size=2000, kind="unigram")
-    torch.manual_seed(0)
-    config = T5Config(
-        vocab_size=len(tok), d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4, dropout_rate=0.0,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
-    )  # fmt: skip
-    out = tmp_path_factory.mktemp("tiny_t5") / "flan-t5-tiny"
-    T5ForConditionalGeneration(config).save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
+
+    def build(root: Path) -> None:
+        texts = [
+            line for path in sorted((MTGENEVAL / "sentences" / "dev").glob("geneval-sentences-*-dev.en_*"))
+            for line in path.read_text(encoding="utf-8").splitlines()
+        ]  # fmt: skip
+        tok = train_tokenizer(texts, vocab_size=2000, kind="unigram")
+        torch.manual_seed(0)
+        config = T5Config(
+            vocab_size=len(tok), d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4, dropout_rate=0.0,
+            pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id,
+        )  # fmt: skip
+        T5ForConditionalGeneration(config).save_pretrained(root / "flan-t5-tiny")
+        tok.save_pretrained(root / "flan-t5-tiny")
+
+    return once(tmp_path_factory, "tiny_t5", build) / "flan-t5-tiny"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -102,3 +138,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_geneval() -> Path:
+    """The shared MT-GenEval dev data (tests that need it are skipped when it is absent)."""
+    from geneval_helpers import SHARED_GENEVAL
+
+    if not (SHARED_GENEVAL / "sentences" / "dev").is_dir():
+        pytest.skip(f"shared MT-GenEval data not found at {SHARED_GENEVAL}")
+    return SHARED_GENEVAL
+
+
+@pytest.fixture
+def small_geneval(shared_geneval: Path, tmp_path: Path) -> Path:
+    """A 25-line, two-language (de, es) ``test`` split with only sentences/ (like the demo corpus)."""
+    from geneval_helpers import make_subset
+
+    return make_subset(shared_geneval, tmp_path / "geneval", ("de", "es"), 25)

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from testing_utils import FAST_RUN
 
-from bias_eval.cli import main as bias_report_main
-from mtkit.checkpoint_export import main as export_main
+from mtkit.cli.bias_report import main as bias_report_main
+from mtkit.cli.export_model import main as export_main
+from mtkit.cli.translate import main as translate_main
 from mtkit.config import parse_config
+from mtkit.data.preprocess import preprocess
 from mtkit.errors import cli_entry
-from mtkit.preprocess import preprocess
-from mtkit.trainer import train
-from mtkit.translate import main as translate_main
+from mtkit.pipeline import run
 
 SCRIPTS = {
-    "train": lambda argv: cli_entry(lambda: train(parse_config(argv)))(),
+    "train": lambda argv: cli_entry(lambda: run(parse_config(argv)))(),
     "preprocess": lambda argv: cli_entry(lambda: preprocess(parse_config(argv)))(),
     "translate": lambda argv: cli_entry(translate_main)(argv),
     "bias_report": bias_report_main,

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from testing_utils import REPO
 
-from bias_eval import cli as bias_cli
-from bias_eval import compare as compare_cli
-from mtkit import translate
+from mtkit.cli import bias_report as bias_cli
+from mtkit.cli import compare_reports as compare_cli
+from mtkit.cli import translate
 from mtkit.config import parse_config
 from mtkit.errors import UserError
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import yaml
-from testing_utils import FAST_RUN, MTGENEVAL, REPO, free_port, run_script
+from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, run_script
 
 from mtkit.config import parse_config
 
@@ -30,13 +30,13 @@ def test_accelerate_reads_every_launcher(launcher):
 
 #: where each launcher is started by a test on the CPU with the same small Multi30k run (FAST_RUN)
 LAUNCHED_ELSEWHERE = {
-    "cpu_ddp": "tests/mtkit/test_trainer.py",
-    "multi_gpu": "tests/mtkit/test_trainer.py",
-    "deepspeed_zero2": "tests/mtkit/test_trainer.py",
-    "deepspeed_zero3": "tests/mtkit/test_trainer.py",
+    "cpu_ddp": "tests/mtkit/train/test_trainer.py",
+    "multi_gpu": "tests/mtkit/train/test_trainer.py",
+    "deepspeed_zero2": "tests/mtkit/train/test_trainer.py",
+    "deepspeed_zero3": "tests/mtkit/train/test_trainer.py",
     "multi_node": "tests/cluster/test_slurm.py",
     "multi_node_p5": "tests/cluster/test_slurm.py",
-    "fsdp": "tests/mtkit/test_fsdp.py",
+    "fsdp": "tests/mtkit/distributed/test_fsdp.py",
 }
 
 
@@ -56,11 +56,10 @@ def test_every_launcher_is_launched_by_a_test():
 )
 def test_one_process_launchers_run(multi30k_small, tmp_path, launcher):
     out = tmp_path / launcher
-    res = run_script(
-        "-", "accelerate", "launch", "--config_file", f"accelerate_configs/{launcher}.yaml", "--mixed_precision", "no",
-        "--main_process_port", free_port(), "scripts/train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
+    res = launch(
+        launcher, "--data_dir", str(multi30k_small), *FAST_RUN,
         "--output_dir", str(out), "--max_steps", "2", "--eval_steps", "2", "--eval_max_samples", "4",
-        "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no",
+        "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no", processes=None,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     assert "1 process(es)" in res.stdout

@@ -56,6 +56,31 @@ def run_script(script: str, *args: str, env: dict | None = None, cwd: Path = REP
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
+def launch_command(
+    config: str,
+    *args: str,
+    script: str = "scripts/train.py",
+    processes: int | None = 2,
+    port: str | None = None,
+    launcher_args: tuple[str, ...] = (),
+    precision: str = "no",
+) -> list[str]:
+    """``accelerate launch --config_file accelerate_configs/<config>.yaml [launcher_args] <script> <args>`` on
+    ``processes`` processes (``None``: the config's own count), its rendezvous on a free port, computing in
+    ``precision`` (fp32 by default: the GPU configs' bf16 means nothing on a CPU)."""
+    cmd = ["accelerate", "launch", "--config_file", f"accelerate_configs/{config}.yaml", "--mixed_precision", precision]
+    if processes is not None:
+        cmd += ["--num_processes", str(processes)]
+    return [*cmd, *launcher_args, "--main_process_port", port or free_port(), script, *args]
+
+
+def launch(config: str, *args: str, env: dict | None = None, timeout: int = 600, **kw) -> subprocess.CompletedProcess:
+    """:func:`launch_command` run and waited for, like :func:`run_script`. The DDP launchers for GPUs run on the CPU
+    here (``ACCELERATE_USE_CPU``; DeepSpeed picks gloo by itself)."""
+    cpu = {"ACCELERATE_USE_CPU": "1"} if config in ("multi_gpu", "multi_node") else {}
+    return run_script("-", *launch_command(config, *args, **kw), env={**cpu, **(env or {})}, timeout=timeout)
+
+
 def write_slice(src: Path, dst: Path, n: int) -> None:
     """The first ``n`` lines of a (gzipped) corpus file, as a plain text file."""
     with gzip.open(src, "rt", encoding="utf-8") as f:

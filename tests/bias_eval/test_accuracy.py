@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from geneval_helpers import make_subset, reference_hyps, write_hyps
 
-from bias_eval.data import LanguageData, Side, load_mtgeneval, load_table
 from bias_eval.scoring import score_dataset, score_language
+from mtkit.data.gendered import LanguageData, Side
+from mtkit.data.gendered_tables import load_table
+from mtkit.data.mtgeneval import load_mtgeneval
 
 SEED, SAMPLES = 11, 400
 SHARES = ("accuracy_feminine", "accuracy_masculine", "accuracy_pair", "coverage")

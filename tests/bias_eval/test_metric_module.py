@@ -10,8 +10,9 @@ import sacrebleu
 from geneval_helpers import REPO_ROOT, geneval_file, read_plain
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from bias_eval.data import LanguageData, Side, load_mtgeneval
 from bias_eval.scoring import score_language
+from mtkit.data.gendered import LanguageData, Side
+from mtkit.data.mtgeneval import load_mtgeneval
 
 METRIC_DIR = REPO_ROOT / "bias_eval" / "metric"
 

@@ -163,7 +163,7 @@ def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tupl
 
 
 def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
-    from mtkit.translate import Translator
+    from mtkit.decode.generate import Translator
 
     out = tmp_path / "saved"
     config, _ = _run_es(run_cli, small_geneval, tuned_model, out)
@@ -202,7 +202,7 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
 
 
 def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
-    from mtkit.translate import Translator
+    from mtkit.decode.generate import Translator
 
     flags = ("--beam-size", "2", "--length-penalty", "1.3", "--max-new-tokens", "5", "--max-len-a", "0")
     flags += ("--max-len-b", "3", "--prompt", "{language}: {source}")
@@ -301,7 +301,7 @@ def test_recorded_command_reproduces_the_report(
 def test_ct2_engine_gives_the_same_hypotheses(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
     """The same report through CTranslate2 (the model converted with scripts/export_ct2.py, its saved prompt and
     settings carried over): greedy hypotheses equal transformers' for this source-sensitive model."""
-    from mtkit.ct2 import export_ct2
+    from mtkit.export.ct2 import export_ct2
 
     ct2 = export_ct2(tuned_model, tmp_path / "ct2", "float32")
     config, _ = _run_es(run_cli, small_geneval, ct2, tmp_path / "ct2-report", "--engine", "ct2", "--beam-size", "1")

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import yaml
-from testing_utils import FAST_RUN, REPO, free_port, run_script
+from testing_utils import FAST_RUN, REPO, free_port, launch, run_script
 
 from mtkit.config import FIELDS
 
@@ -161,10 +161,7 @@ def test_entry_under_torchrun_trains_exactly_as_accelerate_launch(multi30k_small
 
     config = f"accelerate_configs/{launcher}.yaml"
     base = tmp_path / "accelerate_launch"
-    res = run_script(
-        "-", "accelerate", "launch", "--config_file", config, "--num_processes", "2", "--main_process_port",
-        free_port(), "scripts/train.py", "--data_dir", str(multi30k_small), *RUN, "--output_dir", str(base),
-    )  # fmt: skip
+    res = launch(launcher, "--data_dir", str(multi30k_small), *RUN, "--output_dir", str(base))
     assert res.returncode == 0, res.stderr[-3000:]
 
     model_dir, checkpoints = tmp_path / "opt_ml" / "model", tmp_path / "opt_ml" / "checkpoints"

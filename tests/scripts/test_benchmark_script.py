@@ -7,7 +7,7 @@ import sacrebleu
 from testing_utils import MULTI30K, read_gz_lines, run_script
 from transformers import GenerationConfig
 
-from mtkit.translate import Translator
+from mtkit.decode.generate import Translator
 
 
 def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):

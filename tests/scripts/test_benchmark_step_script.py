@@ -1,4 +1,4 @@
-"""scripts/benchmark_step.py end to end on CPU (the GPU variant is in tests/mtkit/test_trainer_gpu.py)."""
+"""scripts/benchmark_step.py end to end on CPU (the GPU variant is in tests/mtkit/train/test_trainer_gpu.py)."""
 
 import json
 

@@ -7,13 +7,13 @@ import shutil
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from testing_utils import FAST_RUN, MTGENEVAL, free_port, run_script
+from testing_utils import FAST_RUN, MTGENEVAL, launch, run_script
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-import mtkit.export
-from mtkit.checkpoint import write_manifest
-from mtkit.checkpoint_export import main
+import mtkit.train.final
+from mtkit.cli.export_model import main
 from mtkit.errors import UserError
+from mtkit.train.checkpoint import write_manifest
 
 TINY = [
     *FAST_RUN, "--max_steps", "2", "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "2",
@@ -26,11 +26,7 @@ def train(out, *args, launcher=None, env=None):
     if launcher is None:
         res = run_script("train.py", *args, "--output_dir", str(out))
     else:
-        res = run_script(
-            "-", "accelerate", "launch", "--config_file", f"accelerate_configs/{launcher}.yaml", "--num_processes",
-            "2", "--mixed_precision", "no", "--main_process_port", free_port(), "scripts/train.py",
-            "--mixed_precision", "no", *args, "--output_dir", str(out), env=env,
-        )  # fmt: skip
+        res = launch(launcher, "--mixed_precision", "no", *args, "--output_dir", str(out), env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     return out
 
@@ -207,7 +203,7 @@ def test_failure_while_writing_leaves_nothing(single_run, tmp_path, monkeypatch)
         (final / "config.json").write_text("{}")
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(mtkit.export, "export_model", broken)
+    monkeypatch.setattr(mtkit.train.final, "export_model", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         main([str(single_run / "checkpoints" / "checkpoint_last"), str(tmp_path / "model")])
     assert list(tmp_path.iterdir()) == []

@@ -5,7 +5,7 @@ from testing_utils import FAST_RUN, run_script
 
 from mtkit.config import parse_config
 from mtkit.errors import UserError
-from mtkit.trainer import train
+from mtkit.pipeline import run
 
 
 def corpus(root, **files: bytes):
@@ -35,7 +35,7 @@ def test_bad_input_writes_nothing(tmp_path, files, extra, message):
     data = corpus(tmp_path / "data", **files)
     out = tmp_path / "run"
     with pytest.raises(UserError, match=message) as err:
-        train(parse_config(["--data_dir", str(data), *FAST, "--output_dir", str(out), *extra]))
+        run(parse_config(["--data_dir", str(data), *FAST, "--output_dir", str(out), *extra]))
     assert "\n" not in str(err.value)
     assert not out.exists()
 

@@ -6,8 +6,9 @@ import pytest
 from testing_utils import run_script
 from transformers import GenerationConfig
 
+from mtkit.cli.translate import main
+from mtkit.decode.generate import Translator
 from mtkit.errors import UserError
-from mtkit.translate import Translator, main
 
 SENTENCES = ["A man is riding a bike.", "Two dogs play in the snow.", "A woman sings."]
 FAST = ["--max_new_tokens", "12", "--num_beams", "2"]

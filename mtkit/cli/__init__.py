@@ -1,0 +1,1 @@
+"""The command lines behind ``scripts/``: each module parses one script's flags and calls the library."""

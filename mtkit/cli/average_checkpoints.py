@@ -1,0 +1,18 @@
+"""``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+
+from __future__ import annotations
+
+from mtkit.cli.args import Parser
+from mtkit.export.averaging import average_checkpoints
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+    p = Parser(description="Average the weights of a run's last N (or best N) checkpoints into one model.")
+    p.add_argument("run", metavar="RUN", help="the run folder (with config.yaml, checkpoints/ and metrics.jsonl)")
+    p.add_argument("out", metavar="OUT", help="new (or empty) folder for the averaged model")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--last", type=int, help="average the N newest complete checkpoints")
+    which.add_argument("--best", type=int, help="average the N best by the run's --metric_for_best_model")
+    args = p.parse_args(argv)
+    average_checkpoints(args.run, args.out, last=args.last, best=args.best)

@@ -1,0 +1,298 @@
+"""Command line of ``scripts/bias_report.py``: parse, validate, load, translate or read, score, report."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
+from bias_eval.hyps import read_hyp_dir, translate_dataset
+from bias_eval.metrics import (
+    ACCURACY_DEFINITION,
+    CHRF_METRIC,
+    CORPUS_BLEU,
+    COVERAGE_DEFINITION,
+    FAIR_BLEU_DEFINITION,
+    SENTENCE_BLEU,
+    signature,
+)
+from bias_eval.plots import make_figures
+from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
+from bias_eval.scoring import score_dataset
+from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
+from mtkit.data.gendered_tables import load_table
+from mtkit.data.mtgeneval import load_mtgeneval
+from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.errors import UserError, cli_entry
+
+EPILOG = """examples:
+  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --split dev --hyp-dir hyps/ --out reports/dev
+  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --langs de --model runs/demo/final --out reports/demo
+  %(prog)s --mtgeneval-dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
+  %(prog)s --data gendered.csv --hyp-dir hyps/ --out reports/csv
+
+--hyp-dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
+one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
+them when model, settings and sources are unchanged. Without --beam-size, --length-penalty,
+--max-new-tokens and --prompt, --model decodes with the settings saved with the model
+(generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
+penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
+"""
+
+
+DTYPES = ("auto", "fp32", "bf16", "fp16")
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer not below ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def _non_negative_float(text: str) -> float:
+    """An argparse type: a number not below 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{value} is below the minimum 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the report script."""
+    parser = argparse.ArgumentParser(
+        prog="bias_report.py",
+        description="Gender-bias report for a translation model: BLEU and chrF per gender, their gap with a "
+        "bootstrap CI, MT-GenEval gender accuracy and fair BLEU.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = parser.add_argument_group("data (give one of --mtgeneval-dir, --hub, --data)")
+    source = data.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mtgeneval-dir", metavar="DIR", help="MT-GenEval in its repository layout")
+    source.add_argument("--hub", action="store_true", help=f"MT-GenEval from the Hugging Face hub ({HUB_ID})")
+    source.add_argument("--data", metavar="FILE", help="gendered parallel data as CSV or JSONL")
+    data.add_argument("--split", choices=SPLITS, default="dev", help="MT-GenEval split (default: dev)")
+    data.add_argument("--langs", nargs="+", metavar="LANG", help="target languages (default: all present)")
+    data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
+
+    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp-dir)")
+    which = hyp.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", metavar="DIR_OR_HUB_ID", help="translate the sources with this model")
+    which.add_argument("--hyp-dir", metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
+    hyp.add_argument(
+        "--prompt",
+        metavar="PRESET_OR_TEMPLATE",
+        help="a preset (t5, instruction), a template with {source} (and {lang_name}: German, {lang}: de, "
+        "{src_lang_name}: English; {language} = {lang_name}), or none; default: the model's prompt.json",
+    )
+    saved = "default: the model's generation_config.json"
+    hyp.add_argument("--beam-size", type=_count(1), help=f"beam size ({saved}, else {DEFAULTS['beam_size']})")
+    hyp.add_argument("--batch-size", type=_count(1), default=32, help="sentences per batch (default: 32)")
+    hyp.add_argument("--max-new-tokens", type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
+    hyp.add_argument("--length-penalty", type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
+    hyp.add_argument(
+        "--max-len-a",
+        type=_non_negative_float,
+        help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS['max_len_a']})",
+    )
+    hyp.add_argument("--max-len-b", type=_count(0), help=f"see --max-len-a ({saved}, else {DEFAULTS['max_len_b']})")
+    hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
+    hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
+    hyp.add_argument(
+        "--engine",
+        default="hf",
+        choices=("hf", "ct2"),
+        help="hf: transformers' generate; ct2: CTranslate2, --model being a folder from scripts/export_ct2.py",
+    )
+
+    out = parser.add_argument_group("report")
+    out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
+    out.add_argument(
+        "--bootstrap-samples", type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
+    )
+    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: 12345)")
+    out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    return parser
+
+
+def load_data(args: argparse.Namespace) -> GenderedData:
+    """The data set the arguments name."""
+    if args.context and args.data:
+        raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval-dir or --hub)")
+    if args.mtgeneval_dir:
+        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.langs, context=args.context)
+    if args.hub:
+        return load_hub(args.split, args.langs, context=args.context)
+    return load_table(Path(args.data), args.langs)
+
+
+def describe_generation(model: str, settings: GenerationSettings) -> str:
+    """One line saying how ``model`` translated."""
+    prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
+    return (
+        f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
+        f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
+        f"{prompt}), cached in OUTDIR/hyps"
+    )
+
+
+def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | None) -> str:
+    """The command line that rebuilds this report, every decoding setting spelled out as it was used."""
+    parts = ["python", "scripts/bias_report.py"]
+    if args.mtgeneval_dir:
+        parts += ["--mtgeneval-dir", args.mtgeneval_dir, "--split", args.split]
+    elif args.hub:
+        parts += ["--hub", "--split", args.split]
+    else:
+        parts += ["--data", args.data]
+    if args.langs:
+        parts += ["--langs", *sorted(set(args.langs))]
+    parts += ["--context"] if args.context else []
+    if settings is None:
+        parts += ["--hyp-dir", args.hyp_dir]
+    else:
+        parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
+        parts += ["--beam-size", str(settings.beam_size), "--length-penalty", str(settings.length_penalty)]
+        parts += ["--max-new-tokens", str(settings.max_new_tokens), "--batch-size", str(settings.batch_size)]
+        parts += ["--max-len-a", str(settings.max_len_a), "--max-len-b", str(settings.max_len_b)]
+        parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+    parts += ["--out", args.out, "--bootstrap-samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
+    parts += ["--examples", str(args.examples)]
+    return shlex.join(parts)
+
+
+def build_config(
+    args: argparse.Namespace,
+    data: GenderedData,
+    settings: GenerationSettings | None,
+    origins: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The ``config`` block of metrics.json: inputs, settings (and where they came from), signatures, definitions."""
+    paired = all(ld.paired for ld in data.languages.values())
+    if settings is None:
+        hypotheses: dict[str, Any] = {"hyp_dir": str(Path(args.hyp_dir))}
+        described = f"files in {args.hyp_dir}"
+    else:
+        hypotheses = {
+            "model": args.model,
+            "generation": asdict(settings),
+            "settings_from": dict(origins or {}),
+            "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
+            "cache_dir": "hyps",
+        }
+        described = describe_generation(args.model, settings)
+    resampling = (
+        "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
+        if paired
+        else "stratified bootstrap: the feminine and the masculine sentences are resampled separately"
+    )
+    definitions = {
+        "n": "number of hypotheses scored (feminine + masculine); n_feminine and n_masculine per gender",
+        "bleu": "corpus sacreBLEU with default settings over all sentences; bleu_feminine and bleu_masculine "
+        "over the sentences of one gender; chrf* likewise with sacreBLEU chrF defaults (0-100 scale)",
+        "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
+        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {args.bootstrap_samples} "
+        f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
+        f"Generator seeded with (seed={args.seed}, crc32(language)); chrf_gap_ci95 likewise",
+        "accuracy": ACCURACY_DEFINITION,
+        "accuracy_ci95": "95% percentile interval of accuracy_feminine, accuracy_masculine and accuracy_pair "
+        "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
+        "is the share of correct hypotheses among those drawn (with multiplicity)",
+        "coverage": COVERAGE_DEFINITION,
+        "fair_bleu": FAIR_BLEU_DEFINITION,
+        "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
+        "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
+        "(languages resampled independently), not a mean of the per-language bounds",
+        "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
+        "sentence BLEU is sacrebleu.sentence_bleu with default settings",
+    }
+    if args.context:
+        definitions["accuracy_context"] = (
+            "contextual subset: the hypothesis for the 2to1 source (its text after the last <sep>, if any; "
+            "--model translates context and sentence together) is judged as above with the original "
+            "reference as correct and the flipped one as counterfactual"
+        )
+    if data.split is not None:
+        definitions["references"] = (
+            "MT-GenEval references are the plain sentences/ files, verbatim (as the official accuracy "
+            "script reads them); annotated/ files only supply the gendered words listed in the details. "
+            "As released, the few target lines with double quotes are CSV-escaped (wrapped in quotes, "
+            "inner quotes doubled) and square brackets are Wikipedia text ([citation needed]-style), not "
+            "gender marks; both are scored as released"
+        )
+    return {
+        "data": data.name,
+        "split": data.split,
+        "languages": sorted(data.languages),
+        "paired": paired,
+        "context": bool(args.context),
+        "hypotheses": hypotheses,
+        "hypotheses_description": described,
+        "bootstrap_samples": args.bootstrap_samples,
+        "seed": args.seed,
+        "ci_level": 0.95,
+        "worst_examples": args.examples,
+        "bleu_signature": signature(CORPUS_BLEU),
+        "chrf_signature": signature(CHRF_METRIC),
+        "sentence_bleu_signature": signature(SENTENCE_BLEU),
+        "definitions": definitions,
+        "files": file_pairs(args, data),
+        "command": reproduce_command(args, settings),
+    }
+
+
+def file_pairs(args: argparse.Namespace, data: GenderedData) -> dict[str, dict[str, str]]:
+    """Per language and gender, the reference and hypothesis files (when both are plain files)."""
+    hyp_dir = Path(args.hyp_dir) if args.hyp_dir else Path(args.out) / "hyps"
+    pairs: dict[str, dict[str, str]] = {}
+    for lang, ld in data.languages.items():
+        for gender in GENDERS:
+            reference = Path(ld.side(gender).origin)
+            if reference.is_file():
+                pairs.setdefault(lang, {})[f"reference_{gender}"] = str(reference)
+                pairs[lang][f"hypothesis_{gender}"] = str(hyp_dir / f"{lang}.{gender}.txt")
+    return pairs
+
+
+@cli_entry
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
+    args = build_parser().parse_args(argv)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} exists and is not a directory")
+    if args.hyp_dir:
+        for flag in ("prompt", "beam_size", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
+            if getattr(args, flag) is not None:
+                raise UserError(f"--{flag.replace('_', '-')}: only used with --model")
+    data = load_data(args)
+    settings, origins = None, None
+    if args.hyp_dir:
+        hyps = read_hyp_dir(Path(args.hyp_dir), data)
+    else:
+        settings, origins = resolve_settings(args, sorted(data.languages))
+        hyps = translate_dataset(args.model, data, out / "hyps", settings)
+    samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
+    results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
+    metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
+    files = report_files(results, metrics, make_figures(metrics))
+    write_report(out, files)
+    print(summary_table(metrics))
+    print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
+    return 0

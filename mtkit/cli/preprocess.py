@@ -1,0 +1,15 @@
+"""``scripts/preprocess.py``: the tokenizer and the tokenized splits of a run, ahead of training, in one process."""
+
+from __future__ import annotations
+
+from mtkit.config import parse_config
+from mtkit.data.preprocess import preprocess
+from mtkit.errors import cli_entry
+
+
+@cli_entry
+def main(argv: list[str] | None = None) -> None:
+    cfg = parse_config(argv)
+    data = preprocess(cfg)
+    sizes = ", ".join(f"{name} {len(split)}" for name, split in data.items())
+    print(f"preprocessed {sizes} pairs into {cfg.train.output_dir}")

@@ -1,0 +1,98 @@
+"""``scripts/translate.py``: translate ``--text``, an ``--input`` file, or lines typed at a prompt."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from transformers import GenerationConfig
+
+from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.data.prompts import resolve
+from mtkit.decode.engines import first_set, load_translator
+from mtkit.errors import UserError
+from mtkit.textio import atomic_write, read_lines
+
+
+def _parser():
+    p = argparse.ArgumentParser(description="Translate with a trained model (a run's final/ dir) or a hub model.")
+    p.add_argument("--model", required=True, help="Model directory (e.g. runs/demo/final) or hub id.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--text", action="append", help="Sentence to translate (repeatable).")
+    mode.add_argument("--input", help="File with one sentence per line (UTF-8, .gz allowed).")
+    p.add_argument("--output", help="Where --input's translations go (default: standard output).")
+    p.add_argument("--num_beams", type=int, default=None, help="Beam size (default: the model's generation config).")
+    p.add_argument("--length_penalty", type=float, default=None, help="Beam length penalty (default: the model's).")
+    p.add_argument("--max_new_tokens", type=int, default=None, help="Longest translation (default: the model's).")
+    p.add_argument(
+        "--max_len_a",
+        type=float,
+        default=None,
+        help=f"Each batch stops after max_len_a x its longest source + max_len_b tokens (default: the model's, "
+        f"else {MAX_LEN_A}).",
+    )
+    p.add_argument(
+        "--max_len_b", type=int, default=None, help=f"See --max_len_a (default: the model's, else {MAX_LEN_B})."
+    )
+    p.add_argument("--batch_size", type=int, default=32, help="Sentences per batch.")
+    p.add_argument(
+        "--prompt",
+        default=None,
+        help="Preset (t5, instruction), template with {source} and {lang_name}, or none; default: the prompt "
+        "saved with the model (final/prompt.json).",
+    )
+    p.add_argument("--target_lang", default=None, help="Target language code for the prompt (e.g. de).")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
+    p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16 (--engine hf).")
+    p.add_argument(
+        "--engine",
+        default="hf",
+        help="hf: transformers' generate on --model; ct2: CTranslate2 on a folder from scripts/export_ct2.py.",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
+    args = _parser().parse_args(argv)
+    if args.output and not args.input:
+        raise UserError("--output: only used with --input")
+    lines = read_lines(Path(args.input)) if args.input else None
+    prompt = resolve(args.prompt, args.model)
+    lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
+    gen = translator.generation_config or GenerationConfig()
+    options = {
+        "beam_size": args.num_beams or gen.num_beams or 4,
+        "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
+        "max_new_tokens": args.max_new_tokens or gen.max_new_tokens or 256,
+        "max_len_a": first_set(args.max_len_a, getattr(gen, "max_len_a", None), MAX_LEN_A),
+        "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
+        "batch_size": args.batch_size,
+    }
+    for flag in ("max_len_a", "max_len_b"):
+        if options[flag] < 0:
+            raise UserError(f"--{flag}: must be >= 0, got {options[flag]}")
+
+    def wrap(sentences: list[str]) -> list[str]:
+        return [prompt.render(s, lang) for s in sentences] if prompt else sentences
+
+    if args.text:
+        for hyp in translator.translate(wrap(args.text), **options):
+            print(hyp)
+    elif lines is not None:
+        hyps = translator.translate(wrap(lines), progress=True, **options)
+        if not args.output:
+            sys.stdout.write("".join(h + "\n" for h in hyps))
+            return
+        out = Path(args.output)
+        atomic_write(out, "".join(h + "\n" for h in hyps).encode("utf-8"))
+        print(f"{len(hyps)} translations written to {out}", file=sys.stderr)
+    else:
+        print("Type a sentence and press Enter; 'q' quits.", file=sys.stderr)
+        for line in sys.stdin:
+            if line.strip() in ("q", "quit", "exit"):
+                break
+            if line.strip():
+                print(translator.translate(wrap([line.strip()]), **options)[0], flush=True)

@@ -1,0 +1,125 @@
+"""Turn ``source``/``target`` text into model inputs: the run's tokenizer, then tokenized splits cached by
+``datasets``. :func:`preprocess` does all of it ahead of training (``scripts/preprocess.py``, like
+``fairseq-preprocess``), so that a multi-process run finds everything ready instead of waiting on rank 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from datasets import Dataset, DatasetDict
+
+from mtkit.config import DataConfig, RunConfig
+from mtkit.data.prompts import Prompt
+from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
+
+
+def tokenize_split(
+    split: Dataset, tokenizer, cfg: DataConfig, cache_dir: Path | None = None, name: str = "split"
+) -> Dataset:
+    """Add ``input_ids``, ``attention_mask``, ``labels`` and ``length`` (the longer side, in tokens); the
+    source is wrapped in ``--prompt`` for its pair's target language (``lang`` column).
+
+    With ``cache_dir``, the result is stored as an Arrow file keyed by the data's and the tokenizer's
+    fingerprints, and a later run (or a resumed one) reads it back instead of tokenizing again.
+    """
+
+    prompt = Prompt.parse(cfg.prompt, cfg.source_lang) if cfg.prompt else None
+
+    def encode(batch: dict) -> dict:
+        sources = batch["source"]
+        if prompt is not None:  # each pair in its own target language's prompt
+            langs = batch["lang"] if "lang" in batch else [cfg.target_lang] * len(sources)
+            sources = [prompt.render(s, lang) for s, lang in zip(sources, langs)]
+        src = tokenizer(sources, verbose=False)["input_ids"]
+        tgt = tokenizer(text_target=batch["target"], verbose=False)["input_ids"]
+        out = {"input_ids": [], "attention_mask": [], "labels": [], "length": [], "truncated": []}
+        for s, t in zip(src, tgt):
+            cut = len(s) > cfg.max_source_length or len(t) > cfg.max_target_length
+            s, t = _truncate(s, cfg.max_source_length), _truncate(t, cfg.max_target_length)
+            out["input_ids"].append(s)
+            out["attention_mask"].append([1] * len(s))
+            out["labels"].append(t)
+            out["length"].append(max(len(s), len(t)))
+            out["truncated"].append(cut)
+        return out
+
+    cache_file = None
+    if cache_dir is not None:
+        key = hashlib.sha256(
+            "|".join(
+                [
+                    split._fingerprint,
+                    _tokenizer_fingerprint(tokenizer),
+                    str((prompt, cfg.source_lang, cfg.max_source_length, cfg.max_target_length)),
+                    "truncated-column",  # the layout of the cached rows
+                ]
+            ).encode()
+        ).hexdigest()[:16]
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        cache_file = str(cache_dir / f"{name}-{key}.arrow")
+    return split.map(
+        encode,
+        batched=True,
+        num_proc=cfg.preprocessing_num_workers,
+        cache_file_name=cache_file,
+        desc=f"tokenizing {name}",
+    )
+
+
+def _tokenizer_fingerprint(tokenizer) -> str:
+    """The tokenizer's definition, without the truncation/padding state that encoding calls leave behind."""
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    spec.pop("truncation", None)
+    spec.pop("padding", None)
+    return json.dumps(spec, sort_keys=True)
+
+
+def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):
+    """The run's tokenizer: given, the pretrained model's, one saved by an earlier attempt, or trained now."""
+    if cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path:
+        return load_tokenizer(cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path)
+    tok_dir = out / "tokenizer"
+    if not (tok_dir / "tokenizer.json").exists():
+        n = cfg.tokenizer.tokenizer_train_samples or len(train_texts)
+        texts = (text for row in train_texts.select(range(min(n, len(train_texts)))) for text in row.values())
+        tok = train_tokenizer(texts, vocab_size=cfg.tokenizer.vocab_size, kind=cfg.tokenizer.tokenizer_type)
+        tok.save_pretrained(str(tok_dir))
+    return load_tokenizer(tok_dir)
+
+
+def _truncate(ids: list[int], limit: int) -> list[int]:
+    """``ids`` cut to ``limit`` tokens keeping the final special token (``</s>``), as the tokenizer's own
+    truncation does for BART- and T5-style sequences."""
+    return ids if len(ids) <= limit else ids[: limit - 1] + ids[-1:]
+
+
+def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Dataset]:
+    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``; truncated pairs are counted in
+    the log (sentences longer than ``--max_source_length``/``--max_target_length`` are cut, not refused)."""
+    cache = Path(cfg.train.output_dir) / "cache"
+    out = {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
+    for name, split in out.items():
+        cut = sum(split["truncated"])
+        if cut and os.environ.get("RANK", "0") == "0":
+            print(
+                f"{name}: {cut} of {len(split)} pairs longer than --max_source_length {cfg.data.max_source_length} "
+                f"or --max_target_length {cfg.data.max_target_length} tokens were truncated",
+                file=sys.stderr,
+            )
+    return out
+
+
+def preprocess(cfg: RunConfig) -> dict[str, Dataset]:
+    """Load the data, train or load the tokenizer and tokenize every split into ``--output_dir``."""
+    from mtkit.data.corpus import load_parallel
+
+    raw = load_parallel(cfg.data)
+    out = Path(cfg.train.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = prepare_tokenizer(cfg, raw["train"], out)
+    return tokenize_splits(raw, tokenizer, cfg)

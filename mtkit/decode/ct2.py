@@ -1,0 +1,83 @@
+"""Translation with a CTranslate2 folder written by :func:`mtkit.export.ct2.export_ct2` (the same prompts,
+length-sorted batches and output bounds as :mod:`mtkit.decode.generate`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound
+from mtkit.errors import UserError
+
+#: CTranslate2's weight types (``--quantization``); int8 is the fast choice on CPU, int8_float16 or bfloat16 on GPU.
+QUANTIZATIONS = ("int8", "int8_float16", "int8_bfloat16", "int16", "float16", "bfloat16", "float32")
+INFO = "mtkit_ct2.json"
+CARRIED = ("generation_config.json", "prompt.json")
+
+
+def is_ct2_model(path: str | Path) -> bool:
+    """Whether ``path`` is a folder written by :func:`mtkit.export.ct2.export_ct2`."""
+    return (Path(path) / "model.bin").is_file() and (Path(path) / INFO).is_file()
+
+
+class CT2Translator:
+    """A CTranslate2 folder and its tokenizer, translating lists of sentences like
+    :class:`mtkit.decode.generate.Translator` (same prompts, length-sorted batches and output bounds)."""
+
+    def __init__(self, path: str | Path, device: str | None = None, threads: int = 0) -> None:
+        import ctranslate2
+        from transformers import AutoTokenizer, GenerationConfig
+
+        path = Path(path)
+        if not is_ct2_model(path):
+            raise UserError(f"--model: {path} is not a CTranslate2 model (convert one with scripts/export_ct2.py)")
+        self.info = json.loads((path / INFO).read_text(encoding="utf-8"))
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path))
+        self.generation_config = (
+            GenerationConfig.from_pretrained(str(path)) if (path / "generation_config.json").is_file() else None
+        )
+        device = device or ("cuda" if ctranslate2.get_cuda_device_count() else "cpu")
+        kind, _, index = device.partition(":")  # cuda:1 -> cuda, device 1
+        self.translator = ctranslate2.Translator(
+            str(path), device=kind, device_index=int(index or 0), intra_threads=threads
+        )
+
+    def translate(
+        self,
+        sentences: Sequence[str],
+        *,
+        beam_size: int = 4,
+        length_penalty: float = 1.0,
+        max_new_tokens: int = 256,
+        max_len_a: float = MAX_LEN_A,
+        max_len_b: int = MAX_LEN_B,
+        batch_size: int = 32,
+        prompt: str | None = None,
+        progress: bool = False,
+    ) -> list[str]:
+        """Translate ``sentences``; the arguments mean what they mean in
+        :func:`mtkit.decode.generate.generate_translations`."""
+        texts = apply_prompt(sentences, prompt)
+        limit = self.info.get("position_limit")
+        if limit is not None:
+            max_new_tokens = min(max_new_tokens, limit)
+        # transformers forces </s> as the last of max_new_tokens when the model says so (BART); CTranslate2 stops
+        # without it, so one fewer token gives the same output.
+        forced_eos = self.generation_config is not None and self.generation_config.forced_eos_token_id is not None
+        out: list[str] = [""] * len(texts)
+        for idx in length_sorted_batches(texts, batch_size, progress):
+            ids = self.tokenizer([texts[i] for i in idx], truncation=limit is not None, max_length=limit).input_ids
+            bound = output_bound(max(map(len, ids)), max_new_tokens, max_len_a, max_len_b) - forced_eos
+            results = self.translator.translate_batch(
+                [self.tokenizer.convert_ids_to_tokens(x) for x in ids],
+                beam_size=beam_size,
+                length_penalty=length_penalty,
+                max_decoding_length=max(1, bound),
+                max_batch_size=batch_size,
+            )
+            for i, result in zip(idx, results):
+                tokens = self.tokenizer.convert_tokens_to_ids(result.hypotheses[0])
+                out[i] = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
+        return out

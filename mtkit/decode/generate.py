@@ -1,0 +1,93 @@
+"""Batched beam-search translation with any Hugging Face seq2seq model (a trained dir or a hub id)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit
+from mtkit.errors import UserError
+
+
+@torch.no_grad()
+def generate_translations(
+    model,
+    tokenizer,
+    sentences: Sequence[str],
+    *,
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+    max_new_tokens: int = 256,
+    max_len_a: float = MAX_LEN_A,
+    max_len_b: int = MAX_LEN_B,
+    batch_size: int = 32,
+    prompt: str | None = None,
+    progress: bool = False,
+    **generate_kwargs,
+) -> list[str]:
+    """Translate ``sentences`` in length-sorted batches and return them in input order.
+
+    ``prompt`` is a template with ``{source}`` (for T5-style models, e.g.
+    ``"translate English to German: {source}"``). Each batch generates at most
+    :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
+    never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
+    never gets an empty translation). Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
+    ZeRO-3, for instance: processes whose batches stop at different lengths keep stepping together).
+    """
+    texts = apply_prompt(sentences, prompt)
+    limit = position_limit(model.config)
+    if limit is not None:  # longer inputs or outputs would index past the position table
+        max_new_tokens = min(max_new_tokens, limit)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    out: list[str] = [""] * len(texts)
+    for idx in length_sorted_batches(texts, batch_size, progress):
+        enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True, max_length=limit)
+        longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
+        bound = output_bound(longest, max_new_tokens, max_len_a, max_len_b)
+        enc = {k: v.to(device, non_blocking=True) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        beam = {"num_beams": beam_size, "length_penalty": length_penalty} if beam_size > 1 else {"num_beams": 1}
+        ids = model.generate(**enc, **beam, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
+        for i, text in zip(idx, tokenizer.batch_decode(ids, skip_special_tokens=True)):
+            out[i] = text.strip()
+    model.train(was_training)
+    return out
+
+
+class Translator:
+    """A model and its tokenizer, loaded once, translating lists of sentences.
+
+    >>> Translator("runs/demo/final").translate(["The cat is blue."])  # doctest: +SKIP
+    """
+
+    def __init__(self, model: str | Path, device: str | None = None, dtype: str = "auto") -> None:
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        path = Path(model)
+        if (str(model).startswith((".", "/")) or path.exists()) and not (path / "config.json").is_file():
+            raise UserError(f"--model: {model} is not a model directory (no config.json there)")
+        if (path / "mtkit_ct2.json").is_file():
+            raise UserError(f"--model: {model} is a CTranslate2 model; translate with it through --engine ct2")
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        torch_dtype = {"auto": "auto", "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+        if dtype not in torch_dtype:
+            raise UserError(f"--dtype: {dtype!r} is not one of {', '.join(torch_dtype)}")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(model))
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(str(model), dtype=torch_dtype[dtype])
+        except OSError as err:
+            raise UserError(f"--model: cannot load {model}: {str(err).splitlines()[0]}") from None
+        self.model.to(self.device).eval()
+
+    @property
+    def generation_config(self):
+        """The model's saved decoding settings."""
+        return self.model.generation_config
+
+    def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
+        """Translate a list of sentences; keyword arguments as in :func:`generate_translations`."""
+        return generate_translations(self.model, self.tokenizer, sentences, **kwargs)

@@ -1,0 +1,2 @@
+"""The built-in demo corpus: a seeded grammar (word tables in ``grammar/``) producing English→Spanish pairs with a
+planted gender skew."""

@@ -1,0 +1,118 @@
+"""Scores of a translated split: corpus sacreBLEU and chrF overall and per target language, and, when the rows
+carry gender labels, ``bias_eval``'s per-gender BLEU, gap, gender accuracy and fair BLEU, per language and
+macro-averaged. The figures are the same as the bias report's (no bootstrap here: it runs at every evaluation).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sacrebleu
+
+from bias_eval.scoring import macro_average, score_language
+from mtkit.data.gendered import GENDERS, LanguageData, Side
+
+#: bias_eval figures logged at every evaluation (per language as ``<lang>_<key>``, macro-averaged as ``<key>``).
+GENDER_KEYS = (
+    "bleu_feminine",
+    "bleu_masculine",
+    "bleu_gap",
+    "accuracy_feminine",
+    "accuracy_masculine",
+    "accuracy_pair",
+    "coverage",  # share of hypotheses with a gendered word at all: accuracy means little when it is low
+    "fair_bleu",
+)
+
+
+def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    """sacreBLEU (default 13a tokenization) and chrF of a corpus, on the 0-100 scale."""
+    return {
+        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
+    }
+
+
+def columns(rows: Mapping[str, Sequence] | Any) -> set[str]:
+    return set(rows.column_names) if hasattr(rows, "column_names") else set(rows)
+
+
+def balanced_subset(rows, n: int | None):
+    """The first ``n`` rows taken evenly across languages and, for gendered data, in whole counterfactual pairs.
+
+    Plain truncation of a split sorted by language would score one language only.
+    """
+    if n is None or n >= len(rows):
+        return rows
+    cols = columns(rows)
+    langs = rows["lang"] if "lang" in cols else [""] * len(rows)
+    units = rows["pair_id"] if "pair_id" in cols else [str(i) for i in range(len(rows))]
+    groups: dict[str, dict[str, list[int]]] = defaultdict(dict)  # lang -> unit -> row indices
+    for i, (lang, unit) in enumerate(zip(langs, units)):
+        groups[lang].setdefault(unit or f"row{i}", []).append(i)
+    queues = [list(by_unit.values()) for _, by_unit in sorted(groups.items())]
+    chosen: list[int] = []
+    for rank in range(max(len(q) for q in queues)):
+        for queue in queues:
+            if rank < len(queue) and len(chosen) < n:
+                chosen.extend(queue[rank])
+    return rows.select(sorted(chosen))
+
+
+def _language_data(lang: str, rows: list[dict], hyps: list[str]) -> tuple[LanguageData, dict[str, list[str]]]:
+    """One language's rows as bias_eval data: paired by ``pair_id`` where both genders are there."""
+    by_pair: dict[str, dict[str, int]] = defaultdict(dict)
+    for i, row in enumerate(rows):
+        by_pair[row.get("pair_id") or f"row{i}"][row["gender"]] = i
+    complete = [p for p in by_pair.values() if len(p) == 2]
+    paired = bool(complete) and len(complete) * 2 == len(rows)
+    order = {g: [p[g] for p in complete] for g in GENDERS} if paired else {
+        g: [i for i, r in enumerate(rows) if r["gender"] == g] for g in GENDERS
+    }  # fmt: skip
+
+    def side(g: str) -> Side:
+        idx = order[g]
+        counterfactuals = [rows[i].get("counterfactual") or "" for i in idx]
+        return Side(
+            sources=[rows[i]["source"] for i in idx],
+            references=[rows[i]["target"] for i in idx],
+            counterfactuals=counterfactuals if all(counterfactuals) else None,
+            keywords=None,
+            origin="validation split",
+        )
+
+    data = LanguageData(lang, feminine=side("feminine"), masculine=side("masculine"), paired=paired)
+    return data, {g: [hyps[i] for i in order[g]] for g in GENDERS}
+
+
+def split_scores(rows, hyps: Sequence[str]) -> dict[str, float]:
+    """``bleu``/``chrf`` of all rows; ``<lang>_bleu``/``<lang>_chrf`` when there are several languages; the
+    :data:`GENDER_KEYS` per language and macro-averaged when every row has a gender."""
+    cols = columns(rows)
+    scores: dict[str, float] = corpus_scores(list(hyps), list(rows["target"]))
+    langs = list(rows["lang"]) if "lang" in cols else [""] * len(hyps)
+    by_lang: dict[str, list[int]] = defaultdict(list)
+    for i, lang in enumerate(langs):
+        by_lang[lang].append(i)
+    if len(by_lang) > 1:
+        for lang, idx in sorted(by_lang.items()):
+            own = corpus_scores([hyps[i] for i in idx], [rows["target"][i] for i in idx])
+            scores.update({f"{lang}_{k}": v for k, v in own.items()})
+    if "gender" not in cols or not all(rows["gender"]):
+        return scores
+    records = rows.to_list() if hasattr(rows, "to_list") else [dict(zip(cols, v)) for v in zip(*rows.values())]
+    results = []
+    for lang, idx in sorted(by_lang.items()):
+        data, lang_hyps = _language_data(lang, [records[i] for i in idx], [hyps[i] for i in idx])
+        if not data.feminine.sources or not data.masculine.sources:
+            continue  # one gender only: no gap to measure
+        result = score_language(data, lang_hyps, samples=0, seed=0)
+        results.append(result)
+        if len(by_lang) > 1:
+            scores.update({f"{lang}_{k}": result.metrics[k] for k in GENDER_KEYS if result.metrics[k] is not None})
+    if results:
+        macro = macro_average(results)
+        scores.update({k: macro[k] for k in GENDER_KEYS if macro.get(k) is not None})
+    return scores

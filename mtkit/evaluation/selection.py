@@ -1,0 +1,64 @@
+"""Which checkpoint is best: ``--metric_for_best_model`` read from the validation scores, and the progress line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from mtkit.errors import UserError
+from mtkit.evaluation.scores import GENDER_KEYS
+
+_LANG_BLEU = re.compile(r"^valid_([a-z]{2,3})_bleu$")  # valid_de_bleu, not valid_fair_bleu
+
+#: Metrics where smaller is better; every other one is maximised.
+LOWER_IS_BETTER = frozenset({"loss", "bleu_gap_abs"})
+#: Metrics that exist only when the validation rows carry gender labels.
+NEEDS_GENDER = frozenset({"fair_bleu", "accuracy_pair", "bleu_gap_abs"})
+
+
+def check_selection(cfg, validation_columns: Iterable[str]) -> None:
+    """Refuse a gender metric for validation data without gender labels (before any training)."""
+    metric = cfg.eval.metric_for_best_model
+    if metric in NEEDS_GENDER and "gender" not in set(validation_columns):
+        raise UserError(
+            f"--metric_for_best_model {metric}: the validation data has no gender labels "
+            "(train from --mtgeneval_dir or a table with a gender column)"
+        )
+
+
+def raw_value(scores: dict[str, float], metric: str) -> float:
+    """The metric's value among ``valid_*`` scores (``bleu_gap_abs`` is ``|valid_bleu_gap|``)."""
+    if metric == "bleu_gap_abs":
+        return abs(scores["valid_bleu_gap"])
+    return scores[f"valid_{metric}"]
+
+
+def oriented(value: float, metric: str) -> float:
+    """``value`` turned so that larger is better."""
+    return -value if metric in LOWER_IS_BETTER else value
+
+
+def selection_value(scores: dict[str, float], metric: str) -> float:
+    """The comparable (larger is better) value of ``metric`` in this evaluation's scores."""
+    return oriented(raw_value(scores, metric), metric)
+
+
+def describe(scores: dict[str, float], metric: str, best_metric: float | None, best_step: int | None) -> str:
+    """One progress line: loss, BLEU, chrF, per-language BLEU, the gender figures, and the best so far."""
+    bleu = f"BLEU {scores['valid_bleu']:.2f}"
+    per_lang = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
+    if per_lang:
+        bleu += " (" + " ".join(f"{lang} {scores[f'valid_{lang}_bleu']:.1f}" for lang in per_lang) + ")"
+    parts = [f"valid loss {scores['valid_loss']:.3f}", bleu, f"chrF {scores['valid_chrf']:.2f}"]
+    for key, label, fmt in (
+        ("bleu_gap", "gap m-f", "{:+.2f}"),
+        ("accuracy_feminine", "acc f", "{:.1%}"),
+        ("accuracy_masculine", "acc m", "{:.1%}"),
+        ("accuracy_pair", "acc pair", "{:.1%}"),
+        ("coverage", "coverage", "{:.1%}"),
+        ("fair_bleu", "fair BLEU", "{:.3f}"),
+    ):
+        if f"valid_{key}" in scores and key in GENDER_KEYS:
+            parts.append(f"{label} {fmt.format(scores[f'valid_{key}'])}")
+    best = f"best {metric} {best_metric:.4g} at {best_step}" if best_metric is not None else ""
+    return ", ".join(parts) + (f"; {best}" if best else "")

@@ -1,0 +1,61 @@
+"""Validation across processes: the token-level loss, and beam-search translations of a corpus."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import DistributedType, gather_object
+
+from mtkit.config import EvalConfig
+from mtkit.data.batching import to_device
+from mtkit.decode.generate import generate_translations
+from mtkit.distributed.fsdp import gathered_root
+from mtkit.model.loss import token_loss_sum
+
+
+@torch.no_grad()
+def validation_loss(accelerator: Accelerator, model, batches: Iterable[dict]) -> float:
+    """Cross-entropy per target token (no smoothing) over every process' share of the batches.
+
+    Loss sums stay on the device and token counts on the host: one reduction and one read at the end.
+    """
+    model.eval()
+    loss_sum = torch.zeros((), device=accelerator.device, dtype=torch.float64)
+    n_tokens = 0
+    for batch in batches:
+        n_tokens += batch["stats"]["tgt_tokens"]
+        loss_sum += token_loss_sum(model, to_device(batch, accelerator.device))
+    totals = torch.stack([loss_sum, torch.tensor(float(n_tokens), device=accelerator.device, dtype=torch.float64)])
+    loss, tokens = accelerator.reduce(totals, reduction="sum").tolist()
+    model.train()
+    return loss / tokens
+
+
+def translate_corpus(
+    accelerator: Accelerator, model, tokenizer, sources: list[str], cfg: EvalConfig, prompt: str | None = None
+) -> list[str]:
+    """Translate ``sources``, each process a contiguous share, and return all translations in order."""
+    sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
+    synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
+    per = -(-len(sources) // accelerator.num_processes)
+    share = sources[accelerator.process_index * per : (accelerator.process_index + 1) * per]
+    real = len(share)
+    # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3 and FSDP).
+    share = share + [sources[-1]] * (per - real)
+    with gathered_root(accelerator, model):
+        hyps = generate_translations(
+            accelerator.unwrap_model(model),
+            tokenizer,
+            share,
+            beam_size=cfg.num_beams,
+            length_penalty=cfg.length_penalty,
+            max_new_tokens=cfg.max_new_tokens,
+            max_len_a=cfg.max_len_a,
+            max_len_b=cfg.max_len_b,
+            batch_size=cfg.eval_batch_size,
+            prompt=prompt,
+            **({"synced_gpus": True} if synced else {}),
+        )
+    return gather_object(hyps[:real])

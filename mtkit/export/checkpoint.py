@@ -1,0 +1,220 @@
+"""Turn a checkpoint of a run into a ``save_pretrained`` model, after the fact, on one CPU process.
+
+A checkpoint (``<output_dir>/checkpoints/step-NNNNNNN/``, see :mod:`mtkit.train.checkpoint`) holds the whole training
+state as ``accelerator.save_state`` wrote it. The model weights in it come in two layouts:
+
+* one process, DDP: ``model.safetensors`` (or ``pytorch_model.bin``), the whole model, written once;
+* FSDP (sharded state dict): ``pytorch_model_fsdp_0/``, a ``torch.distributed.checkpoint`` folder read back whole;
+* DeepSpeed ZeRO-2/3: ``pytorch_model/`` with one shard per process and a ``latest`` file naming that tag;
+  DeepSpeed's own ``get_fp32_state_dict_from_zero_checkpoint`` consolidates the fp32 master weights.
+
+The model is rebuilt from the run's ``config.yaml`` and tokenizer by the run's own :func:`mtkit.train.build.build_model`
+(preset, or the pretrained base model; LoRA adapters wrapped the same way), the weights are loaded strictly (only
+tied copies may be absent), and :func:`mtkit.train.final.export_model` writes what a run writes to ``final/``: weights,
+tokenizer, generation config, ``prompt.json``, and for LoRA the adapter plus the merged model. The output is
+written into a temporary folder next to ``OUT`` and renamed, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import torch
+from accelerate.utils.constants import MODEL_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_NAME
+
+from mtkit.config import RunConfig, parse_config
+from mtkit.distributed import fsdp
+from mtkit.errors import UserError
+from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
+
+CONFIG_FILE = "config.yaml"
+LATEST_FILE = "latest"  # DeepSpeed's pointer to the tag (sub-folder) of its checkpoint
+
+
+def _complete_checkpoint(path: Path, arg: str) -> Path:
+    if not path.is_dir():
+        raise UserError(f"{arg}: no such checkpoint ({path} is missing)")
+    if not (path / STATE_FILE).is_file():
+        raise UserError(f"{arg}: not a checkpoint of a run (no {STATE_FILE}; incomplete or not written by mtkit)")
+    problem = problem_with(path)
+    if problem is not None:
+        raise UserError(f"{arg}: incomplete or damaged checkpoint {path.name} ({problem})")
+    return path
+
+
+def resolve_checkpoint(checkpoint: str | Path, run_dir: str | Path | None = None) -> tuple[Path, Path, str]:
+    """``(checkpoint folder, run folder, what was chosen)`` for a step folder, a ``checkpoint_*`` link, a run's
+    ``checkpoints/`` folder or the run folder itself (then the checkpoint the run exports: the best one when it
+    keeps the best model at the end and has one, else the newest complete one; links are not needed)."""
+    given = Path(os.path.abspath(checkpoint))  # unresolved: a link's grandparent is its run
+    arg = f"CHECKPOINT {checkpoint}"
+    if not given.exists():
+        raise UserError(f"{arg}: no such folder")
+    if not given.is_dir():
+        raise UserError(f"{arg}: not a folder")
+    if (given / "checkpoints").is_dir() or given.name == "checkpoints":
+        run = given if (given / "checkpoints").is_dir() else given.parent
+        root = run / "checkpoints"
+        run = Path(os.path.abspath(run_dir)) if run_dir else run
+        cfg = read_run_config(run)
+        try:
+            last = newest_complete(root)
+        except UserError:
+            last = None
+        if last is None:
+            raise UserError(f"{arg}: the run has no complete checkpoint in {root}")
+        best = best_complete(root)
+        if cfg.train.load_best_model_at_end and best is not None:
+            return best, run, f"the best checkpoint (the run keeps the best model at the end): {best.name}"
+        return last, run, f"the newest checkpoint: {last.name}"
+    _complete_checkpoint(given, arg)
+    run = Path(os.path.abspath(run_dir)) if run_dir else given.parent.parent
+    return given.resolve(), run, given.name
+
+
+def read_run_config(run_dir: Path) -> RunConfig:
+    """The run's configuration, from the ``config.yaml`` it wrote at its start."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise UserError(f"--run_dir {run_dir}: no {CONFIG_FILE} (not a run folder? name it with --run_dir)")
+    try:
+        return parse_config(["--config", str(path)])
+    except UserError as err:
+        raise UserError(f"--run_dir {run_dir}: {str(err).removeprefix('--config ')}") from None
+
+
+def checkpoint_weights(checkpoint: Path) -> tuple[dict[str, torch.Tensor], str]:
+    """The model weights saved in ``checkpoint`` (whole, consolidated) and a description of their layout."""
+    latest = checkpoint / LATEST_FILE
+    if latest.is_file() or (checkpoint / MODEL_NAME).is_dir():
+        tag = latest.read_text().strip() if latest.is_file() else MODEL_NAME
+        if not (checkpoint / tag).is_dir():
+            raise UserError(f"CHECKPOINT {checkpoint}: DeepSpeed tag folder {tag}/ (named in {LATEST_FILE}) is missing")
+        from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
+
+        try:
+            state_dict = get_fp32_state_dict_from_zero_checkpoint(str(checkpoint), tag=tag)
+        except (ValueError, FileNotFoundError, KeyError) as err:
+            raise UserError(f"CHECKPOINT {checkpoint}: cannot consolidate the DeepSpeed shards: {err}") from None
+        return dict(state_dict), f"DeepSpeed ZeRO shards in {tag}/, consolidated to fp32"
+    if (checkpoint / fsdp.MODEL_FOLDER).is_dir():
+        return fsdp.consolidated(checkpoint / fsdp.MODEL_FOLDER), f"FSDP shards in {fsdp.MODEL_FOLDER}/, consolidated"
+    if (checkpoint / SAFE_WEIGHTS_NAME).is_file():
+        from safetensors.torch import load_file
+
+        return load_file(checkpoint / SAFE_WEIGHTS_NAME), SAFE_WEIGHTS_NAME
+    if (checkpoint / WEIGHTS_NAME).is_file():
+        return torch.load(checkpoint / WEIGHTS_NAME, map_location="cpu", weights_only=True), WEIGHTS_NAME
+    present = ", ".join(sorted(p.name for p in checkpoint.iterdir()))
+    raise UserError(
+        f"CHECKPOINT {checkpoint}: no model weights ({SAFE_WEIGHTS_NAME}, {WEIGHTS_NAME} or DeepSpeed "
+        f"{MODEL_NAME}/, FSDP {fsdp.MODEL_FOLDER}/); it holds {present}"
+    )
+
+
+def _strip_wrappers(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Keys without a DDP (``module.``) or ``torch.compile`` (``_orig_mod.``) prefix common to all of them."""
+    for prefix in ("module.", "_orig_mod."):
+        if state_dict and all(k.startswith(prefix) for k in state_dict):
+            state_dict = {k[len(prefix) :]: v for k, v in state_dict.items()}
+    return state_dict
+
+
+def _few(names: list[str], n: int = 3) -> str:
+    more = f" and {len(names) - n} more" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
+
+
+def load_weights_strictly(model, state_dict: dict[str, torch.Tensor], where: str) -> None:
+    """Load ``state_dict`` into ``model``: every key must fit, in name and shape. A key may be absent only when
+    it is a tied copy of one that is present (saving stores shared embeddings once)."""
+    state_dict = _strip_wrappers(state_dict)
+    expected = model.state_dict()
+    shared: dict[tuple, set[str]] = defaultdict(set)
+    for key, tensor in expected.items():
+        if tensor.numel():
+            shared[(tensor.data_ptr(), tuple(tensor.shape))].add(key)
+    tied = {key: group for group in shared.values() for key in group}
+    missing = [k for k in expected if k not in state_dict and not (tied.get(k, set()) & state_dict.keys())]
+    unexpected = [k for k in state_dict if k not in expected]
+    if missing or unexpected:
+        problems = [
+            f"{label} {_few(keys)}" for label, keys in (("missing", missing), ("unexpected", unexpected)) if keys
+        ]
+        raise UserError(f"{where}: the weights do not fit the run's model ({'; '.join(problems)})")
+    wrong = [k for k, v in state_dict.items() if tuple(v.shape) != tuple(expected[k].shape)]
+    if wrong:
+        k, more = wrong[0], f", and {len(wrong) - 1} more" if len(wrong) > 1 else ""
+        saved, wanted = tuple(state_dict[k].shape), tuple(expected[k].shape)
+        raise UserError(f"{where}: the weights do not fit the run's model ({k}: {saved} saved, {wanted} wanted{more})")
+    model.load_state_dict(state_dict, strict=False)
+
+
+def check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"OUT {out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        raise UserError(f"OUT {out}: exists and is not empty")
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Path | None = None, log=print) -> Path:
+    """Write the model of ``checkpoint`` to ``out`` as a run writes ``final/``; return ``out``."""
+    out = Path(out)
+    check_out(out)
+    ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
+    cfg = read_run_config(run)
+    check_tokenizer(cfg, run)
+    state = CheckpointManager.read_state(ckpt)
+    log(f"exporting {chosen} (update {state.step}, {state.world_size} process(es)) of run {run}")
+    state_dict, layout = checkpoint_weights(ckpt)
+    write_model(cfg, run, state_dict, out, f"CHECKPOINT {ckpt}")
+    log(f"weights: {layout}; model, tokenizer and generation config in {out}")
+    return out
+
+
+def check_tokenizer(cfg: RunConfig, run: Path) -> None:
+    """Refuse a run whose model cannot be rebuilt for want of its trained tokenizer."""
+    pretrained = cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path
+    if not pretrained and not (run / "tokenizer" / "tokenizer.json").is_file():
+        raise UserError(f"--run_dir {run}: no tokenizer/tokenizer.json (the run's trained tokenizer)")
+
+
+def write_model(cfg: RunConfig, run: Path, state_dict: dict[str, torch.Tensor], out: Path, where: str) -> None:
+    """Rebuild the run's model, load ``state_dict`` into it strictly and write it to ``out`` as the run writes
+    ``final/`` (into a temporary folder beside ``out``, renamed at the end)."""
+    from accelerate import Accelerator
+
+    from mtkit.data.preprocess import prepare_tokenizer
+    from mtkit.data.prompts import Prompt
+    from mtkit.train.build import build_model
+    from mtkit.train.final import export_model
+
+    try:  # the run's own construction: a pretrained base model is loaded, so it must be reachable
+        tokenizer = prepare_tokenizer(cfg, None, run)  # loads, never trains: checked above
+        model = build_model(cfg, tokenizer)
+    except UserError as err:
+        raise UserError(f"--run_dir {run}: the model or tokenizer {CONFIG_FILE} names cannot be built: {err}") from None
+    load_weights_strictly(model, state_dict, where)
+    del state_dict
+    model.eval()
+    prompt = None
+    if cfg.data.prompt:  # as the run saves it: the template and the target languages it was trained for
+        prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang).with_languages(cfg.data.languages())
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.export-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir()
+        acc = Accelerator(cpu=True)  # one process, nothing prepared: export_model's collectives are no-ops
+        export_model(cfg, acc, model, tokenizer, tmp, prompt)
+        check_out(out)  # still free
+        if out.is_dir():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

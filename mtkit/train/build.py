@@ -1,0 +1,127 @@
+"""The parts of a run, built from its config: accelerator, model, data loaders, optimizer and schedule."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import InitProcessGroupKwargs, ProjectConfiguration
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSeq2SeqLM, get_scheduler
+
+from mtkit.config import RunConfig
+from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler
+from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
+from mtkit.errors import UserError
+from mtkit.model.lora import apply_lora
+from mtkit.model.presets import preset_config
+from mtkit.train.tracking import tracker_names
+
+#: The columns a training or validation batch is made of.
+MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]
+
+
+def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Accelerator:
+    """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
+    check_deepspeed_config()
+    quiet_deepspeed_collective_warnings()
+    pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
+    kwargs: dict = {}
+    if not torch.cuda.is_available():
+        if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true":
+            pg["backend"] = "gloo"
+        else:
+            kwargs["cpu"] = True  # without it, a CPU job under a launcher trains N unsynchronised copies
+    out = cfg.train.output_dir
+    return Accelerator(
+        gradient_accumulation_steps=cfg.train.gradient_accumulation_steps,
+        mixed_precision=mixed_precision,
+        log_with=tracker_names(cfg.logging.report_to) or None,
+        project_config=ProjectConfiguration(project_dir=out, logging_dir=os.path.join(out, "logs")),
+        step_scheduler_with_optimizer=False,  # the schedule counts optimizer updates, whatever the world size
+        kwargs_handlers=[InitProcessGroupKwargs(**pg)],
+        **kwargs,
+    )
+
+
+def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
+    """The model to train, with gradient checkpointing and LoRA adapters when asked for.
+
+    Master weights are fp32 either way: checkpoints stored in bf16/fp16 are upcast, since half-precision
+    master weights lose small Adam updates (bf16) or fail at unscaling (fp16). Compute precision comes from
+    ``--mixed_precision`` or DeepSpeed. Under ZeRO-3 with accelerate's ``zero3_init_flag`` the weights are
+    created already sharded (``zero.Init``), so a model larger than one device's memory can be loaded.
+    """
+    model = _load_model(cfg, tokenizer)
+    if cfg.train.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.config.use_cache = False
+    if cfg.model.lora_r < 0:
+        raise UserError(f"--lora_r: must be 0 (off) or a positive rank, got {cfg.model.lora_r}")
+    if cfg.model.lora_r:
+        model = apply_lora(model, cfg.model, zero_stage=zero_stage)
+    return model
+
+
+def _load_model(cfg: RunConfig, tokenizer):
+    if cfg.model.model_name_or_path:
+        try:
+            return AutoModelForSeq2SeqLM.from_pretrained(cfg.model.model_name_or_path, dtype=torch.float32)
+        except OSError as err:
+            raise UserError(f"--model_name_or_path: {str(err).splitlines()[0]}") from None
+    config = preset_config(
+        cfg.model.model,
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        max_positions=max(1024, cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens),
+        dropout=cfg.model.dropout,
+    )
+    return AutoModelForSeq2SeqLM.from_config(config)
+
+
+def build_loader(
+    dataset, cfg: RunConfig, accelerator: Accelerator, collator: Seq2SeqCollator, *, train: bool
+) -> tuple[DataLoader, TokenBatchSampler]:
+    """This process' token-budget batches of ``dataset``, collated on the host into pinned memory."""
+    sampler = TokenBatchSampler(
+        dataset["length"],
+        cfg.train.max_tokens,
+        num_replicas=accelerator.num_processes,
+        rank=accelerator.process_index,
+        shuffle=train,
+        seed=cfg.train.seed,
+        max_sentences=cfg.train.max_sentences if train else None,
+        pad_to_multiple_of=collator.pad_to_multiple_of,
+    )
+    loader = DataLoader(
+        dataset.select_columns(MODEL_COLUMNS),
+        batch_sampler=sampler,
+        collate_fn=collator,
+        pin_memory=accelerator.device.type == "cuda",
+        # Its own generator: making an iterator must not draw from the global RNG, or resuming would
+        # shift the dropout masks of every later step.
+        generator=torch.Generator(),
+    )
+    return loader, sampler
+
+
+def build_optimizer(cfg: RunConfig, model, fused: bool = True) -> tuple[torch.optim.Optimizer, object]:
+    """AdamW (plain Adam at weight decay 0) and the learning-rate schedule, counted in optimizer updates. Fused
+    AdamW (one kernel per step, and it can skip a non-finite update on the device) unless DeepSpeed drives it."""
+    o = cfg.optim
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad],  # LoRA: the adapters only
+        lr=o.learning_rate,
+        betas=(o.adam_beta1, o.adam_beta2),
+        eps=o.adam_epsilon,
+        weight_decay=o.weight_decay,
+        **({"fused": True} if fused else {"foreach": True}),
+    )
+    scheduler = get_scheduler(
+        o.lr_scheduler_type, optimizer, num_warmup_steps=o.warmup_steps, num_training_steps=cfg.train.max_steps
+    )
+    return optimizer, scheduler

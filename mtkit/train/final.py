@@ -1,0 +1,41 @@
+"""What a run leaves for use: ``final/`` (weights, tokenizer, generation settings, prompt; a LoRA run's adapter
+and merged model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from accelerate import Accelerator
+from transformers import GenerationConfig
+
+from mtkit.config import RunConfig
+from mtkit.data.prompts import Prompt
+from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
+from mtkit.model.lora import is_lora, save_lora
+
+
+def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
+    """Write ``final/`` from every process' share: under ZeRO-3 the weights are gathered into one consolidated
+    16-bit copy (``stage3_gather_16bit_weights_on_model_save``), under FSDP into a full fp32 one; elsewhere the fp32
+    master weights are saved."""
+    state_dict = acc.get_state_dict(model)  # a collective under ZeRO-3 and FSDP: every process takes part
+    if uses_fsdp(acc):
+        state_dict = drop_tied_copies(model, state_dict)
+    if not acc.is_main_process:
+        return
+    unwrapped = acc.unwrap_model(model)
+    unwrapped.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
+    if is_lora(unwrapped):
+        save_lora(unwrapped, state_dict, final)
+    else:
+        unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+    tokenizer.save_pretrained(str(final))
+    generation = GenerationConfig.from_model_config(unwrapped.config)
+    generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
+    generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
+    generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
+    if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
+        generation.update(length_penalty=cfg.eval.length_penalty)
+    generation.save_pretrained(str(final))
+    if prompt is not None:
+        prompt.save(final)

@@ -1,0 +1,371 @@
+"""The training loop, one for every strategy and for both paths (from scratch and fine-tuning).
+
+accelerate supplies devices, precision, DDP/FSDP/DeepSpeed, gradient accumulation and checkpoint state;
+:class:`Trainer` supplies the translation-specific parts, one method per concern: :meth:`~Trainer.update`
+(one optimizer update), :meth:`~Trainer.fit` (the schedule of updates, logging, evaluation and saving),
+:meth:`~Trainer.evaluate`, :meth:`~Trainer.save` and :meth:`~Trainer.export`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+from accelerate.utils import set_seed
+from tqdm.auto import tqdm
+from transformers.integrations.deepspeed import unset_hf_deepspeed_config
+
+from mtkit.config import RunConfig
+from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
+from mtkit.data.corpus import held_out, load_parallel
+from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
+from mtkit.data.prompts import Prompt
+from mtkit.distributed.deepspeed import configure_deepspeed, zero_stage
+from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
+from mtkit.errors import Stopped, UserError
+from mtkit.evaluation.scores import balanced_subset, split_scores
+from mtkit.evaluation.selection import check_selection, describe, oriented, raw_value, selection_value
+from mtkit.evaluation.validation import translate_corpus, validation_loss
+from mtkit.model.flops import Architecture, peak_tflops
+from mtkit.model.lora import check_strategy
+from mtkit.model.loss import token_loss_sum
+from mtkit.model.precision import model_type, resolve_mixed_precision
+from mtkit.model.presets import ALL_PRESETS
+from mtkit.textio import write_jsonl
+from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
+from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
+from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source
+from mtkit.train.final import export_model
+from mtkit.train.nonfinite import NonFiniteGuard
+from mtkit.train.preemption import StopSignal
+from mtkit.train.throughput import Throughput
+from mtkit.train.tracking import MetricsLog, plot_curves
+
+
+class Trainer:
+    """One run: builds its parts from ``cfg`` (resuming from the newest checkpoint), then :meth:`fit`."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self.out = out = Path(cfg.train.output_dir)
+        discard = self._check_inputs()  # every input check happens here, before anything is written
+        precision = resolve_mixed_precision(cfg, model_type(cfg))
+        self.accelerator = acc = build_accelerator(cfg, precision)
+        if precision != cfg.train.mixed_precision:
+            acc.print(f"{cfg.model.model_name_or_path or cfg.model.model}: T5 family, computing in {precision} "
+                      "(pass --mixed_precision no to train.py for fp32)")  # fmt: skip
+        if cfg.model.lora_r:
+            check_strategy(zero_stage(acc))
+        set_seed(cfg.train.seed)
+        if acc.is_main_process:
+            out.mkdir(parents=True, exist_ok=True)
+            cfg.save(out / "config.yaml")
+            if held_out(cfg.data):
+                write_jsonl(out / "validation_split.jsonl", self.raw["validation"].to_list())
+        with acc.main_process_first():  # instant when scripts/preprocess.py ran first
+            self.tokenizer = prepare_tokenizer(cfg, self.raw["train"], out)
+            data = tokenize_splits(self.raw, self.tokenizer, cfg)
+        self._build(data)
+        self._restore(discard)
+
+    def _check_inputs(self) -> bool:
+        """Check the flags, the model source, the output folder and the data (loaded into ``self.raw``); return
+        whether unreadable checkpoints are to be discarded (``--overwrite_output_dir``)."""
+        cfg, out = self.cfg, self.out
+        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
+            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
+        if out.exists() and not out.is_dir():
+            raise UserError(f"--output_dir {out}: exists and is not a folder")
+        try:  # a run never silently starts over checkpoints it cannot read
+            newest_complete(out / "checkpoints")
+            discard = False
+        except UserError:
+            if not cfg.train.overwrite_output_dir:
+                raise
+            discard = True
+        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
+        tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
+        check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
+        self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
+        self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
+        check_selection(cfg, self.raw["validation"].column_names)
+        check_bias_report(cfg)
+        check_ct2(cfg)
+        return discard
+
+    def _build(self, data: dict) -> None:
+        """Model, loaders, optimizer and schedule, prepared by accelerate for the run's strategy."""
+        cfg, acc = self.cfg, self.accelerator
+        model = build_model(cfg, self.tokenizer, zero_stage(acc))
+        self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
+        self._announce(model, len(data["train"]))
+        multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
+        self.collator = Seq2SeqCollator(self.tokenizer, model, pad_to_multiple_of=multiple)
+        self.train_data = data["train"]
+        self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
+        self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
+        shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
+        fused = zero_stage(acc) is None and acc.mixed_precision != "fp16"  # fp16: the scaler's own skipping
+        optimizer, scheduler = build_optimizer(cfg, model, fused=fused)
+        configure_deepspeed(cfg, acc)
+        if cfg.train.torch_compile:
+            model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
+        self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
+
+    def _restore(self, discard: bool) -> None:
+        """Checkpoints (resuming from the newest complete one), throughput accounting and the fault handlers."""
+        cfg, acc = self.cfg, self.accelerator
+        self.checkpoints = CheckpointManager(self.out, acc, keep_last=cfg.train.save_total_limit)
+        if discard:
+            acc.print(f"--overwrite_output_dir: deleting the unreadable checkpoints in {self.checkpoints.root}")
+            self.checkpoints.discard_unreadable()
+        self.state = TrainerState(world_size=acc.num_processes)
+        last = self.checkpoints.last  # the newest complete checkpoint, whatever the links say
+        if last is not None:
+            self._resume(last)
+        self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
+        self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
+        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates)
+        self.grad_norm: torch.Tensor | float | None = None
+
+    def _resume(self, checkpoint: Path) -> None:
+        """Restore everything from ``checkpoint``; on another number of processes, continue the epoch where it
+        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO, FSDP)."""
+        acc = self.accelerator
+        saved = self.checkpoints.read_state(checkpoint)
+        sharded = "DeepSpeed" if zero_stage(acc) is not None else "FSDP" if uses_fsdp(acc) else None
+        if saved.world_size != acc.num_processes and sharded:
+            raise UserError(
+                f"resume: {checkpoint} was written by {saved.world_size} {sharded} processes, whose sharded "
+                f"states are not loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
+                "run from scripts/export_model.py's output"
+            )
+        self.state = self.checkpoints.load(checkpoint)
+        acc.print(f"resuming from {checkpoint} (update {self.state.step}, epoch {self.state.epoch})")
+        before = self.state.world_size
+        if self.state.resume_on(acc.num_processes):
+            acc.print(
+                f"the checkpoint was written by {before} process(es), this run has {acc.num_processes}: "
+                f"the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
+            )
+
+    def _announce(self, model, n_pairs: int) -> None:
+        cfg, acc = self.cfg, self.accelerator
+        params = list(model.parameters())
+        n_params = sum(getattr(p, "ds_numel", p.numel()) for p in params)  # ZeRO-3 partitions early
+        n_trained = sum(getattr(p, "ds_numel", p.numel()) for p in params if p.requires_grad)
+        per_update = cfg.train.max_tokens * acc.num_processes * cfg.train.gradient_accumulation_steps
+        notes = [f"{n_trained / 1e6:.2f}M trained (LoRA r={cfg.model.lora_r})"] if cfg.model.lora_r else []
+        if hasattr(params[0], "ds_id"):
+            notes.append("created sharded across processes (ZeRO-3 zero.Init)")
+        if cfg.train.gradient_checkpointing:
+            notes.append("gradient checkpointing")
+        acc.print(
+            f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters "
+            f"({params[0].dtype}{''.join(', ' + n for n in notes)}), vocabulary {len(self.tokenizer)}; "
+            f"{n_pairs} training pairs in {', '.join(cfg.data.languages())}; "
+            f"{acc.num_processes} process(es) on {acc.device}, {acc.distributed_type.value}, "
+            f"precision {acc.mixed_precision}\n"
+            f"effective batch: up to {per_update} padded tokens per update = {cfg.train.max_tokens} per batch "
+            f"x {acc.num_processes} process(es) x {cfg.train.gradient_accumulation_steps} accumulation step(s)"
+        )
+
+    # -- one update ------------------------------------------------------------------------------------
+
+    def micro_batches(self) -> Iterator[dict]:
+        """Training batches without end, epoch after epoch, keeping the position in ``state`` for resume."""
+        state = self.state
+        while True:
+            self.sampler.set_epoch(state.epoch, skip=state.batches_in_epoch, segments=state.epoch_segments)
+            for batch in self.train_loader:
+                state.batches_in_epoch += 1
+                yield batch
+            state.epoch += 1
+            state.batches_in_epoch = 0
+            state.epoch_segments = []
+
+    def update(self, micro_batches: list[dict]) -> bool:
+        """One optimizer update over ``micro_batches`` (one per accumulation step); True if it was applied.
+
+        The loss is the sum over target tokens divided by the target tokens of the whole update, over every
+        micro-batch and every process. DDP/ZeRO average gradients over processes and accelerate divides
+        by the accumulation steps, so each micro-batch's sum is scaled by ``processes x steps / tokens``.
+        The token count is known on the host; only its sum across processes is a (device-side) collective.
+        """
+        acc = self.accelerator
+        if len(micro_batches) != acc.gradient_accumulation_steps:
+            raise ValueError(f"{len(micro_batches)} micro-batches for {acc.gradient_accumulation_steps} steps")
+        local = float(sum(b["stats"]["tgt_tokens"] for b in micro_batches))
+        pinned = torch.tensor([local], pin_memory=acc.device.type == "cuda")  # no stream-ordered pageable copy
+        tokens = acc.reduce(pinned.to(acc.device, non_blocking=True), reduction="sum")
+        scale = acc.num_processes * acc.gradient_accumulation_steps / tokens
+        clip = self.cfg.optim.max_grad_norm or float("inf")  # inf: measure the norm, clip nothing
+        for batch in micro_batches:
+            self.throughput.add_batch(batch["stats"])
+            batch = to_device(batch, acc.device)
+            with acc.accumulate(self.model):
+                loss_sum = token_loss_sum(self.model, batch, self.cfg.optim.label_smoothing)
+                acc.backward(loss_sum * scale)
+                if acc.sync_gradients:
+                    self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
+                    self.nonfinite.before_step(self.grad_norm)
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+            self.throughput.add_loss(loss_sum)
+        if acc.optimizer_step_was_skipped:  # fp16 overflow: nothing was applied, the schedule stays
+            return False
+        self.scheduler.step()
+        return True
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    def fit(self) -> dict:
+        """Train to ``--max_steps`` updates with logging, evaluation and checkpoints; export; return results."""
+        cfg, state = self.cfg, self.state
+        self.log = MetricsLog(self.out, self.accelerator, resume_step=state.step)
+        self.accelerator.init_trackers(
+            cfg.logging.project_name,
+            config={k: v if v is not None else "none" for k, v in cfg.flat().items()},
+            init_kwargs={"wandb": {"name": cfg.logging.run_name or self.out.name}},
+        )
+        bar = tqdm(
+            total=cfg.train.max_steps,
+            initial=state.step,
+            desc="training",
+            unit="upd",
+            disable=not self.accelerator.is_main_process or cfg.logging.disable_tqdm,
+        )
+        self.model.train()
+        batches = self.micro_batches()
+        while state.step < cfg.train.max_steps:
+            group = [next(batches) for _ in range(self.accelerator.gradient_accumulation_steps)]
+            if not self.update(group):
+                state.skipped_updates += 1
+                continue
+            state.step += 1
+            bar.update(1)
+            last = state.step == cfg.train.max_steps
+            if state.step % cfg.logging.logging_steps == 0 or last:
+                record = self._log_training()
+                shown = {
+                    "loss": f"{record['loss']:.3f}",
+                    "lr": f"{record['lr']:.2e}",
+                    "tok_s": f"{record['tgt_tok_s']:.0f}",
+                }
+                if "mfu" in record:
+                    shown["mfu"] = f"{record['mfu']:.1%}"
+                bar.set_postfix(shown)
+            paused = time.perf_counter()
+            is_best = False
+            if state.step % cfg.eval.eval_steps == 0 or last:
+                is_best = self._validate()
+            saved = state.step % cfg.train.save_steps == 0 or is_best or last
+            if saved:
+                self.save(is_best=is_best)
+            self.throughput.pause(time.perf_counter() - paused)
+            if not last:
+                self._stop_if_signalled(saved)
+        bar.close()
+        self.stop.restore()
+        return self.export()
+
+    def _stop_if_signalled(self, saved: bool) -> None:
+        """At an update boundary: if any process was sent SIGTERM/SIGINT, checkpoint and stop (all together)."""
+        signame = self.stop.agreed()
+        if signame is None:
+            return
+        if not saved:
+            self.save()
+        self.accelerator.print(f"\n{signame}: checkpoint of update {self.state.step} written")
+        self.accelerator.end_training()
+        self.stop.restore()
+        raise Stopped(signame, self.state.step)
+
+    def _log_training(self) -> dict:
+        record = self.throughput.report()  # the one host read of the interval
+        record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
+        record["skipped_updates"] = self.state.skipped_updates
+        record.update(self.nonfinite.report(self.state.step, self.checkpoints.root))
+        if self.grad_norm is not None:
+            record["grad_norm"] = float(self.grad_norm)
+        self.log.log(record, self.state.step)
+        return record
+
+    def _validate(self) -> bool:
+        """Validation loss and scores, logged; returns whether this is the best checkpoint so far."""
+        cfg, state = self.cfg, self.state
+        self.valid_sampler.set_epoch(0)
+        scores = {"valid_loss": validation_loss(self.accelerator, self.model, self.valid_loader)}
+        found = self.evaluate("validation", cfg.eval.eval_max_samples, save_as=f"valid-step{state.step}")
+        scores.update({f"valid_{k}": v for k, v in found.items()})
+        value = selection_value(scores, cfg.eval.metric_for_best_model)
+        # Best by the chosen metric; on a tie (early on, when BLEU is 0), by validation loss.
+        is_best = state.best_metric is None or (value, -scores["valid_loss"]) > (
+            oriented(state.best_metric, cfg.eval.metric_for_best_model),
+            -state.best_valid_loss,
+        )
+        if is_best:
+            state.best_metric = raw_value(scores, cfg.eval.metric_for_best_model)
+            state.best_valid_loss, state.best_step = scores["valid_loss"], state.step
+        self.log.log(scores, state.step)
+        self.accelerator.print(
+            f"\nupdate {state.step}: "
+            + describe(scores, cfg.eval.metric_for_best_model, state.best_metric, state.best_step)
+        )
+        return is_best
+
+    def evaluate(self, split: str, max_samples: int | None = None, save_as: str | None = None) -> dict[str, float]:
+        """Scores of the model's translations of ``split`` (a balanced subset of ``max_samples`` rows): BLEU and
+        chrF, per language when there are several, and the gender figures when the rows carry gender.
+        With ``save_as``, the rows and their translations go to ``<output_dir>/translations/<save_as>.jsonl``."""
+        rows = balanced_subset(self.raw[split], max_samples)
+        sources = rows["source"]
+        if self.prompt is not None:
+            sources = [self.prompt.render(s, lang) for s, lang in zip(sources, rows["lang"])]
+        hyps = translate_corpus(self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval)
+        if save_as and self.accelerator.is_main_process:
+            (self.out / "translations").mkdir(exist_ok=True)
+            records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]
+            write_jsonl(self.out / "translations" / f"{save_as}.jsonl", records)
+        return split_scores(rows, hyps)
+
+    def save(self, *, is_best: bool = False) -> Path:
+        """A checkpoint of the whole training state (see :class:`mtkit.train.checkpoint.CheckpointManager`)."""
+        return self.checkpoints.save(self.state, is_best=is_best)
+
+    def export(self) -> dict:
+        """``final/`` (best or last weights), the test split's scores, ``results.json`` and the curves
+        (:func:`mtkit.pipeline.run` adds the CTranslate2 conversion and the bias report)."""
+        cfg, acc, state = self.cfg, self.accelerator, self.state
+        if (
+            cfg.train.load_best_model_at_end
+            and self.checkpoints.best
+            and self.checkpoints.best != self.checkpoints.last
+        ):
+            acc.load_state(str(self.checkpoints.best))
+            acc.print(f"loaded checkpoint_best (update {state.best_step}) for export")
+        metric = cfg.eval.metric_for_best_model
+        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": state.best_step}
+        results[f"best_valid_{metric}"] = state.best_metric
+        if "test" in self.raw:
+            test = {f"test_{k}": v for k, v in self.evaluate("test", save_as="test").items()}
+            results.update(test)
+            self.log.log(test, state.step)
+            acc.print(f"test ({cfg.data.test_split}): BLEU {test['test_bleu']:.2f}, chrF {test['test_chrf']:.2f}")
+        final = self.out / "final"
+        prompt = self.prompt.with_languages(cfg.data.languages()) if self.prompt else None
+        export_model(cfg, acc, self.model, self.tokenizer, final, prompt)
+        if acc.is_main_process:
+            acc.print(f"final model in {final}")
+            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
+            (self.out / "results.json").write_text(json.dumps(results, indent=2))
+        acc.wait_for_everyone()  # every process leaves the process group together
+        acc.end_training()
+        # Models loaded from here on (the CTranslate2 converter, the bias report) are plain ones: without this,
+        # transformers would still create them partitioned for the finished ZeRO-3 engine, with empty weights.
+        unset_hf_deepspeed_config()
+        return results

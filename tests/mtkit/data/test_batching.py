@@ -1,0 +1,141 @@
+import numpy as np
+import pytest
+
+from mtkit.data.batching import TokenBatchSampler, even_out, pack_batches
+from mtkit.errors import UserError
+
+
+def lengths(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(1, 80, n)
+
+
+@pytest.mark.parametrize("n", [1000, 1001, 997])
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_every_sample_once_per_epoch_across_ranks(n, world):
+    lens = lengths(n)
+    for epoch in (0, 1):
+        seen = []
+        per_rank = []
+        for rank in range(world):
+            sampler = TokenBatchSampler(lens, 512, num_replicas=world, rank=rank, seed=3)
+            sampler.set_epoch(epoch)
+            batches = list(sampler)
+            per_rank.append(len(batches))
+            seen += [i for b in batches for i in b]
+        assert sorted(seen) == list(range(n))
+        assert len(set(per_rank)) == 1  # same number of steps on every rank
+
+
+def test_token_budget_respected_and_batches_are_length_bucketed():
+    lens = lengths(5000)
+    batches = pack_batches(lens, 1000, seed=0)
+    assert all(len(b) * lens[b].max() <= 1000 for b in batches)
+    # Bucketing: padding waste is small compared with random batching.
+    waste = sum(len(b) * lens[b].max() - lens[b].sum() for b in batches) / lens.sum()
+    assert waste < 0.1
+
+
+def test_shuffle_is_deterministic_per_epoch_and_differs_between_epochs():
+    lens = lengths(2000)
+    a, b = TokenBatchSampler(lens, 600, seed=1), TokenBatchSampler(lens, 600, seed=1)
+    assert list(a) == list(b)
+    epoch0 = list(a)
+    a.set_epoch(1)
+    assert list(a) != epoch0
+    assert list(TokenBatchSampler(lens, 600, shuffle=False)) == list(TokenBatchSampler(lens, 600, shuffle=False))
+
+
+def test_skip_resumes_mid_epoch():
+    lens = lengths(2000)
+    sampler = TokenBatchSampler(lens, 600, seed=1)
+    sampler.set_epoch(2)
+    full = list(sampler)
+    sampler.set_epoch(2, skip=5)
+    assert list(sampler) == full[5:]
+    assert len(sampler) == len(full) - 5
+
+
+def test_max_sentences_caps_batches():
+    batches = pack_batches(np.full(100, 2), 10_000, max_sentences=7)
+    assert max(map(len, batches)) == 7
+    assert sorted(i for b in batches for i in b) == list(range(100))
+
+
+def test_even_out_splits_largest_batches():
+    assert even_out([[0, 1, 2, 3], [4]], 3) == [[0, 1], [2, 3], [4]]
+    assert even_out([[0, 1], [2, 3], [4]], 2) == [[0], [1], [2, 3], [4]]
+
+
+def test_sequence_longer_than_budget_is_an_error():
+    with pytest.raises(UserError, match="--max_tokens"):
+        pack_batches([5, 300], 256)
+
+
+def test_too_few_sentences_for_the_processes():
+    with pytest.raises(UserError, match="processes"):
+        TokenBatchSampler([3], 100, num_replicas=2, rank=0)
+
+
+def test_budget_holds_for_every_padded_batch_of_a_real_corpus(tiny_run):
+    """Source and target tensors as collated (padded to a multiple of 8) stay within --max_tokens."""
+    from testing_utils import MULTI30K
+    from transformers import AutoModelForSeq2SeqLM
+
+    from mtkit.config import DataConfig
+    from mtkit.data.batching import Seq2SeqCollator
+    from mtkit.data.corpus import load_folder
+    from mtkit.data.preprocess import tokenize_split
+    from mtkit.data.tokenizer import load_tokenizer
+
+    tok = load_tokenizer(tiny_run / "tokenizer")
+    data = tokenize_split(load_folder(MULTI30K, "train", "en", "de"), tok, DataConfig())
+    collator = Seq2SeqCollator(tok, AutoModelForSeq2SeqLM.from_pretrained(tiny_run / "final"))
+    budget = 512
+    rows = data.select_columns(["input_ids", "attention_mask", "labels"]).with_format(None)
+    seen = []
+    for indices in (
+        i
+        for rank in (0, 1)
+        for i in TokenBatchSampler(data["length"], budget, num_replicas=2, rank=rank, pad_to_multiple_of=8)
+    ):
+        columns = rows[indices]
+        batch = collator([dict(zip(columns, values)) for values in zip(*columns.values())])
+        assert batch["input_ids"].numel() <= budget and batch["labels"].numel() <= budget
+        assert batch["decoder_input_ids"].shape == batch["labels"].shape
+        # The host-side counts are those of the tensors.
+        stats = batch["stats"]
+        assert stats["src_tokens"] == int(batch["attention_mask"].sum())
+        assert stats["tgt_tokens"] == int((batch["labels"] != -100).sum())
+        assert (stats["sentences"], stats["src_len"]) == tuple(batch["input_ids"].shape)
+        seen += indices
+    assert sorted(seen) == list(range(len(data)))
+
+
+def test_padded_lengths_pack_under_the_budget():
+    lens = lengths(3000)
+    for batch in pack_batches(lens, 500, seed=1, pad_to_multiple_of=8):
+        assert len(batch) * (-(-int(lens[batch].max()) // 8) * 8) <= 500
+    with pytest.raises(UserError, match="once padded"):
+        pack_batches([81], 82, pad_to_multiple_of=8)  # 81 fits raw, 88 does not
+
+
+@pytest.mark.parametrize("worlds", [(2, 1), (1, 2), (2, 3), (3, 2, 1)])
+def test_resuming_on_another_world_size_sees_every_sample_once(worlds):
+    """An epoch trained a few rounds on each world size in turn (as successive resumes do): every sentence is
+    trained on exactly once, and each process' batches still keep the token budget."""
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 60, size=500)
+    seen: list[int] = []
+    segments: list[list[int]] = []
+    for k, world in enumerate(worlds):
+        samplers = [TokenBatchSampler(lengths, 400, num_replicas=world, rank=r, seed=5) for r in range(world)]
+        for sampler in samplers:
+            sampler.set_epoch(3, segments=segments)
+        last = k == len(worlds) - 1
+        rounds = min(len(s) for s in samplers) if last else 4
+        for sampler in samplers:
+            for batch in list(sampler)[:rounds]:
+                assert max(lengths[batch]) * len(batch) <= 400  # the budget holds
+                seen.extend(batch)
+        segments.append([world, rounds])
+    assert sorted(seen) == list(range(len(lengths)))

@@ -1,0 +1,17 @@
+"""The shared helpers of the gendered test sets (:mod:`mtkit.data.gendered`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtkit.data.gendered import annotated_keywords, normalise_gender, target_language
+from mtkit.errors import UserError
+
+
+def test_small_helpers() -> None:
+    assert annotated_keywords("<F>Die Lehrerin</F> sagte, <F>sie</F> komme.") == ["Die Lehrerin", "sie"]
+    assert normalise_gender(" F ", "x") == "feminine"
+    assert normalise_gender("Masculine", "x") == "masculine"
+    with pytest.raises(UserError, match="gender 'n' is not feminine/masculine"):
+        normalise_gender("n", "file.csv: line 3")
+    assert target_language("en_es") == target_language("EN-ES") == target_language("es") == "es"

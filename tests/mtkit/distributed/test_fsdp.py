@@ -1,0 +1,84 @@
+"""FSDP (accelerate_configs/fsdp.yaml, FSDP2) with two processes, forced on the CPU
+(tests/mtkit/distributed/fsdp_on_cpu.py): a BART preset (four tied embeddings) and a tiny T5 (three) train with
+sharded checkpoints, decode sharded, resume exactly, and their checkpoints export to the same model as final/."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from testing_utils import FAST_RUN, MTGENEVAL, finetune_args, greedy, launch, rows
+
+from mtkit.cli.export_model import main as export_main
+
+
+def fsdp(*args: str):
+    res = launch(
+        "fsdp", "--mixed_precision", "no", "--no_load_best_model_at_end", *args,
+        script="tests/mtkit/distributed/fsdp_on_cpu.py",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def assert_sharded_checkpoint(out) -> None:
+    ckpt = out / "checkpoints" / "checkpoint_last"
+    names = {p.name for p in ckpt.iterdir()}
+    assert {"pytorch_model_fsdp_0", "optimizer_0", "random_states_0.pkl", "random_states_1.pkl"} <= names
+    assert "model.safetensors" not in names  # sharded, not gathered, while training
+
+
+def same_weights(a, b) -> bool:
+    x, y = load_file(a / "final" / "model.safetensors"), load_file(b / "final" / "model.safetensors")
+    return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+
+
+def assert_export_equals_final(out, tmp_path, capsys) -> None:
+    export_main([str(out / "checkpoints" / "checkpoint_last"), str(tmp_path / "exported")])
+    assert "FSDP shards in pytorch_model_fsdp_0/" in capsys.readouterr().out
+    exported, final = (
+        load_file(tmp_path / "exported" / "model.safetensors"),
+        load_file(out / "final" / "model.safetensors"),
+    )
+    assert exported.keys() == final.keys() and all(torch.equal(exported[k], final[k]) for k in final)
+
+
+def test_bart_preset_trains_decodes_resumes_and_exports(multi30k_small, tmp_path, capsys):
+    def run(out, steps: int):
+        return fsdp(
+            "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", str(steps),
+            "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "8", "--max_new_tokens", "6",
+            "--num_beams", "1", "--test_split", "none",
+        )  # fmt: skip
+
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    res = run(straight, 4)
+    assert "2 process(es) on cpu" in res.stdout and ", FSDP, " in res.stdout
+    assert_sharded_checkpoint(straight)
+    run(resumed, 2)
+    res = run(resumed, 4)  # continues from checkpoint_last (update 2)
+    assert "resuming from" in res.stdout
+    assert same_weights(straight, resumed)
+    # the translations made sharded, during training, are those of the exported weights in one plain process
+    translated = rows(straight / "translations" / "valid-step4.jsonl")
+    assert greedy(straight / "final", [r["source"] for r in translated], max_new_tokens=6) == [
+        r["hypothesis"] for r in translated
+    ]
+    assert_export_equals_final(straight, tmp_path, capsys)
+
+
+@pytest.mark.slow  # the BART test covers the FSDP path; this adds T5's three tied holders
+def test_t5_fine_tunes_and_exports(tiny_t5, tmp_path, capsys):
+    if not MTGENEVAL.is_dir():
+        pytest.skip("../shared/data/mt-geneval is not there")
+    out = tmp_path / "t5"
+    fsdp(*finetune_args(tiny_t5, out, "--max_steps", "2", "--eval_steps", "2", "--save_steps", "2",
+                        "--eval_max_samples", "10"))  # fmt: skip
+    assert_sharded_checkpoint(out)
+    translated = rows(out / "translations" / "valid-step2.jsonl")
+    name = {"de": "German", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese"}
+    inputs = [
+        f'Translate the following sentence from English to {name[r["lang"]]}: "{r["source"]}"' for r in translated
+    ]
+    assert greedy(out / "final", inputs) == [r["hypothesis"] for r in translated]
+    assert_export_equals_final(out, tmp_path, capsys)

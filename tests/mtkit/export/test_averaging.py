@@ -1,0 +1,66 @@
+"""Checkpoint averaging on the ``tiny_run`` run (checkpoints at updates 20 and 40, both evaluated)."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from testing_utils import run_script
+
+from mtkit.errors import UserError
+from mtkit.export.averaging import average, average_checkpoints
+
+
+def weights(folder) -> dict[str, torch.Tensor]:
+    return load_file(folder / "model.safetensors")
+
+
+def test_last_two_is_the_element_wise_mean(tiny_run, tmp_path):
+    out = tmp_path / "avg"
+    res = run_script("average_checkpoints.py", str(tiny_run), str(out), "--last", "2")
+    assert res.returncode == 0, res.stderr[-2000:]
+    a, b = (weights(tiny_run / "checkpoints" / f"step-{s:07d}") for s in (20, 40))
+    got = weights(out)
+    assert got.keys() <= a.keys() and len(got) > 10
+    for key, value in got.items():  # the mean of two float32 numbers rounds once either way: exactly equal
+        assert torch.equal(value, (a[key] + b[key]) / 2), key
+    assert not torch.equal(got["model.shared.weight"], b["model.shared.weight"])
+    for name in ("tokenizer.json", "generation_config.json", "config.json"):
+        assert (out / name).is_file()
+
+
+def test_best_one_is_the_checkpoint_with_the_best_validation_bleu(tiny_run, tmp_path):
+    rows = [json.loads(x) for x in (tiny_run / "metrics.jsonl").read_text().splitlines()]
+    bleu = {r["step"]: r["valid_bleu"] for r in rows if "valid_bleu" in r}
+    assert set(bleu) == {20, 40} and bleu[20] != bleu[40]
+    best = max(bleu, key=bleu.get)
+    chosen = average_checkpoints(tiny_run, tmp_path / "best", best=1, log=lambda _: None)
+    assert [p.name for p in chosen] == [f"step-{best:07d}"]
+    expected = weights(tiny_run / "checkpoints" / f"step-{best:07d}")
+    assert all(torch.equal(v, expected[k]) for k, v in weights(tmp_path / "best").items())
+
+
+def test_average_keeps_dtypes_and_integer_buffers():
+    sds = [{"w": torch.tensor([1.0, 2.0], dtype=torch.bfloat16), "n": torch.tensor([i])} for i in (3, 5)]
+    sds[1]["w"] = torch.tensor([2.0, 4.0], dtype=torch.bfloat16)
+    mean = average(sds)
+    assert mean["w"].dtype == torch.bfloat16 and mean["w"].tolist() == [1.5, 3.0]
+    assert mean["n"].tolist() == [3]
+    with pytest.raises(UserError, match="different weights"):
+        average([{"a": torch.zeros(1)}, {"b": torch.zeros(1)}])
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tiny_run, tmp_path):
+    out = tmp_path / "avg"
+    res = run_script("average_checkpoints.py", str(tiny_run), str(out), "--last", "5")
+    assert res.returncode == 2 and not out.exists()
+    assert res.stderr.strip().splitlines() == [
+        f"error: RUN {tiny_run}: 2 complete checkpoints, 5 asked for (keep more with --save_total_limit)"
+    ]
+    with pytest.raises(UserError, match="--last: must be >= 1"):
+        average_checkpoints(tiny_run, out, last=0)
+    with pytest.raises(UserError, match="exactly one"):
+        average_checkpoints(tiny_run, out, last=1, best=1)
+    with pytest.raises(UserError, match="no config.yaml"):
+        average_checkpoints(tmp_path, out, last=1)
+    assert not out.exists()

@@ -1,0 +1,250 @@
+"""Faults a long run meets, each survived with nothing lost: evaluation that must not steer training, a stop
+signal (spot reclaim, Slurm preemption, Ctrl-C) that ends in a checkpoint and a requeue status, damaged or
+unreadable checkpoints, links lost in a copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, launch_command, run_script
+
+from mtkit.config import parse_config
+from mtkit.errors import UserError
+
+SMALL = [
+    *FAST_RUN, "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
+    "--no_load_best_model_at_end", "--max_train_samples", "1500",
+]  # fmt: skip
+
+
+def same_final_weights(a, b) -> bool:
+    x, y = load_file(a / "final" / "model.safetensors"), load_file(b / "final" / "model.safetensors")
+    return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+
+
+def test_evaluation_does_not_change_the_trained_weights(multi30k_small, tmp_path):
+    """Weights depend on seed, data and schedule only: evaluating every 3 updates or only at the end ends with the
+    same weights after 8 updates (stopping and resuming is covered by the signal tests below)."""
+    common = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "8", "--save_steps", "8"]
+    often, once = tmp_path / "often", tmp_path / "once"
+    for out, extra in ((often, ["--eval_steps", "3"]), (once, ["--eval_steps", "8"])):
+        res = run_script("train.py", *common, *extra, "--output_dir", str(out))
+        assert res.returncode == 0, res.stderr[-2000:]
+    assert same_final_weights(often, once)
+
+
+def metrics_steps(out) -> list[int]:
+    path = out / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [int(line.split('"step": ')[1].split(",")[0]) for line in path.read_text().splitlines() if '"loss"' in line]
+
+
+def worker_pids(out) -> dict[int, int]:
+    """rank -> pid of the training processes writing to ``out`` (read from /proc)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            if str(out).encode() not in cmd or not any(c.endswith(b"scripts/train.py") for c in cmd):
+                continue
+            env = dict(v.split(b"=", 1) for v in (proc / "environ").read_bytes().split(b"\0") if b"=" in v)
+            found[int(env.get(b"RANK", b"0"))] = int(proc.name)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def start(args: list[str], processes: int, out) -> subprocess.Popen:
+    if processes == 1:
+        cmd = [sys.executable, "scripts/train.py", *args]
+    else:
+        cmd = launch_command("cpu_ddp", *args, processes=processes)
+    env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"]}
+    log = open(out.parent / f"{out.name}.log", "w")
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_args(data) -> list[str]:
+    return ["--data_dir", str(data), *SMALL, "--max_steps", "24", "--eval_steps", "24", "--save_steps", "4"]
+
+
+@pytest.fixture(scope="module")
+def straight_runs(multi30k_small, tmp_path_factory):
+    """``straight(processes)``: a run of stop_args never stopped, made once per process count."""
+    made = {}
+
+    def straight(processes: int):
+        if processes not in made:
+            out = tmp_path_factory.mktemp("straight") / f"x{processes}"
+            assert start([*stop_args(multi30k_small), "--output_dir", str(out)], processes, out).wait(600) == 0
+            made[processes] = out
+        return made[processes]
+
+    return straight
+
+
+def signal_mid_run(args: list[str], processes: int, out, sig: int, ready) -> tuple[int, str]:
+    """Start the run, wait until ``ready(out)``, send ``sig`` to its last rank only; (exit status, log)."""
+    proc = start(args, processes, out)
+    deadline = time.time() + 300
+    while not ready(out) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be signalled"
+    os.kill(worker_pids(out)[processes - 1], sig)
+    code = proc.wait(timeout=300)
+    return code, (out.parent / f"{out.name}.log").read_text()
+
+
+@pytest.mark.parametrize("processes", [pytest.param(1, marks=pytest.mark.slow), 2])
+def test_sigterm_writes_a_checkpoint_and_the_relaunch_loses_nothing(multi30k_small, straight_runs, tmp_path, processes):
+    """SIGTERM to one process only (rank 1 of 2: the others learn of it at the update boundary): the run writes a
+    checkpoint at the update where it stops and exits 75 (one process; under a launcher the launcher reports the
+    workers' exit); relaunching ends with the same weights as a run never stopped."""
+    args, stopped = stop_args(multi30k_small), tmp_path / "stopped"
+    code, log = signal_mid_run([*args, "--output_dir", str(stopped)], processes, stopped, signal.SIGTERM, metrics_steps)
+    assert "stopped by SIGTERM after update" in log, log[-3000:]
+    assert code == (75 if processes == 1 else 1)  # torchrun turns a worker's exit into its own failure
+    step = int(log.split("stopped by SIGTERM after update ")[1].split(";")[0])
+    assert 5 <= step < 24
+    state = json.loads((stopped / "checkpoints" / "checkpoint_last" / "trainer_state.json").read_text())
+    assert state["step"] == step and not (stopped / "final").exists()
+    assert start([*args, "--output_dir", str(stopped)], processes, stopped).wait(timeout=600) == 0
+    assert f"resuming from {stopped / 'checkpoints'}" in (tmp_path / "stopped.log").read_text()
+    assert same_final_weights(straight_runs(processes), stopped)
+
+
+@pytest.mark.parametrize("processes", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_sigkill_then_relaunch_ends_with_the_same_weights(multi30k_small, straight_runs, tmp_path, processes):
+    """SIGKILL (no chance to save) to one process after the first periodic checkpoint, at whatever update it is
+    in: the relaunch resumes from the newest complete checkpoint and ends bit-identical to a run never stopped."""
+    args, killed = stop_args(multi30k_small), tmp_path / "killed"
+
+    def checkpointed(out) -> bool:
+        return (out / "checkpoints" / "step-0000004" / "manifest.json").is_file()
+
+    code, log = signal_mid_run([*args, "--output_dir", str(killed)], processes, killed, signal.SIGKILL, checkpointed)
+    assert code != 0 and not (killed / "final").exists(), log[-3000:]
+    assert start([*args, "--output_dir", str(killed)], processes, killed).wait(timeout=600) == 0
+    assert f"resuming from {killed / 'checkpoints'}" in (tmp_path / "killed.log").read_text()
+    assert same_final_weights(straight_runs(processes), killed)
+
+
+def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tmp_path):
+    """The newest checkpoint truncated (a copy cut short) and the links gone (copied through S3) or dangling: the
+    relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped."""
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "12", "--save_steps", "4"]
+    straight, damaged = tmp_path / "straight", tmp_path / "damaged"
+    assert run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(straight)).returncode == 0
+    assert run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
+    root = damaged / "checkpoints"
+    weights = root / "step-0000008" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    (root / "checkpoint_best").unlink()
+    (root / "checkpoint_last").unlink()
+    (root / "checkpoint_last").symlink_to("step-0000099")  # dangling
+    res = run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(damaged))
+    assert res.returncode == 0, res.stderr[-2000:]
+    warning = "warning: skipping checkpoint step-0000008: model.safetensors has "
+    assert warning in res.stdout and "resuming from step-0000004" in res.stdout
+    assert f"resuming from {root / 'step-0000004'}" in res.stdout
+    assert same_final_weights(straight, damaged)
+
+
+def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k_small, tmp_path):
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "4", "--save_steps", "4", "--max_steps", "4"]
+    out = tmp_path / "run"
+    assert run_script("train.py", *args, "--output_dir", str(out)).returncode == 0
+    (out / "checkpoints" / "step-0000004" / "manifest.json").unlink()  # as if the copy stopped before it
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    res = run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(out))
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"error: --output_dir {out}: none of its 1 checkpoint(s) can be read (step-0000004: no manifest.json "
+        "(incomplete)); pass --overwrite_output_dir to start afresh and delete them"
+    ]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written, nothing lost
+    res = run_script("train.py", *args, "--max_steps", "2", "--output_dir", str(out), "--overwrite_output_dir")
+    assert res.returncode == 0 and "deleting the unreadable checkpoints" in res.stdout, res.stderr[-2000:]
+    assert "resuming" not in res.stdout and (out / "final" / "model.safetensors").is_file()
+
+
+SECRETS = {
+    "WANDB_API_KEY": "local-0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c",  # shaped like a key, valid nowhere
+    "HF_TOKEN": "hf_mtkitLeakTestTokenNotRealAbCdEfGhIjKl",
+    "HUGGING_FACE_HUB_TOKEN": "hf_mtkitLeakTestTokenNotRealMnOpQrStUvWx",
+}
+
+
+def test_secrets_in_the_environment_reach_nothing_a_run_writes(multi30k_small, tmp_path):
+    """Known fake secrets in the environment of a run logging to TensorBoard and W&B (offline), then of an
+    export: not one of them in any file written, nor in what the processes print."""
+    out = tmp_path / "run"
+    env = {**SECRETS, "WANDB_DIR": str(tmp_path)}
+    res = run_script(
+        "train.py", "--data_dir", str(multi30k_small), *SMALL, "--max_steps", "4", "--eval_steps", "4",
+        "--report_to", "tensorboard,wandb", "--output_dir", str(out), env=env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    exported = run_script("export_model.py", str(out), str(tmp_path / "exported"), env=env)
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("wandb" in p.parts or p.name.endswith(".wandb") for p in written)  # W&B did write its files
+    assert any("events.out.tfevents" in p.name for p in written)
+    for secret in SECRETS.values():
+        for text in (res.stdout, res.stderr, exported.stdout, exported.stderr):
+            assert secret not in text
+        leaks = [p for p in written if secret.encode() in p.read_bytes()]
+        assert not leaks, leaks
+
+
+def test_secrets_are_not_accepted_as_flags():
+    for flag in ("--wandb_api_key", "--hub_token", "--token"):
+        with pytest.raises(UserError, match=f"unknown key '{flag[2:]}'") as err:
+            parse_config([flag, SECRETS["HF_TOKEN"]])
+        assert SECRETS["HF_TOKEN"] not in str(err.value)  # not even echoed back
+
+
+def test_non_finite_updates_are_skipped_then_stop_the_run(multi30k_small, tmp_path):
+    """NaN in the loss from update 3 on: those updates change nothing (the weights stay those of update 2,
+    bit for bit) and are counted; with --max_nonfinite_updates 3 the run stops at the third with exit status 3,
+    one line, and finite checkpoints."""
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--save_steps", "2", "--logging_steps", "1"]
+    env = {"NAN_FROM_UPDATE": "3"}
+    skipped, stopped = tmp_path / "skipped", tmp_path / "stopped"
+    res = run_script(
+        "-", sys.executable, "tests/mtkit/train/nan_from_update.py", *args, "--max_steps", "6", "--eval_steps", "6",
+        "--output_dir", str(skipped), env=env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    records = [json.loads(line) for line in (skipped / "metrics.jsonl").read_text().splitlines()]
+    counts = {r["step"]: r["nonfinite_updates"] for r in records if "loss" in r}
+    assert counts == {1: 0, 2: 0, 3: 1, 4: 2, 5: 3, 6: 4}
+    before = load_file(skipped / "checkpoints" / "step-0000002" / "model.safetensors")
+    final = load_file(skipped / "final" / "model.safetensors")
+    assert all(torch.equal(final[k], before[k]) for k in final)
+
+    res = run_script(
+        "-", sys.executable, "tests/mtkit/train/nan_from_update.py", *args, "--max_steps", "10", "--eval_steps", "10",
+        "--max_nonfinite_updates", "3", "--output_dir", str(stopped), env=env,
+    )  # fmt: skip
+    assert res.returncode == 3
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: training diverged: the last 3 updates (to update 5) had a non-finite loss or gradient and were "
+            "skipped, so the weights are those from before them; the last checkpoint (step-0000004) is intact."
+        )
+    )
+    kept = load_file(stopped / "checkpoints" / "step-0000004" / "model.safetensors")
+    assert all(torch.isfinite(t).all() for t in kept.values()) and not (stopped / "final").exists()
