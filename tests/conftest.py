@@ -12,8 +12,20 @@ from pathlib import Path
 
 import pytest
 from filelock import FileLock
-from testing_utils import FAST_RUN, MTGENEVAL, MULTI30K, REPO, run_script, write_slice
+from testing_utils import (
+    FAST_RUN,
+    MTGENEVAL,
+    MULTI30K,
+    OFFLINE_ENV,
+    REPO,
+    finetune_args,
+    launch,
+    run_script,
+    write_slice,
+)
 
+for _var, _value in OFFLINE_ENV.items():  # runs made in this process see what runs in subprocesses see
+    os.environ.setdefault(_var, _value)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # Two workers on two cores: with torch's default of one thread per core in every process (the workers and the
     # runs they start), OpenMP threads spin-wait on each other and the suite runs slower than one worker alone.
@@ -126,6 +138,24 @@ def tiny_t5(tmp_path_factory) -> Path:
         tok.save_pretrained(root / "flan-t5-tiny")
 
     return once(tmp_path_factory, "tiny_t5", build) / "flan-t5-tiny"
+
+
+@pytest.fixture(scope="session")
+def zero3_run(tiny_t5, tmp_path_factory) -> Path:
+    """The tiny T5 fine-tuned on MT-GenEval for 4 updates by 2 ZeRO-3 processes (weights created sharded), a
+    checkpoint at update 4 and ``final/`` from it; what the launch printed is in ``<run>.stdout``. Shared by the
+    fine-tuning and export tests, since each ZeRO-3 launch costs tens of seconds on 2 cores."""
+
+    def build(root: Path) -> None:
+        res = launch(
+            "deepspeed_zero3",
+            *finetune_args(tiny_t5, root / "run", "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4",
+                           "--no_load_best_model_at_end", "--eval_max_samples", "10", "--mixed_precision", "no"),
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr[-3000:]
+        (root / "run.stdout").write_text(res.stdout, encoding="utf-8")
+
+    return once(tmp_path_factory, "zero3_run", build) / "run"
 
 
 def pytest_collection_modifyitems(config, items):

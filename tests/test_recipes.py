@@ -5,7 +5,7 @@ import json
 
 import pytest
 import yaml
-from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, run_script
+from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, train_in_process
 
 from mtkit.config import parse_config
 
@@ -88,8 +88,8 @@ def test_the_cpu_flan_t5_recipe_runs_on_a_stand_in_model(tiny_t5, tmp_path):
     if not MTGENEVAL.is_dir():
         pytest.skip("../shared/data/mt-geneval is not there")
     out = tmp_path / "run"
-    res = run_script(
-        "train.py", "--config", "recipes/flan_t5_small_mtgeneval.yaml", "--mtgeneval_dir", str(MTGENEVAL),
+    res = train_in_process(
+        "--config", str(REPO / "recipes/flan_t5_small_mtgeneval.yaml"), "--mtgeneval_dir", str(MTGENEVAL),
         "--model_name_or_path", str(tiny_t5), "--output_dir", str(out), "--max_steps", "2", "--eval_steps", "2",
         "--eval_max_samples", "10", "--max_new_tokens", "8", "--num_beams", "1", "--report_to", "none",
         "--disable_tqdm",

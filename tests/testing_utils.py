@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import os
 import signal
@@ -54,6 +55,36 @@ def run_script(script: str, *args: str, env: dict | None = None, cwd: Path = REP
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # nothing of this run outlives it
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def train_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``scripts/train.py ARGS`` run by its own ``main`` in this process, as :func:`run_script` would run it (exit
+    status, standard output and error), without a fresh interpreter's three seconds of imports. For tests whose
+    subject is the run, not the process: signals, launchers and environment leaks keep real processes."""
+    from accelerate.state import AcceleratorState, GradientState
+
+    from mtkit.cli.train import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    AcceleratorState._reset_state(reset_partial_state=True)
+    GradientState._reset_state()
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(list(args))
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        AcceleratorState._reset_state(reset_partial_state=True)
+        GradientState._reset_state()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return subprocess.CompletedProcess(["train.py", *args], code, out.getvalue(), err.getvalue())
 
 
 def launch_command(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,15 +14,14 @@ import pytest
 import sacrebleu
 from geneval_helpers import (
     LANGS,
-    REPO_ROOT,
     geneval_file,
     make_subset,
     read_plain,
     reference_hyps,
     write_hyps,
 )
+from testing_utils import run_script
 
-SCRIPT = REPO_ROOT / "scripts" / "bias_report.py"
 KEYS = {
     "n",
     "bleu",
@@ -41,15 +39,9 @@ KEYS = {
 }
 
 
-def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-    )
+def bias_report(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``scripts/bias_report.py ARGS`` in a fresh process."""
+    return run_script("bias_report.py", *args, env=env, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +50,7 @@ def full_report(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) 
     tmp = tmp_path_factory.mktemp("full")
     hyp_dir = write_hyps(tmp / "hyps", reference_hyps(shared_geneval, LANGS, "dev", lambda g: "masculine"))
     out = tmp / "report"
-    proc = run_script(
+    proc = bias_report(
         "--mtgeneval-dir",
         str(shared_geneval),
         "--split",
@@ -167,7 +159,7 @@ def test_html_well_formed_with_embedded_images(full_report: tuple[Path, str]) ->
 
 
 def test_help_is_clean() -> None:
-    proc = run_script("--help")
+    proc = bias_report("--help")
     assert proc.returncode == 0 and proc.stderr == ""
     for flag in ("--mtgeneval-dir", "--hyp-dir", "--model", "--bootstrap-samples"):
         assert flag in proc.stdout
@@ -175,7 +167,7 @@ def test_help_is_clean() -> None:
 
 def test_error_from_the_script_is_one_line(small_geneval: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = run_script(
+    proc = bias_report(
         "--mtgeneval-dir",
         str(small_geneval),
         "--split",
@@ -191,7 +183,7 @@ def test_error_from_the_script_is_one_line(small_geneval: Path, tmp_path: Path) 
 
 
 def test_hub_is_unreachable_offline(tmp_path: Path) -> None:
-    proc = run_script(
+    proc = bias_report(
         "--hub",
         "--langs",
         "de",

@@ -7,7 +7,7 @@ import shutil
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from testing_utils import FAST_RUN, MTGENEVAL, launch, run_script
+from testing_utils import FAST_RUN, MTGENEVAL, launch, run_script, train_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import mtkit.train.final
@@ -24,7 +24,7 @@ TINY = [
 def train(out, *args, launcher=None, env=None):
     """A tiny run into ``out``: plain ``python scripts/train.py``, or two processes under an accelerate config."""
     if launcher is None:
-        res = run_script("train.py", *args, "--output_dir", str(out))
+        res = train_in_process(*args, "--output_dir", str(out))
     else:
         res = launch(launcher, "--mixed_precision", "no", *args, "--output_dir", str(out), env=env)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -81,8 +81,11 @@ def test_single_process_checkpoint(single_run, tmp_path):
         ("deepspeed_zero3", None),
     ],
 )
-def test_two_process_checkpoint(multi30k_small, tmp_path, launcher, env, capsys):
-    run = train(tmp_path / launcher, "--data_dir", str(multi30k_small), *TINY, launcher=launcher, env=env)
+def test_two_process_checkpoint(multi30k_small, tmp_path, launcher, env, capsys, request):
+    if launcher == "deepspeed_zero3":  # the fine-tuning tests' ZeRO-3 run (tiny T5, prompt), made once
+        run = request.getfixturevalue("zero3_run")
+    else:
+        run = train(tmp_path / launcher, "--data_dir", str(multi30k_small), *TINY, launcher=launcher, env=env)
     ckpt = run / "checkpoints" / "checkpoint_last"
     assert json.loads((ckpt / "trainer_state.json").read_text())["world_size"] == 2
     deepspeed = launcher.startswith("deepspeed")

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, launch_command, run_script
+from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, launch_command, run_script, train_in_process
 
+import mtkit.train.trainer
 from mtkit.config import parse_config
 from mtkit.errors import UserError
 
@@ -37,7 +38,7 @@ def test_evaluation_does_not_change_the_trained_weights(multi30k_small, tmp_path
     common = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "8", "--save_steps", "8"]
     often, once = tmp_path / "often", tmp_path / "once"
     for out, extra in ((often, ["--eval_steps", "3"]), (once, ["--eval_steps", "8"])):
-        res = run_script("train.py", *common, *extra, "--output_dir", str(out))
+        res = train_in_process(*common, *extra, "--output_dir", str(out))
         assert res.returncode == 0, res.stderr[-2000:]
     assert same_final_weights(often, once)
 
@@ -144,15 +145,15 @@ def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tm
     relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped."""
     args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "12", "--save_steps", "4"]
     straight, damaged = tmp_path / "straight", tmp_path / "damaged"
-    assert run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(straight)).returncode == 0
-    assert run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
+    assert train_in_process(*args, "--max_steps", "10", "--output_dir", str(straight)).returncode == 0
+    assert train_in_process(*args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
     root = damaged / "checkpoints"
     weights = root / "step-0000008" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     (root / "checkpoint_best").unlink()
     (root / "checkpoint_last").unlink()
     (root / "checkpoint_last").symlink_to("step-0000099")  # dangling
-    res = run_script("train.py", *args, "--max_steps", "10", "--output_dir", str(damaged))
+    res = train_in_process(*args, "--max_steps", "10", "--output_dir", str(damaged))
     assert res.returncode == 0, res.stderr[-2000:]
     warning = "warning: skipping checkpoint step-0000008: model.safetensors has "
     assert warning in res.stdout and "resuming from step-0000004" in res.stdout
@@ -163,17 +164,17 @@ def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tm
 def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k_small, tmp_path):
     args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "4", "--save_steps", "4", "--max_steps", "4"]
     out = tmp_path / "run"
-    assert run_script("train.py", *args, "--output_dir", str(out)).returncode == 0
+    assert train_in_process(*args, "--output_dir", str(out)).returncode == 0
     (out / "checkpoints" / "step-0000004" / "manifest.json").unlink()  # as if the copy stopped before it
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    res = run_script("train.py", *args, "--max_steps", "8", "--output_dir", str(out))
+    res = train_in_process(*args, "--max_steps", "8", "--output_dir", str(out))
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         f"error: --output_dir {out}: none of its 1 checkpoint(s) can be read (step-0000004: no manifest.json "
         "(incomplete)); pass --overwrite_output_dir to start afresh and delete them"
     ]
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written, nothing lost
-    res = run_script("train.py", *args, "--max_steps", "2", "--output_dir", str(out), "--overwrite_output_dir")
+    res = train_in_process(*args, "--max_steps", "2", "--output_dir", str(out), "--overwrite_output_dir")
     assert res.returncode == 0 and "deleting the unreadable checkpoints" in res.stdout, res.stderr[-2000:]
     assert "resuming" not in res.stdout and (out / "final" / "model.safetensors").is_file()
 
@@ -214,17 +215,31 @@ def test_secrets_are_not_accepted_as_flags():
         assert SECRETS["HF_TOKEN"] not in str(err.value)  # not even echoed back
 
 
+def train_with_nan_from(update: int, *args: str):
+    """A run whose training loss is NaN in every update from ``update`` on (counted in micro-batches, one per update
+    without accumulation): the trainer's loss function wrapped for this run only."""
+    loss_sum, calls = mtkit.train.trainer.token_loss_sum, 0
+
+    def poisoned(model, batch, label_smoothing):
+        nonlocal calls
+        calls += 1
+        loss = loss_sum(model, batch, label_smoothing)
+        return loss * float("nan") if calls >= update else loss
+
+    mtkit.train.trainer.token_loss_sum = poisoned
+    try:
+        return train_in_process(*args)
+    finally:
+        mtkit.train.trainer.token_loss_sum = loss_sum
+
+
 def test_non_finite_updates_are_skipped_then_stop_the_run(multi30k_small, tmp_path):
     """NaN in the loss from update 3 on: those updates change nothing (the weights stay those of update 2,
     bit for bit) and are counted; with --max_nonfinite_updates 3 the run stops at the third with exit status 3,
     one line, and finite checkpoints."""
     args = ["--data_dir", str(multi30k_small), *SMALL, "--save_steps", "2", "--logging_steps", "1"]
-    env = {"NAN_FROM_UPDATE": "3"}
     skipped, stopped = tmp_path / "skipped", tmp_path / "stopped"
-    res = run_script(
-        "-", sys.executable, "tests/mtkit/train/nan_from_update.py", *args, "--max_steps", "6", "--eval_steps", "6",
-        "--output_dir", str(skipped), env=env,
-    )  # fmt: skip
+    res = train_with_nan_from(3, *args, "--max_steps", "6", "--eval_steps", "6", "--output_dir", str(skipped))
     assert res.returncode == 0, res.stderr[-2000:]
     records = [json.loads(line) for line in (skipped / "metrics.jsonl").read_text().splitlines()]
     counts = {r["step"]: r["nonfinite_updates"] for r in records if "loss" in r}
@@ -233,10 +248,18 @@ def test_non_finite_updates_are_skipped_then_stop_the_run(multi30k_small, tmp_pa
     final = load_file(skipped / "final" / "model.safetensors")
     assert all(torch.equal(final[k], before[k]) for k in final)
 
-    res = run_script(
-        "-", sys.executable, "tests/mtkit/train/nan_from_update.py", *args, "--max_steps", "10", "--eval_steps", "10",
-        "--max_nonfinite_updates", "3", "--output_dir", str(stopped), env=env,
-    )  # fmt: skip
+    res = train_with_nan_from(
+        3,
+        *args,
+        "--max_steps",
+        "10",
+        "--eval_steps",
+        "10",
+        "--max_nonfinite_updates",
+        "3",
+        "--output_dir",
+        str(stopped),
+    )
     assert res.returncode == 3
     assert (
         res.stderr.strip()

@@ -7,7 +7,7 @@ import pytest
 import sacrebleu
 import torch
 from safetensors.torch import load_file
-from testing_utils import LANGS, MTGENEVAL, finetune_args, greedy, launch, rows, run_script
+from testing_utils import LANGS, MTGENEVAL, finetune_args, greedy, launch, rows, run_script, train_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from mtkit.data.prompts import PRESETS
@@ -19,7 +19,7 @@ def last_eval(out) -> dict:
 
 def test_five_languages_with_prompts_and_gender_metrics(tiny_t5, tmp_path):
     out = tmp_path / "ft"
-    res = run_script("train.py", *finetune_args(tiny_t5, out, "--max_steps", "6", "--eval_steps", "6"))
+    res = train_in_process(*finetune_args(tiny_t5, out, "--max_steps", "6", "--eval_steps", "6"))
     assert res.returncode == 0, res.stderr[-3000:]
     assert "precision bf16" in res.stdout  # the T5 family's default
     held_out = rows(out / "validation_split.jsonl")
@@ -59,7 +59,7 @@ def test_five_languages_with_prompts_and_gender_metrics(tiny_t5, tmp_path):
 
 def test_fp16_is_refused_for_t5(tiny_t5, tmp_path):
     out = tmp_path / "fp16"
-    res = run_script("train.py", *finetune_args(tiny_t5, out, "--max_steps", "2", "--mixed_precision", "fp16"))
+    res = train_in_process(*finetune_args(tiny_t5, out, "--max_steps", "2", "--mixed_precision", "fp16"))
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         "error: --mixed_precision fp16: t5 models overflow in fp16 (inf/NaN activations); use bf16, "
@@ -93,7 +93,7 @@ def test_lora_saves_adapter_and_merged_model_and_writes_the_bias_report(tiny_t5,
         tiny_t5, out, "--target_langs", "de", "--max_steps", "6", "--eval_steps", "6", "--lora_r", "4",
         "--learning_rate", "2e-2", "--mixed_precision", "no", "--bias_report_split", "dev",
     )  # fmt: skip
-    res = run_script("train.py", *args)
+    res = train_in_process(*args)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "trained (LoRA r=4)" in res.stdout
     weights = load_file(out / "final" / "adapter" / "adapter_model.safetensors")
@@ -135,15 +135,14 @@ def zero3(tiny_t5, out, steps: int, *extra: str):
     )  # fmt: skip
 
 
-def test_zero3_two_processes_sharded_creation_and_export(tiny_t5, tmp_path):
+def test_zero3_two_processes_sharded_creation_and_export(tiny_t5, zero3_run):
     """ZeRO-3 creates the pretrained weights already sharded and exports one consolidated model whose greedy
     translations on a fresh CPU process equal the ones made during training."""
-    out = tmp_path / "z3"
-    res = zero3(tiny_t5, out, 4)
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert "2 process(es)" in res.stdout and "created sharded across processes (ZeRO-3 zero.Init)" in res.stdout
+    out = zero3_run
+    stdout = zero3_run.with_suffix(".stdout").read_text()
+    assert "2 process(es)" in stdout and "created sharded across processes (ZeRO-3 zero.Init)" in stdout
     n = sum(p.numel() for p in AutoModelForSeq2SeqLM.from_pretrained(tiny_t5).parameters())
-    assert f"{n / 1e6:.1f}M parameters" in res.stdout
+    assert f"{n / 1e6:.1f}M parameters" in stdout
     translated = rows(out / "translations" / "valid-step4.jsonl")
     name = {"de": "German", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese"}
     inputs = [
@@ -167,7 +166,7 @@ def test_zero3_two_processes_resume_exactly(tiny_t5, tmp_path):
 
 def test_a_bias_report_split_that_is_not_there_is_refused_before_training(tiny_t5, tmp_path):
     out = tmp_path / "nosplit"
-    res = run_script("train.py", *finetune_args(tiny_t5, out, "--bias_report_split", "test"))
+    res = train_in_process(*finetune_args(tiny_t5, out, "--bias_report_split", "test"))
     assert res.returncode == 2 and not out.exists()
     assert res.stderr.strip().splitlines() == [
         f"error: --bias_report_split: split 'test' not in {MTGENEVAL} (present: dev)"
@@ -184,7 +183,7 @@ def test_gradient_checkpointing_changes_memory_not_results(tiny_t5, tmp_path):
             tiny_t5, out, "--max_steps", "2", "--eval_steps", "2", "--eval_max_samples", "2",
             "--mixed_precision", "no", "--target_langs", "de", "--logging_steps", "1", *extra,
         )  # fmt: skip
-        res = run_script("train.py", *args)
+        res = train_in_process(*args)
         assert res.returncode == 0, res.stderr[-3000:]
         first[name] = next(r for r in rows(out / "metrics.jsonl") if "grad_norm" in r)
     assert "gradient checkpointing" in res.stdout

@@ -8,7 +8,17 @@ import subprocess
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, free_port, launch, launch_command, run_script, wait_for_port
+from testing_utils import (
+    BIN,
+    FAST_RUN,
+    OFFLINE_ENV,
+    REPO,
+    free_port,
+    launch,
+    launch_command,
+    train_in_process,
+    wait_for_port,
+)
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5Config, T5ForConditionalGeneration
 
 
@@ -65,10 +75,10 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, 
         "--no_load_best_model_at_end", "--max_train_samples", "1500", "--save_total_limit", "1",
     ]  # fmt: skip
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    assert run_script("train.py", *common, "--output_dir", str(straight), "--max_steps", "16").returncode == 0
-    first = run_script("train.py", *common, "--output_dir", str(resumed), "--max_steps", "8")
+    assert train_in_process(*common, "--output_dir", str(straight), "--max_steps", "16").returncode == 0
+    first = train_in_process(*common, "--output_dir", str(resumed), "--max_steps", "8")
     assert first.returncode == 0, first.stderr[-2000:]
-    second = run_script("train.py", *common, "--output_dir", str(resumed), "--max_steps", "16")
+    second = train_in_process(*common, "--output_dir", str(resumed), "--max_steps", "16")
     assert second.returncode == 0, second.stderr[-2000:]
     assert "resuming from" in second.stdout + second.stderr
     a = load_file(straight / "final" / "model.safetensors")
@@ -99,8 +109,8 @@ def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
 
 def test_gradient_accumulation_counts_updates_not_batches(multi30k_small, tmp_path):
     out = tmp_path / "accum"
-    res = run_script(
-        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
+    res = train_in_process(
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
         "--gradient_accumulation_steps", "3", "--eval_steps", "4", "--eval_max_samples", "2", "--max_new_tokens", "4",
         "--test_split", "none", "--logging_steps", "2",
     )  # fmt: skip
@@ -135,8 +145,8 @@ def test_deepspeed_zero_on_two_cpu_processes(multi30k_small, tmp_path, strategy)
 @pytest.mark.slow
 def test_torch_compile_exports_plain_weights(multi30k_small, tmp_path):
     out = tmp_path / "compiled"
-    res = run_script(
-        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
+    res = train_in_process(
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "4",
         "--eval_steps", "4", "--eval_max_samples", "2", "--max_new_tokens", "4", "--test_split", "none",
         "--torch_compile",
     )  # fmt: skip
@@ -193,8 +203,8 @@ def test_fine_tunes_a_bf16_t5_checkpoint_with_fp32_master_weights(tiny_run, mult
     assert {t.dtype for t in load_file(pretrained / "model.safetensors").values()} == {torch.bfloat16}
     tok.save_pretrained(pretrained)
     out = tmp_path / "ft"
-    res = run_script(
-        "train.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
+    res = train_in_process(
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
         "--model_name_or_path", str(pretrained), "--prompt", "t5",
         "--max_steps", "20", "--eval_steps", "20", "--test_split", "none", "--lr_scheduler_type", "constant",
         "--learning_rate", "1e-3", "--mixed_precision", "bf16",
@@ -228,9 +238,7 @@ def flat_weights(run) -> torch.Tensor:
 @pytest.fixture(scope="module")
 def initial_weights(multi30k_small, tmp_path_factory) -> torch.Tensor:
     out = tmp_path_factory.mktemp("init") / "run"
-    res = run_script(
-        "train.py", "--data_dir", str(multi30k_small), *ONE_UPDATE, "--output_dir", str(out), "--max_steps", "0"
-    )
+    res = train_in_process("--data_dir", str(multi30k_small), *ONE_UPDATE, "--output_dir", str(out), "--max_steps", "0")
     assert res.returncode == 0, res.stderr[-2000:]
     return flat_weights(out)
 
@@ -245,7 +253,7 @@ def test_two_processes_over_a_split_equal_one_process_over_all(multi30k_small, t
     sentences only: 2 DDP processes holding one batch each = 1 process accumulating the same 2 batches."""
     data = ["--data_dir", str(multi30k_small), *ONE_UPDATE, "--max_steps", "1"]
     one, two = tmp_path / "one", tmp_path / "two"
-    res = run_script("train.py", *data, "--output_dir", str(one), "--gradient_accumulation_steps", "2")
+    res = train_in_process(*data, "--output_dir", str(one), "--gradient_accumulation_steps", "2")
     assert res.returncode == 0, res.stderr[-2000:]
     res = launch("multi_gpu", *data, "--output_dir", str(two))
     assert res.returncode == 0, res.stderr[-3000:]
@@ -257,7 +265,7 @@ def test_deepspeed_clips_at_max_grad_norm(multi30k_small, tmp_path, initial_weig
     """ZeRO-2 clips with --max_grad_norm (not accelerate's "auto" = 1.0): its update equals the plain loop's."""
     data = ["--data_dir", str(multi30k_small), *ONE_UPDATE, "--max_steps", "1", "--max_grad_norm", "0.05"]
     plain, zero = tmp_path / "plain", tmp_path / "zero2"
-    res = run_script("train.py", *data, "--output_dir", str(plain), "--gradient_accumulation_steps", "2")
+    res = train_in_process(*data, "--output_dir", str(plain), "--gradient_accumulation_steps", "2")
     assert res.returncode == 0, res.stderr[-2000:]
     assert records(plain, "grad_norm")[0][1] > 0.05 * 2  # the clipping bites
     res = launch("deepspeed_zero2", *data, "--output_dir", str(zero), "--gradient_accumulation_steps", "2", processes=1)
@@ -285,7 +293,7 @@ def test_resume_on_another_number_of_processes(multi30k_small, tmp_path):
     res = two(3)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (state()["world_size"], state()["batches_in_epoch"], state()["epoch_segments"]) == (2, 3, [])
-    res = run_script("train.py", *common, "--max_steps", "6")
+    res = train_in_process(*common, "--max_steps", "6")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "written by 2 process(es), this run has 1" in res.stdout
     assert (state()["world_size"], state()["batches_in_epoch"], state()["epoch_segments"]) == (1, 3, [[2, 3]])
