@@ -1,13 +1,17 @@
-"""DeepSpeed glue: the launcher's DeepSpeed JSON checked, the ZeRO stage of a run, and the config values accelerate
-would otherwise fill with its own defaults."""
+"""DeepSpeed glue: the launcher's DeepSpeed JSON checked, the ZeRO stage of a run, the config values accelerate
+would otherwise fill with its own defaults, and model unwrapping that leaves DeepSpeed unimported in runs without it."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import torch
 from accelerate import Accelerator
 from accelerate.utils import DistributedType
 
@@ -44,6 +48,47 @@ def zero_stage(accelerator: Accelerator) -> int | None:
     if accelerator.distributed_type != DistributedType.DEEPSPEED:
         return None
     return int(accelerator.state.deepspeed_plugin.zero_stage)
+
+
+def unwrapped(accelerator: Accelerator, model: torch.nn.Module) -> torch.nn.Module:
+    """``accelerator.unwrap_model(model)``, without importing DeepSpeed in a run that does not use it: accelerate
+    imports it whenever it is installed (to recognise its engine), and that import prints DeepSpeed's "Setting
+    accelerator to CPU" warning in the middle of a plain run."""
+    if accelerator.distributed_type == DistributedType.DEEPSPEED:
+        return accelerator.unwrap_model(model)
+    wrappers: tuple[type, ...] = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
+    if accelerator.distributed_type == DistributedType.FSDP:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+
+        wrappers += (FullyShardedDataParallel,)
+    while isinstance(model, wrappers):
+        model = model.module
+    return model
+
+
+def full_state_dict(accelerator: Accelerator, model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """``accelerator.get_state_dict(model)`` (a collective under ZeRO-3 and FSDP), unwrapped by :func:`unwrapped`
+    elsewhere."""
+    if accelerator.distributed_type in (DistributedType.DEEPSPEED, DistributedType.FSDP):
+        return accelerator.get_state_dict(model)
+    return unwrapped(accelerator, model).state_dict()
+
+
+@contextmanager
+def no_deepspeed_lookup(accelerator: Accelerator) -> Iterator[None]:
+    """Within it, a run without DeepSpeed may call transformers' ``save_pretrained``: that unwraps the model through
+    accelerate, which imports DeepSpeed whenever it is installed, to recognise an engine this run does not have."""
+    from accelerate.utils import other
+
+    if accelerator.distributed_type == DistributedType.DEEPSPEED or "deepspeed" in sys.modules:
+        yield
+        return
+    saved = other.is_deepspeed_available
+    other.is_deepspeed_available = lambda: False
+    try:
+        yield
+    finally:
+        other.is_deepspeed_available = saved
 
 
 def configure_deepspeed(cfg: RunConfig, accelerator: Accelerator) -> None:

@@ -11,6 +11,7 @@ from accelerate.utils import DistributedType, gather_object
 from mtkit.config import EvalConfig
 from mtkit.data.batching import to_device
 from mtkit.decode.generate import generate_translations
+from mtkit.distributed.deepspeed import unwrapped
 from mtkit.distributed.fsdp import gathered_root
 from mtkit.model.loss import token_loss_sum
 
@@ -46,7 +47,7 @@ def translate_corpus(
     share = share + [sources[-1]] * (per - real)
     with gathered_root(accelerator, model):
         hyps = generate_translations(
-            accelerator.unwrap_model(model),
+            unwrapped(accelerator, model),
             tokenizer,
             share,
             beam_size=cfg.num_beams,

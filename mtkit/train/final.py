@@ -10,6 +10,7 @@ from transformers import GenerationConfig
 
 from mtkit.config import RunConfig
 from mtkit.data.prompts import Prompt
+from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
 
@@ -18,19 +19,20 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     """Write ``final/`` from every process' share: under ZeRO-3 the weights are gathered into one consolidated
     16-bit copy (``stage3_gather_16bit_weights_on_model_save``), under FSDP into a full fp32 one; elsewhere the fp32
     master weights are saved."""
-    state_dict = acc.get_state_dict(model)  # a collective under ZeRO-3 and FSDP: every process takes part
+    state_dict = full_state_dict(acc, model)  # a collective under ZeRO-3 and FSDP: every process takes part
     if uses_fsdp(acc):
         state_dict = drop_tied_copies(model, state_dict)
     if not acc.is_main_process:
         return
-    unwrapped = acc.unwrap_model(model)
-    unwrapped.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
-    if is_lora(unwrapped):
-        save_lora(unwrapped, state_dict, final)
-    else:
-        unwrapped.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+    plain = unwrapped(acc, model)
+    plain.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
+    with no_deepspeed_lookup(acc):
+        if is_lora(plain):
+            save_lora(plain, state_dict, final)
+        else:
+            plain.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
     tokenizer.save_pretrained(str(final))
-    generation = GenerationConfig.from_model_config(unwrapped.config)
+    generation = GenerationConfig.from_model_config(plain.config)
     generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
     generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
     generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
