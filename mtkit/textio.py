@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from mtkit.errors import UserError
@@ -50,6 +51,54 @@ def split_lines(text: str) -> list[str]:
     if text.endswith("\n"):
         text = text[:-1]
     return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def iter_lines(path: Path, chunk_bytes: int = 1 << 20) -> Iterator[str]:
+    """The lines of ``path`` (plain or ``.gz``) one by one, with :func:`read_lines`' checks and messages, holding
+    one chunk of the file in memory at a time."""
+    try:
+        handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise UserError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, expected a file") from None
+    except OSError as err:
+        raise UserError(f"{path}: cannot read ({err.strerror or err})") from None
+    line_no, offset, rest = 0, 0, b""
+    with handle:
+        while True:
+            try:
+                chunk = handle.read(chunk_bytes)
+            except (OSError, EOFError) as err:
+                raise UserError(f"{path}: cannot read ({getattr(err, 'strerror', None) or err})") from None
+            if not chunk:
+                break
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # no line end yet: keep reading
+                rest = data
+                continue
+            yield from _decode_chunk(data[:cut], path, line_no, offset)
+            line_no, offset, rest = line_no + data.count(b"\n", 0, cut), offset + cut, data[cut:]
+    if rest:
+        yield from _decode_chunk(rest + b"\n", path, line_no, offset)
+    elif not offset:
+        raise UserError(f"{path}: file is empty")
+
+
+def _decode_chunk(data: bytes, path: Path, first_line: int, offset: int) -> list[str]:
+    """Whole lines (``data`` ends in a newline) decoded strictly; errors name the line and the file offset."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = first_line + data.count(b"\n", 0, err.start) + 1
+        raise UserError(f"{path}: invalid UTF-8 at line {line} (byte offset {offset + err.start})") from None
+    if "\x00" in text:
+        line = first_line + text.count("\n", 0, text.index("\x00")) + 1
+        raise UserError(f"{path}: NUL byte at line {line} (a binary or corrupt file?)")
+    if not offset:
+        text = text.removeprefix("\ufeff")
+    return [line.removesuffix("\r") for line in text[:-1].split("\n")]
 
 
 def read_lines(path: Path) -> list[str]:

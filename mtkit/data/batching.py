@@ -18,24 +18,66 @@ from torch.utils.data import Sampler
 from mtkit.errors import UserError
 
 
+def column_array(dataset, name: str) -> np.ndarray:
+    """One column of a ``datasets.Dataset`` as a numpy array, through Arrow: no Python object per row, and no copy
+    for a memory-mapped numeric column."""
+    return dataset.select_columns([name]).with_format("arrow")[:].column(name).to_numpy()
+
+
 def padded_lengths(lengths: Sequence[int], pad_to_multiple_of: int = 1) -> np.ndarray:
     """``lengths`` rounded up to a multiple of ``pad_to_multiple_of``, as the collator pads them."""
     m = max(1, pad_to_multiple_of)
     return -(-np.asarray(lengths, dtype=np.int64) // m) * m
 
 
+class BatchPlan:
+    """An epoch's batches as three numpy arrays, whatever the corpus size: batch ``k`` is
+    ``order[starts[k]:ends[k]]``. Indexing with an integer gives one batch (an array view), with a slice or an
+    index array a plan of those batches (sharing ``order``)."""
+
+    def __init__(self, order: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.order, self.starts, self.ends = order, starts, ends
+
+    @classmethod
+    def from_lists(cls, batches: Sequence[Sequence[int]]) -> BatchPlan:
+        sizes = np.array([len(b) for b in batches], dtype=np.int64)
+        ends = np.cumsum(sizes)
+        order = np.fromiter((i for b in batches for i in b), dtype=np.int64, count=int(sizes.sum()))
+        return cls(order, ends - sizes, ends)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            return self.order[self.starts[key] : self.ends[key]]
+        return BatchPlan(self.order, self.starts[key], self.ends[key])
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for start, end in zip(self.starts.tolist(), self.ends.tolist()):
+            yield self.order[start:end]
+
+    def sizes(self) -> np.ndarray:
+        return self.ends - self.starts
+
+    def tolist(self) -> list[list[int]]:
+        return [batch.tolist() for batch in self]
+
+
 def pack_batches(
-    lengths: Sequence[int],
+    lengths: Sequence[int] | np.ndarray,
     max_tokens: int,
     *,
     max_sentences: int | None = None,
     seed: int | None = None,
     pad_to_multiple_of: int = 1,
-) -> list[list[int]]:
+) -> BatchPlan:
     """Indices grouped into length-bucketed batches under the token budget (shuffled if ``seed``).
 
     ``lengths`` are each pair's longer side; a batch's padded source and target both fit in
-    ``len(batch) * longest``, with ``longest`` rounded up to ``pad_to_multiple_of``.
+    ``len(batch) * longest``, with ``longest`` rounded up to ``pad_to_multiple_of``. Sorted by length, the
+    longest of a batch is its last pair, so each batch is the longest run from its first pair whose last length
+    times its size stays within the budget: one vectorised search per batch, never a Python object per pair.
     """
     lengths = padded_lengths(lengths, pad_to_multiple_of)
     if len(lengths) and lengths.max() > max_tokens:
@@ -45,33 +87,31 @@ def pack_batches(
     rng = np.random.default_rng(seed) if seed is not None else None
     order = rng.permutation(len(lengths)) if rng is not None else np.arange(len(lengths))
     order = order[np.argsort(lengths[order], kind="stable")]
-    batches: list[list[int]] = []
-    batch: list[int] = []
-    longest = 0
-    for i in order.tolist():
-        longest_if_added = max(longest, int(lengths[i]))
-        full = max_sentences is not None and len(batch) >= max_sentences
-        if batch and (longest_if_added * (len(batch) + 1) > max_tokens or full):
-            batches.append(batch)
-            batch, longest_if_added = [], int(lengths[i])
-        batch.append(i)
-        longest = longest_if_added
-    if batch:
-        batches.append(batch)
+    sorted_lengths = lengths[order]
+    cap = max_sentences or len(order)
+    starts: list[int] = []
+    start, n = 0, len(order)
+    while start < n:
+        stop = min(n, start + cap, start + max_tokens // max(1, int(sorted_lengths[start])))  # longer runs cannot fit
+        cost = sorted_lengths[start:stop] * np.arange(1, stop - start + 1)  # non-decreasing along the run
+        starts.append(start)
+        start += max(1, int(np.searchsorted(cost, max_tokens, side="right")))
+    begin = np.array(starts, dtype=np.int64)
+    plan = BatchPlan(order, begin, np.append(begin[1:], n).astype(np.int64))
     if rng is not None:
-        batches = [batches[j] for j in rng.permutation(len(batches))]
-    return batches
+        plan = plan[rng.permutation(len(plan))]
+    return plan
 
 
-def even_out(batches: list[list[int]], num_shards: int) -> list[list[int]]:
-    """Halve the largest batches until their number divides by ``num_shards``."""
-    batches = list(batches)
+def even_out(batches: BatchPlan, num_shards: int) -> BatchPlan:
+    """Halve the largest batches (the first of equals) until their number divides by ``num_shards``."""
     while len(batches) % num_shards:
-        j = max(range(len(batches)), key=lambda k: len(batches[k]))
-        if len(batches[j]) < 2:
-            raise UserError(f"too few sentences ({sum(map(len, batches))}) for {num_shards} processes")
-        half = len(batches[j]) // 2
-        batches[j : j + 1] = [batches[j][:half], batches[j][half:]]
+        sizes = batches.sizes()
+        j = int(np.argmax(sizes))
+        if sizes[j] < 2:
+            raise UserError(f"too few sentences ({int(sizes.sum())}) for {num_shards} processes")
+        middle = batches.starts[j] + sizes[j] // 2
+        batches = BatchPlan(batches.order, np.insert(batches.starts, j + 1, middle), np.insert(batches.ends, j, middle))
     return batches
 
 
@@ -97,7 +137,7 @@ class TokenBatchSampler(Sampler[list[int]]):
         max_sentences: int | None = None,
         pad_to_multiple_of: int = 1,
     ) -> None:
-        self.lengths = np.asarray(lengths)
+        self.lengths = np.asarray(lengths, dtype=np.int64)
         self.max_tokens = max_tokens
         self.pad_to_multiple_of = pad_to_multiple_of
         self.max_sentences = max_sentences
@@ -117,10 +157,11 @@ class TokenBatchSampler(Sampler[list[int]]):
         )
         for processes, rounds in segments:  # what earlier world sizes already trained on, in their dealing
             batches = even_out(batches, processes)[rounds * processes :]
-        self._batches = even_out(batches, self.num_replicas)[self.rank :: self.num_replicas] if batches else []
+        self._batches = even_out(batches, self.num_replicas)[self.rank :: self.num_replicas]
 
     def __iter__(self) -> Iterator[list[int]]:
-        yield from self._batches[self.skip :]
+        for batch in self._batches[self.skip :]:
+            yield batch.tolist()
 
     def __len__(self) -> int:
         return len(self._batches) - self.skip

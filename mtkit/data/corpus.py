@@ -22,6 +22,7 @@ from datasets import Dataset, DatasetDict
 from mtkit.config import DataConfig
 from mtkit.data.gendered import GENDERS, GenderedData, normalise_gender, target_language
 from mtkit.data.heldout import check_fraction, heldout_split
+from mtkit.data.line_pairs import load_line_pairs
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
 from mtkit.errors import UserError
 from mtkit.textio import read_lines
@@ -65,10 +66,9 @@ def _pairs(
 
 
 def load_folder(folder: Path, split: str, src: str, tgt: str, skip_empty: bool = False) -> Dataset:
-    """One split of a folder of line-aligned files."""
-    s, t = _find(folder, split, src), _find(folder, split, tgt)
-    sources, targets = read_lines(s), read_lines(t)
-    return _pairs(sources, targets, f"{s} / {t.name}", [tgt] * len(sources), skip_empty)
+    """One split of a folder of line-aligned files, streamed into a memory-mapped Arrow file
+    (:mod:`mtkit.data.line_pairs`): a WMT-sized corpus never sits in a process's own memory."""
+    return load_line_pairs(_find(folder, split, src), _find(folder, split, tgt), tgt, skip_empty)
 
 
 def _read_table(path: Path) -> tuple[list[dict], list[int]]:
@@ -199,7 +199,8 @@ def load_hub(cfg: DataConfig) -> DatasetDict:
     src, tgt = cfg.source_lang, cfg.target_lang
 
     def flatten(batch: dict) -> dict:
-        return {"source": [t[src] for t in batch["translation"]], "target": [t[tgt] for t in batch["translation"]]}
+        pairs = batch["translation"]
+        return {"source": [t[src] for t in pairs], "target": [t[tgt] for t in pairs], "lang": [tgt] * len(pairs)}
 
     if "translation" not in raw[next(iter(raw))].column_names:
         raise UserError(f"--dataset_name {cfg.dataset_name}: no 'translation' column")
@@ -239,7 +240,7 @@ def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
         for key, split in names.items():
             split = split if split in hub else key  # hub datasets name their splits train/validation/test
             if split in hub:
-                out[key] = hub[split].add_column("lang", [cfg.target_lang] * len(hub[split]))
+                out[key] = hub[split]
             elif key != "test":
                 raise UserError(f"--{key}_split: '{split}' not in {cfg.dataset_name} (has {list(hub)})")
     if held_out(cfg):

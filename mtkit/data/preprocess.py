@@ -9,11 +9,14 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 from datasets import Dataset, DatasetDict
 
 from mtkit.config import DataConfig, RunConfig
+from mtkit.data.batching import column_array
 from mtkit.data.prompts import Prompt
 from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
 
@@ -85,11 +88,23 @@ def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):
         return load_tokenizer(cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path)
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer.json").exists():
-        n = cfg.tokenizer.tokenizer_train_samples or len(train_texts)
-        texts = (text for row in train_texts.select(range(min(n, len(train_texts)))) for text in row.values())
+        texts = tokenizer_sample(train_texts, cfg.tokenizer.tokenizer_train_samples, cfg.train.seed)
         tok = train_tokenizer(texts, vocab_size=cfg.tokenizer.vocab_size, kind=cfg.tokenizer.tokenizer_type)
         tok.save_pretrained(str(tok_dir))
     return load_tokenizer(tok_dir)
+
+
+def tokenizer_sample(pairs: Dataset, n: int | None, seed: int, batch_rows: int = 10_000) -> Iterator[str]:
+    """The source and target texts the tokenizer learns from, streamed ``batch_rows`` pairs at a time: every pair,
+    or with ``n`` a seeded random sample of ``n`` pairs (a WMT corpus is several corpora one after the other, so
+    its first lines are no sample of it), in corpus order."""
+    texts = pairs.select_columns(["source", "target"])
+    if n is not None and n < len(texts):
+        texts = texts.select(np.sort(np.random.default_rng(seed).choice(len(texts), n, replace=False)))
+    for batch in texts.iter(batch_size=batch_rows):
+        for source, target in zip(batch["source"], batch["target"]):
+            yield source
+            yield target
 
 
 def _truncate(ids: list[int], limit: int) -> list[int]:
@@ -104,7 +119,7 @@ def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Da
     cache = Path(cfg.train.output_dir) / "cache"
     out = {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
     for name, split in out.items():
-        cut = sum(split["truncated"])
+        cut = int(column_array(split, "truncated").sum())
         if cut and os.environ.get("RANK", "0") == "0":
             print(
                 f"{name}: {cut} of {len(split)} pairs longer than --max_source_length {cfg.data.max_source_length} "

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, get_scheduler
 
 from mtkit.config import RunConfig
-from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler
+from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
 from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
 from mtkit.errors import UserError
 from mtkit.model.lora import apply_lora
@@ -88,7 +88,7 @@ def build_loader(
 ) -> tuple[DataLoader, TokenBatchSampler]:
     """This process' token-budget batches of ``dataset``, collated on the host into pinned memory."""
     sampler = TokenBatchSampler(
-        dataset["length"],
+        column_array(dataset, "length"),
         cfg.train.max_tokens,
         num_replicas=accelerator.num_processes,
         rank=accelerator.process_index,

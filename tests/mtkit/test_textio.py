@@ -3,7 +3,7 @@ import gzip
 import pytest
 
 from mtkit.errors import UserError
-from mtkit.textio import atomic_write, read_lines
+from mtkit.textio import atomic_write, iter_lines, read_lines
 
 
 def test_plain_gz_bom_and_crlf(tmp_path):
@@ -33,3 +33,33 @@ def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
     atomic_write(target, b"two\n")
     assert target.read_bytes() == b"two\n"
     assert [p.name for p in target.parent.iterdir()] == ["out.txt"]
+
+
+CASES = {
+    "plain": b"a\nb\r\nc\n",
+    "no final newline": b"a\nb",
+    "bom": "\ufeffh\u00e9\nx\n".encode(),
+    "invalid utf-8": b"ok\nfine\n\xff\xfe\n",
+    "nul": b"a\nb\x00c\n",
+    "empty": b"",
+    "blank lines": b"\n\n\n",
+    "line separator": "a\u2028b\nc\n".encode(),
+    "long": "".join(f"l\u00ednea {i} {'x' * (i * 37 % 301)}\n" for i in range(5000)).encode(),
+}
+CASES["long, invalid late"] = CASES["long"][:100_000] + b"\xc3" + CASES["long"][100_000:]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("name", list(CASES))
+def test_streamed_lines_equal_the_whole_file_read(tmp_path, name, gz):
+    """iter_lines (a chunk at a time, chunks far smaller than the file) gives read_lines' lines or its error."""
+    path = tmp_path / ("f.gz" if gz else "f.txt")
+    path.write_bytes(gzip.compress(CASES[name]) if gz else CASES[name])
+
+    def outcome(read):
+        try:
+            return read()
+        except UserError as err:
+            return f"error: {err}"
+
+    assert outcome(lambda: list(iter_lines(path, chunk_bytes=777))) == outcome(lambda: read_lines(path))
