@@ -35,8 +35,8 @@ __all__ = [
 DEFAULTS: dict[str, Any] = {
     "beam_size": 4, "length_penalty": 1.0, "max_new_tokens": 256, "max_len_a": MAX_LEN_A, "max_len_b": MAX_LEN_B,
 }  # fmt: skip
-FLAGS = {key: "--" + key.replace("_", "-") for key in DEFAULTS}
 _CONFIG_NAMES = {key: "num_beams" if key == "beam_size" else key for key in DEFAULTS}
+FLAGS = {key: f"--{name}" for key, name in _CONFIG_NAMES.items()}  # as train.py and translate.py name them
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = 
     if settings.max_new_tokens > limit:
         value = settings.max_new_tokens
         if origin == FLAGS["max_new_tokens"]:
-            what = f"--max-new-tokens {value}"
+            what = f"--max_new_tokens {value}"
         else:
             what = f"max_new_tokens {value} ({origin if origin == 'default' else f'from {origin}'})"
         message = f"{what} exceeds the model's {limit} positions"
@@ -119,8 +119,8 @@ def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = 
 def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[GenerationSettings, dict[str, str]]:
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
-    ``args`` holds ``model``, ``prompt``, ``beam_size``, ``length_penalty``, ``max_new_tokens`` (``None``: not
-    given), ``batch_size``, ``device``, ``dtype`` and ``engine``.
+    ``args`` holds ``model``, ``prompt``, ``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``,
+    ``max_len_b`` (``None``: not given), ``batch_size``, ``device``, ``dtype`` and ``engine``.
     """
     model = args.model
     prompt = resolve(args.prompt, model)
@@ -128,7 +128,7 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for key, flag in FLAGS.items():
-        given = getattr(args, key)
+        given = getattr(args, _CONFIG_NAMES[key])
         if given is not None:
             values[key], origins[key] = given, flag
         elif key in saved:

@@ -33,7 +33,7 @@ def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
 def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
     """Read ``<lang>.feminine.txt``, ``<lang>.masculine.txt`` (and ``<lang>.context.txt``) of ``hyp_dir``."""
     if not hyp_dir.is_dir():
-        raise UserError(f"--hyp-dir: {hyp_dir} is not a directory")
+        raise UserError(f"--hyp_dir: {hyp_dir} is not a directory")
     hyps: Hyps = {}
     for lang, kinds in sources_to_translate(data).items():
         hyps[lang] = {}

@@ -21,6 +21,7 @@ import yaml
 from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
+from mtkit.flags import DefaultsHelpFormatter, first_names
 
 #: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
 #: ``--max-len-a/--max-len-b``). Generous for translation between European languages (targets run to about 1.3x
@@ -339,19 +340,8 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         ),
         (_positive, "> 0"),
     ),  # fmt: skip
-    **dict.fromkeys(
-        (
-            "max_steps",
-            "warmup_steps",
-            "weight_decay",
-            "max_grad_norm",
-            "max_nonfinite_updates",
-            "lora_r",
-            "max_len_a",
-            "max_len_b",
-        ),
-        (_non_negative, ">= 0"),
-    ),
+    **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
+    **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
     **dict.fromkeys(
         ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout"), (_fraction, "in [0, 1)")
     ),
@@ -370,7 +360,7 @@ class _Parser(HfArgumentParser):
     """HfArgumentParser whose errors are one-line :class:`UserError` s."""
 
     def error(self, message: str) -> typing.NoReturn:
-        raise UserError(message)
+        raise UserError(first_names(message))
 
 
 def parse_config(argv: list[str] | None = None) -> RunConfig:
@@ -381,12 +371,15 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
     known, rest = pre.parse_known_args(argv)
     recipe = load_recipe(known.config) if known.config else {}
 
-    parser = _Parser(list(GROUPS.values()), allow_abbrev=False, description="Train a translation model.")
+    parser = _Parser(
+        list(GROUPS.values()), allow_abbrev=False, description="Train a translation model.",
+        formatter_class=DefaultsHelpFormatter,
+    )  # fmt: skip
     parser.add_argument("--config", help="YAML recipe (recipes/*.yaml); flags given after it override it.")
     parser.set_defaults(**recipe)
     for token in rest:
         if token.startswith("--"):
-            key = token[2:].split("=", 1)[0]
+            key = token[2:].split("=", 1)[0].replace("-", "_")  # --max-steps: HfArgumentParser's alias
             plain = key[3:] if key.startswith("no_") else key
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")

@@ -40,8 +40,8 @@ def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
 def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
     """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
     decoded with the model's saved prompt and generation settings."""
-    args = ["--mtgeneval-dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
-    args += ["--langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
-    args += ["--batch-size", str(cfg.eval.eval_batch_size)]
+    args = ["--mtgeneval_dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
+    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
+    args += ["--batch_size", str(cfg.eval.eval_batch_size)]
     report_main(args)
     return out

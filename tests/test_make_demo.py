@@ -33,7 +33,7 @@ def test_make_demo_small(tmp_path):
     out = tmp_path / "demo"
     res = make_demo(
         out,
-        "--n-train 4000 --n-valid 40 --n-test 40 --n-gender-pairs 30",
+        "--n_train 4000 --n_valid 40 --n_test 40 --n_gender_pairs 30",
         "--max_steps 40 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
         timeout=900,
     )

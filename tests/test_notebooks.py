@@ -116,7 +116,7 @@ def test_finetune_flan_t5_deepspeed(tiny_t5, geneval_slice, tmp_path, monkeypatc
         TRAIN_ARGS=["--max_steps", "4", "--eval_steps", "2", "--save_steps", "4", "--eval_max_samples", "10",
                     "--max_new_tokens", "12", "--num_beams", "1", "--mixed_precision", "no", "--max_tokens", "1024",
                     "--learning_rate", "3e-3", "--max_source_length", "64", "--max_target_length", "64"],
-        REPORT_ARGS=["--max-new-tokens", "12", "--beam-size", "1", "--bootstrap-samples", "100"],
+        REPORT_ARGS=["--max_new_tokens", "12", "--num_beams", "1", "--bootstrap_samples", "100"],
     )  # fmt: skip
     printed = text(nb)
     assert "DeepSpeed" in printed and "created sharded across processes (ZeRO-3 zero.Init)" in printed
@@ -136,7 +136,7 @@ def test_gender_bias_report(tiny_t5, tiny_run, geneval_slice, tmp_path, monkeypa
         "03_gender_bias_report", monkeypatch,
         MODELS={"flan-tiny": (str(tiny_t5), "instruction"), "scratch": (str(tiny_run / "final"), None)},
         MTGENEVAL_DIR=str(geneval_slice), SPLIT="test", LANGS=["de"], OUT=str(tmp_path),
-        REPORT_ARGS=["--max-new-tokens", "12", "--beam-size", "1", "--bootstrap-samples", "100"], EXAMPLES=2,
+        REPORT_ARGS=["--max_new_tokens", "12", "--num_beams", "1", "--bootstrap_samples", "100"], EXAMPLES=2,
     )  # fmt: skip
     tables = [md for md in outputs(nb, "text/markdown") if md.startswith("| lang |")]
     assert len(tables) == 2
@@ -164,7 +164,7 @@ def test_train_from_scratch(data, multi30k_small, tmp_path, monkeypatch):
     nb = execute(
         "04_train_from_scratch", monkeypatch, DATA=data, DATA_DIR=str(multi30k_small), OUT=str(tmp_path),
         TRAIN_ARGS=small,
-        CORPUS_ARGS=["--n-train", "3000", "--n-valid", "20", "--n-test", "20", "--n-gender-pairs", "20"],
+        CORPUS_ARGS=["--n_train", "3000", "--n_valid", "20", "--n_test", "20", "--n_gender_pairs", "20"],
     )  # fmt: skip
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["step"] == 30

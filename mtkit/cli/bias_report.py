@@ -23,24 +23,29 @@ from bias_eval.metrics import (
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
 from bias_eval.scoring import score_dataset
+from mtkit.cli.args import Parser
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
+from mtkit.flags import HelpFormatter, option
 
 EPILOG = """examples:
-  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --split dev --hyp-dir hyps/ --out reports/dev
-  %(prog)s --mtgeneval-dir ../shared/data/mt-geneval --langs de --model runs/demo/final --out reports/demo
-  %(prog)s --mtgeneval-dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
-  %(prog)s --data gendered.csv --hyp-dir hyps/ --out reports/csv
+  %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --split dev --hyp_dir hyps/ --out reports/dev
+  %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --target_langs de --model runs/demo/final --out reports/demo
+  %(prog)s --mtgeneval_dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
+  %(prog)s --data gendered.csv --hyp_dir hyps/ --out reports/csv
 
---hyp-dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
+--hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
 one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
-them when model, settings and sources are unchanged. Without --beam-size, --length-penalty,
---max-new-tokens and --prompt, --model decodes with the settings saved with the model
+them when model, settings and sources are unchanged. Without --num_beams, --length_penalty,
+--max_new_tokens and --prompt, --model decodes with the settings saved with the model
 (generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
 penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
+With --model a local model folder, its model card (README.md) gets the report's Gender bias section.
+Flags take underscores (as train.py and translate.py); the dashed spellings of earlier versions
+(--mtgeneval-dir, --beam-size, --max-new-tokens, --langs, ...) are still accepted.
 """
 
 
@@ -75,26 +80,31 @@ def _non_negative_float(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the report script."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bias_report.py",
         description="Gender-bias report for a translation model: BLEU and chrF per gender, their gap with a "
         "bootstrap CI, MT-GenEval gender accuracy and fair BLEU.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
-    data = parser.add_argument_group("data (give one of --mtgeneval-dir, --hub, --data)")
+    data = parser.add_argument_group("data (give one of --mtgeneval_dir, --hub, --data)")
     source = data.add_mutually_exclusive_group(required=True)
-    source.add_argument("--mtgeneval-dir", metavar="DIR", help="MT-GenEval in its repository layout")
+    source.add_argument(*option("mtgeneval_dir"), metavar="DIR", help="MT-GenEval in its repository layout")
     source.add_argument("--hub", action="store_true", help=f"MT-GenEval from the Hugging Face hub ({HUB_ID})")
     source.add_argument("--data", metavar="FILE", help="gendered parallel data as CSV or JSONL")
     data.add_argument("--split", choices=SPLITS, default="dev", help="MT-GenEval split (default: dev)")
-    data.add_argument("--langs", nargs="+", metavar="LANG", help="target languages (default: all present)")
+    data.add_argument(
+        *option("target_langs", "langs"),
+        nargs="+",
+        metavar="LANG",
+        help="target languages, by spaces or commas (default: all present)",
+    )
     data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
 
-    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp-dir)")
+    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp_dir)")
     which = hyp.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="DIR_OR_HUB_ID", help="translate the sources with this model")
-    which.add_argument("--hyp-dir", metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
+    which.add_argument(*option("hyp_dir"), metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
     hyp.add_argument(
         "--prompt",
         metavar="PRESET_OR_TEMPLATE",
@@ -102,16 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
         "{src_lang_name}: English; {language} = {lang_name}), or none; default: the model's prompt.json",
     )
     saved = "default: the model's generation_config.json"
-    hyp.add_argument("--beam-size", type=_count(1), help=f"beam size ({saved}, else {DEFAULTS['beam_size']})")
-    hyp.add_argument("--batch-size", type=_count(1), default=32, help="sentences per batch (default: 32)")
-    hyp.add_argument("--max-new-tokens", type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
-    hyp.add_argument("--length-penalty", type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
+    beams = f"beam size ({saved}, else {DEFAULTS['beam_size']})"
+    hyp.add_argument(*option("num_beams", "beam-size", "beam_size"), type=_count(1), help=beams)
+    hyp.add_argument(*option("batch_size"), type=_count(1), default=32, help="sentences per batch (default: 32)")
+    hyp.add_argument(*option("max_new_tokens"), type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
+    hyp.add_argument(*option("length_penalty"), type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
     hyp.add_argument(
-        "--max-len-a",
+        *option("max_len_a"),
         type=_non_negative_float,
         help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS['max_len_a']})",
     )
-    hyp.add_argument("--max-len-b", type=_count(0), help=f"see --max-len-a ({saved}, else {DEFAULTS['max_len_b']})")
+    hyp.add_argument(
+        *option("max_len_b"), type=_count(0), help=f"see --max_len_a ({saved}, else {DEFAULTS['max_len_b']})"
+    )
     hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
     hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
     hyp.add_argument(
@@ -124,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
     out.add_argument(
-        "--bootstrap-samples", type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
+        *option("bootstrap_samples"), type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
     )
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: 12345)")
     out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
@@ -134,12 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
 def load_data(args: argparse.Namespace) -> GenderedData:
     """The data set the arguments name."""
     if args.context and args.data:
-        raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval-dir or --hub)")
+        raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval_dir or --hub)")
     if args.mtgeneval_dir:
-        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.langs, context=args.context)
+        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
     if args.hub:
-        return load_hub(args.split, args.langs, context=args.context)
-    return load_table(Path(args.data), args.langs)
+        return load_hub(args.split, args.target_langs, context=args.context)
+    return load_table(Path(args.data), args.target_langs)
 
 
 def describe_generation(model: str, settings: GenerationSettings) -> str:
@@ -156,23 +169,23 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
     """The command line that rebuilds this report, every decoding setting spelled out as it was used."""
     parts = ["python", "scripts/bias_report.py"]
     if args.mtgeneval_dir:
-        parts += ["--mtgeneval-dir", args.mtgeneval_dir, "--split", args.split]
+        parts += ["--mtgeneval_dir", args.mtgeneval_dir, "--split", args.split]
     elif args.hub:
         parts += ["--hub", "--split", args.split]
     else:
         parts += ["--data", args.data]
-    if args.langs:
-        parts += ["--langs", *sorted(set(args.langs))]
+    if args.target_langs:
+        parts += ["--target_langs", *sorted(set(args.target_langs))]
     parts += ["--context"] if args.context else []
     if settings is None:
-        parts += ["--hyp-dir", args.hyp_dir]
+        parts += ["--hyp_dir", args.hyp_dir]
     else:
         parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
-        parts += ["--beam-size", str(settings.beam_size), "--length-penalty", str(settings.length_penalty)]
-        parts += ["--max-new-tokens", str(settings.max_new_tokens), "--batch-size", str(settings.batch_size)]
-        parts += ["--max-len-a", str(settings.max_len_a), "--max-len-b", str(settings.max_len_b)]
+        parts += ["--num_beams", str(settings.beam_size), "--length_penalty", str(settings.length_penalty)]
+        parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
+        parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
         parts += ["--dtype", settings.dtype, "--engine", settings.engine]
-    parts += ["--out", args.out, "--bootstrap-samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
+    parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
     return shlex.join(parts)
 
@@ -274,13 +287,15 @@ def file_pairs(args: argparse.Namespace, data: GenderedData) -> dict[str, dict[s
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
     args = build_parser().parse_args(argv)
+    if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
+        args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out: {out} exists and is not a directory")
     if args.hyp_dir:
-        for flag in ("prompt", "beam_size", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
+        for flag in ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
             if getattr(args, flag) is not None:
-                raise UserError(f"--{flag.replace('_', '-')}: only used with --model")
+                raise UserError(f"--{flag}: only used with --model")
     data = load_data(args)
     settings, origins = None, None
     if args.hyp_dir:

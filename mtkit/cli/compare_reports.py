@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bias_eval.compare import compare, describe_sources, load_metrics, render_html, render_markdown
 from bias_eval.report import write_report
+from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 
 
@@ -21,7 +22,7 @@ def parse_names(value: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scripts/compare_reports.py``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="compare_reports.py",
         description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
         "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs.",

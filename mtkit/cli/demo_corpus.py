@@ -1,4 +1,4 @@
-"""``scripts/demo_corpus.py OUT_DIR [--seed N] [--n-train N] [--n-valid N] [--n-test N] [--n-gender-pairs N]``."""
+"""``scripts/demo_corpus.py OUT_DIR [--seed N] [--n_train N] [--n_valid N] [--n_test N] [--n_gender_pairs N]``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from mtkit.cli.args import Parser
 from mtkit.demo.corpus import write_demo_corpus
+from mtkit.flags import option
 
 
 def _count(text: str) -> int:
@@ -26,11 +27,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = Parser(description="Seeded English→Spanish demo corpus with a deliberate, documented gender skew.")
     p.add_argument("out_dir", metavar="OUT_DIR", help="directory to write the corpus into")
     p.add_argument("--seed", type=int, metavar="N", default=0, help="random seed (default: 0)")
-    p.add_argument("--n-train", type=_count, metavar="N", default=40000, help="training pairs (default: 40000)")
-    p.add_argument("--n-valid", type=_count, metavar="N", default=500, help="validation pairs (default: 500)")
-    p.add_argument("--n-test", type=_count, metavar="N", default=500, help="test pairs (default: 500)")
+    p.add_argument(*option("n_train"), type=_count, metavar="N", default=40000, help="training pairs (default: 40000)")
+    p.add_argument(*option("n_valid"), type=_count, metavar="N", default=500, help="validation pairs (default: 500)")
+    p.add_argument(*option("n_test"), type=_count, metavar="N", default=500, help="test pairs (default: 500)")
     p.add_argument(
-        "--n-gender-pairs",
+        *option("n_gender_pairs"),
         type=_count,
         metavar="N",
         default=500,

@@ -162,7 +162,7 @@ def mtgeneval_rows(data: GenderedData) -> Dataset:
 def _load_mtgeneval(cfg: DataConfig, split: str, split_flag: str) -> Dataset:
     """One MT-GenEval split as rows; bias_eval's flags in its errors renamed to this script's."""
     lang_flag = "--target_langs" if cfg.target_langs else "--target_lang"
-    flags = {"--split:": f"{split_flag}:", "--langs:": f"{lang_flag}:", "--mtgeneval-dir:": "--mtgeneval_dir:"}
+    flags = {"--split:": f"{split_flag}:", "--target_langs:": f"{lang_flag}:"}
     try:
         return mtgeneval_rows(load_mtgeneval(Path(cfg.mtgeneval_dir), split, cfg.languages()))
     except UserError as err:

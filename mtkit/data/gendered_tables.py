@@ -97,7 +97,7 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     wanted = sorted(set(langs)) if langs else present
     for lang in wanted:
         if lang not in grouped:
-            raise UserError(f"--langs: language {lang!r} not in {path} (present: {' '.join(present)})")
+            raise UserError(f"--target_langs: language {lang!r} not in {path} (present: {' '.join(present)})")
     languages = {}
     for lang in wanted:
         sides = {}

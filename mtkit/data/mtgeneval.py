@@ -22,12 +22,12 @@ from mtkit.textio import read_lines
 def mtgeneval_root(directory: Path) -> Path:
     """The folder holding ``sentences/`` (the repository's ``data/`` folder or the folder itself)."""
     if not directory.is_dir():
-        raise UserError(f"--mtgeneval-dir: {directory} is not a directory")
+        raise UserError(f"--mtgeneval_dir: {directory} is not a directory")
     for candidate in (directory, directory / "data"):
         if (candidate / "sentences").is_dir():
             return candidate
     raise UserError(
-        f"--mtgeneval-dir: {directory} has no sentences/ folder "
+        f"--mtgeneval_dir: {directory} has no sentences/ folder "
         "(expected the MT-GenEval layout sentences/<split>/geneval-sentences-<gender>-<split>.en_<lang>.*)"
     )
 
@@ -141,7 +141,7 @@ def load_mtgeneval(
         if lang not in present:
             available = " ".join(present)
             raise UserError(
-                f"--langs: language {lang!r} not present for split {split} in {root} (available: {available})"
+                f"--target_langs: language {lang!r} not present for split {split} in {root} (available: {available})"
             )
     languages = {lang: _load_mtgeneval_language(root, split, lang, context) for lang in sorted(set(wanted))}
     return GenderedData(name=f"MT-GenEval {split} ({root})", split=split, languages=languages)

@@ -72,7 +72,7 @@ def load_hub(
     wanted = sorted(set(langs)) if langs else list(HUB_LANGS)
     for lang in wanted:
         if lang not in HUB_LANGS:
-            raise UserError(f"--langs: language {lang!r} not in {hub_id} (available: {' '.join(HUB_LANGS)})")
+            raise UserError(f"--target_langs: language {lang!r} not in {hub_id} (available: {' '.join(HUB_LANGS)})")
     languages = {}
     for lang in wanted:
         rows = _hub_rows(hub_id, f"sentences_en_{lang}", HUB_SPLITS[split])

@@ -171,8 +171,8 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
     hyps = reference_hyps(small_geneval, ("de", "es"), "test", lambda g: "masculine")
     out = tmp_path / "report"
     status, stdout, err = run_cli(
-        *("--mtgeneval-dir", str(small_geneval), "--split", "test", "--out", str(out)),
-        *("--hyp-dir", str(write_hyps(tmp_path / "h", hyps)), "--bootstrap-samples", "100"),
+        *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--out", str(out)),
+        *("--hyp_dir", str(write_hyps(tmp_path / "h", hyps)), "--bootstrap_samples", "100"),
     )
     assert status == 0, err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))

@@ -51,17 +51,17 @@ def full_report(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) 
     hyp_dir = write_hyps(tmp / "hyps", reference_hyps(shared_geneval, LANGS, "dev", lambda g: "masculine"))
     out = tmp / "report"
     proc = bias_report(
-        "--mtgeneval-dir",
+        "--mtgeneval_dir",
         str(shared_geneval),
         "--split",
         "dev",
-        "--langs",
+        "--target_langs",
         *LANGS,
-        "--hyp-dir",
+        "--hyp_dir",
         str(hyp_dir),
         "--out",
         str(out),
-        "--bootstrap-samples",
+        "--bootstrap_samples",
         "300",
         "--seed",
         "7",
@@ -161,33 +161,33 @@ def test_html_well_formed_with_embedded_images(full_report: tuple[Path, str]) ->
 def test_help_is_clean() -> None:
     proc = bias_report("--help")
     assert proc.returncode == 0 and proc.stderr == ""
-    for flag in ("--mtgeneval-dir", "--hyp-dir", "--model", "--bootstrap-samples"):
+    for flag in ("--mtgeneval_dir", "--hyp_dir", "--model", "--bootstrap_samples"):
         assert flag in proc.stdout
 
 
 def test_error_from_the_script_is_one_line(small_geneval: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = bias_report(
-        "--mtgeneval-dir",
+        "--mtgeneval_dir",
         str(small_geneval),
         "--split",
         "test",
-        "--hyp-dir",
+        "--hyp_dir",
         str(tmp_path / "nohyps"),
         "--out",
         str(out),
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: --hyp-dir:")
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: --hyp_dir:")
     assert not out.exists()
 
 
 def test_hub_is_unreachable_offline(tmp_path: Path) -> None:
     proc = bias_report(
         "--hub",
-        "--langs",
+        "--target_langs",
         "de",
-        "--hyp-dir",
+        "--hyp_dir",
         str(tmp_path),
         "--out",
         str(tmp_path / "o"),
@@ -218,11 +218,11 @@ def _assert_clean_failure(status: int, err: str, out_dir: Path, *fragments: str)
 
 def _geneval_args(root: Path, hyps: Path, out: Path, *extra: str) -> list[str]:
     return [
-        "--mtgeneval-dir",
+        "--mtgeneval_dir",
         str(root),
         "--split",
         "test",
-        "--hyp-dir",
+        "--hyp_dir",
         str(hyps),
         "--out",
         str(out),
@@ -234,7 +234,7 @@ def test_good_small_run_then_bad_runs_leave_it_untouched(
     run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "report"
-    status, stdout, _ = run_cli(*_geneval_args(small_geneval, good_hyps, out, "--bootstrap-samples", "50"))
+    status, stdout, _ = run_cli(*_geneval_args(small_geneval, good_hyps, out, "--bootstrap_samples", "50"))
     assert status == 0 and "macro" in stdout
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert set(before) == {"metrics.json", "report.md", "report.html", "de.details.jsonl", "es.details.jsonl"}
@@ -278,8 +278,8 @@ def test_missing_hyp_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_pat
 
 
 def test_language_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
-    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o", "--langs", "de", "fr"))
-    _assert_clean_failure(status, err, tmp_path / "o", "--langs", "'fr'", "available: de es")
+    status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, tmp_path / "o", "--target_langs", "de", "fr"))
+    _assert_clean_failure(status, err, tmp_path / "o", "--target_langs", "'fr'", "available: de es")
 
 
 def test_split_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
@@ -297,7 +297,7 @@ def test_context_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_
 def test_bad_gender_in_data_file(run_cli, tmp_path: Path) -> None:
     data = tmp_path / "data.csv"
     data.write_text("source,reference,gender,language\nA.,B.,f,es\nC.,D.,neutral,es\n", encoding="utf-8")
-    status, _, err = run_cli("--data", str(data), "--hyp-dir", str(tmp_path), "--out", str(tmp_path / "o"))
+    status, _, err = run_cli("--data", str(data), "--hyp_dir", str(tmp_path), "--out", str(tmp_path / "o"))
     _assert_clean_failure(status, err, tmp_path / "o", str(data), "line 3", "'neutral'")
 
 
@@ -336,11 +336,11 @@ def test_data_file_report(run_cli, tmp_path: Path) -> None:
     status, stdout, err = run_cli(
         "--data",
         str(data),
-        "--hyp-dir",
+        "--hyp_dir",
         str(hyps),
         "--out",
         str(tmp_path / "o"),
-        "--bootstrap-samples",
+        "--bootstrap_samples",
         "100",
     )
     assert status == 0, err
@@ -363,8 +363,8 @@ def test_context_subset_report(run_cli, shared_geneval: Path, tmp_path: Path) ->
     hyp_dir = write_hyps(tmp_path / "h", hyps)
     out = tmp_path / "o"
     status, stdout, err = run_cli(
-        *("--mtgeneval-dir", str(root), "--hyp-dir", str(hyp_dir), "--out", str(out), "--context"),
-        *("--bootstrap-samples", "50"),
+        *("--mtgeneval_dir", str(root), "--hyp_dir", str(hyp_dir), "--out", str(out), "--context"),
+        *("--bootstrap_samples", "50"),
     )
     assert status == 0, err
     assert "acc context" in stdout

@@ -68,7 +68,7 @@ def test_metric_matches_report_figures(metric, shared_geneval: Path) -> None:
     assert 50 < expected_fair < 99  # damaged feminine output: a gap, but far from 0
     assert out["fair_bleu"] == pytest.approx(expected_fair, abs=1e-9)
     assert report["fair_bleu"] == pytest.approx(expected_fair, abs=1e-9)
-    assert report["bleu_gap_ci95"] is None  # --bootstrap-samples 0
+    assert report["bleu_gap_ci95"] is None  # --bootstrap_samples 0
 
 
 def test_metric_rejects_unknown_gender(metric, shared_geneval: Path) -> None:

@@ -52,23 +52,23 @@ def tiny_model(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -
 def test_model_report_and_cache(run_cli, small_geneval: Path, tiny_model: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     args = [
-        "--mtgeneval-dir",
+        "--mtgeneval_dir",
         str(small_geneval),
         "--split",
         "test",
-        "--langs",
+        "--target_langs",
         "es",
         "--model",
         str(tiny_model),
         "--out",
         str(out),
-        "--beam-size",
+        "--num_beams",
         "2",
-        "--max-new-tokens",
+        "--max_new_tokens",
         "6",
-        "--batch-size",
+        "--batch_size",
         "16",
-        "--bootstrap-samples",
+        "--bootstrap_samples",
         "50",
         "--device",
         "cpu",
@@ -100,9 +100,9 @@ def test_long_sources_fit_the_model(run_cli, small_geneval: Path, tiny_model: Pa
     """Sources longer than the model's 22 positions are truncated and generation is capped: no crash."""
     out = tmp_path / "report"
     status, _, err = run_cli(
-        *("--mtgeneval-dir", str(small_geneval), "--split", "test", "--langs", "de"),
-        *("--model", str(tiny_model), "--out", str(out), "--beam-size", "1"),
-        *("--bootstrap-samples", "20", "--device", "cpu"),
+        *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"),
+        *("--model", str(tiny_model), "--out", str(out), "--num_beams", "1"),
+        *("--bootstrap_samples", "20", "--device", "cpu"),
     )
     assert status == 0, err
     assert "warning: max_new_tokens 256 (default) exceeds the model's 22 positions; using 22" in err
@@ -114,7 +114,7 @@ def test_long_sources_fit_the_model(run_cli, small_geneval: Path, tiny_model: Pa
 
 
 def test_bad_model_or_prompt(run_cli, small_geneval: Path, tmp_path: Path) -> None:
-    base = ["--mtgeneval-dir", str(small_geneval), "--split", "test", "--out", str(tmp_path / "o")]
+    base = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--out", str(tmp_path / "o")]
     status, _, err = run_cli(*base, "--model", str(tmp_path))
     assert status == 2 and "--model:" in err and "no config.json" in err
     status, _, err = run_cli(*base, "--model", str(tmp_path), "--prompt", "translate to {language}")
@@ -155,8 +155,8 @@ def tuned_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tuple[dict, str]:
     status, _, err = run_cli(
-        *("--mtgeneval-dir", str(geneval), "--split", "test", "--langs", "es", "--model", str(model)),
-        *("--out", str(out), "--bootstrap-samples", "20", "--device", "cpu", *extra),
+        *("--mtgeneval_dir", str(geneval), "--split", "test", "--target_langs", "es", "--model", str(model)),
+        *("--out", str(out), "--bootstrap_samples", "20", "--device", "cpu", *extra),
     )
     assert status == 0, err
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"], err
@@ -181,7 +181,7 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
         "prompt": str(tuned_model / "prompt.json"),
     }
     command = config["command"]
-    assert "--beam-size 3 --length-penalty 0.6 --max-new-tokens 7" in command
+    assert "--num_beams 3 --length_penalty 0.6 --max_new_tokens 7" in command
     assert "--prompt 'translate {src_lang_name} to {lang_name}: {source}'" in command
     md = (out / "report.md").read_text(encoding="utf-8")
     assert command in md and "beam 3, length penalty 0.6, at most 7 new tokens" in md
@@ -204,8 +204,8 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
 def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
     from mtkit.decode.generate import Translator
 
-    flags = ("--beam-size", "2", "--length-penalty", "1.3", "--max-new-tokens", "5", "--max-len-a", "0")
-    flags += ("--max-len-b", "3", "--prompt", "{language}: {source}")
+    flags = ("--num_beams", "2", "--length_penalty", "1.3", "--max_new_tokens", "5", "--max_len_a", "0")
+    flags += ("--max_len_b", "3", "--prompt", "{language}: {source}")
     config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "a", *flags)
     hypotheses = config["hypotheses"]
     generation = hypotheses["generation"]
@@ -213,16 +213,16 @@ def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_m
     assert (generation["max_len_a"], generation["max_len_b"]) == (0, 3)
     assert hypotheses["prompts"] == {"es": "Spanish: {source}"}  # the older {language} placeholder
     assert hypotheses["settings_from"] == {
-        "beam_size": "--beam-size",
-        "length_penalty": "--length-penalty",
-        "max_new_tokens": "--max-new-tokens",
-        "max_len_a": "--max-len-a",
-        "max_len_b": "--max-len-b",
+        "beam_size": "--num_beams",
+        "length_penalty": "--length_penalty",
+        "max_new_tokens": "--max_new_tokens",
+        "max_len_a": "--max_len_a",
+        "max_len_b": "--max_len_b",
         "prompt": "--prompt",
     }
-    assert "--beam-size 2 --length-penalty 1.3 --max-new-tokens 5" in config["command"]
-    assert "--max-len-a 0.0 --max-len-b 3" in config["command"]
-    # decoded with the bound the flags give (3 tokens here, the 5 of --max-new-tokens otherwise)
+    assert "--num_beams 2 --length_penalty 1.3 --max_new_tokens 5" in config["command"]
+    assert "--max_len_a 0.0 --max_len_b 3" in config["command"]
+    # decoded with the bound the flags give (3 tokens here, the 5 of --max_new_tokens otherwise)
     prompted = [f"Spanish: {s}" for s in read_plain(geneval_file(small_geneval, "es", "feminine", "en", "test"))]
     translator = Translator(str(tuned_model), device="cpu")
     options = {"beam_size": 2, "length_penalty": 1.3, "max_new_tokens": 5}
@@ -244,7 +244,7 @@ def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_m
 def test_without_saved_settings_the_defaults_are_used(
     run_cli, small_geneval: Path, tiny_model: Path, tmp_path: Path
 ) -> None:
-    config, err = _run_es(run_cli, small_geneval, tiny_model, tmp_path / "o", "--max-new-tokens", "6")
+    config, err = _run_es(run_cli, small_geneval, tiny_model, tmp_path / "o", "--max_new_tokens", "6")
     generation = config["hypotheses"]["generation"]
     assert (generation["beam_size"], generation["length_penalty"]) == (4, 1.0)
     assert config["hypotheses"]["settings_from"]["beam_size"] == "default"
@@ -255,8 +255,9 @@ def test_prompt_saved_for_other_languages_warns(
     run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path
 ) -> None:
     status, _, err = run_cli(
-        *("--mtgeneval-dir", str(small_geneval), "--split", "test", "--langs", "de", "--model", str(tuned_model)),
-        *("--out", str(tmp_path / "o"), "--bootstrap-samples", "0", "--device", "cpu"),
+        *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"),
+        *("--model", str(tuned_model)),
+        *("--out", str(tmp_path / "o"), "--bootstrap_samples", "0", "--device", "cpu"),
     )
     assert status == 0, err
     assert "warning: the prompt was saved for es; also used for de" in err
@@ -264,17 +265,17 @@ def test_prompt_saved_for_other_languages_warns(
 
 def test_generation_flags_need_a_model(run_cli, small_geneval: Path, tmp_path: Path) -> None:
     args = [
-        "--mtgeneval-dir",
+        "--mtgeneval_dir",
         str(small_geneval),
         "--split",
         "test",
-        "--hyp-dir",
+        "--hyp_dir",
         str(tmp_path),
         "--out",
         str(tmp_path / "o"),
     ]
-    status, _, err = run_cli(*args, "--length-penalty", "0.6")
-    assert status == 2 and err.strip() == "error: --length-penalty: only used with --model"
+    status, _, err = run_cli(*args, "--length_penalty", "0.6")
+    assert status == 2 and err.strip() == "error: --length_penalty: only used with --model"
     assert not (tmp_path / "o").exists()
 
 
@@ -304,11 +305,11 @@ def test_ct2_engine_gives_the_same_hypotheses(run_cli, small_geneval: Path, tune
     from mtkit.export.ct2 import export_ct2
 
     ct2 = export_ct2(tuned_model, tmp_path / "ct2", "float32")
-    config, _ = _run_es(run_cli, small_geneval, ct2, tmp_path / "ct2-report", "--engine", "ct2", "--beam-size", "1")
+    config, _ = _run_es(run_cli, small_geneval, ct2, tmp_path / "ct2-report", "--engine", "ct2", "--num_beams", "1")
     assert "--engine ct2" in config["command"]
     assert config["hypotheses"]["prompts"] == {"es": "translate English to Spanish: {source}"}
     assert config["hypotheses"]["generation"]["max_new_tokens"] == 7  # carried over from the model
-    _run_es(run_cli, small_geneval, tuned_model, tmp_path / "hf-report", "--beam-size", "1")
+    _run_es(run_cli, small_geneval, tuned_model, tmp_path / "hf-report", "--num_beams", "1")
     for gender in ("feminine", "masculine"):
         name = f"hyps/es.{gender}.txt"
         hf = (tmp_path / "hf-report" / name).read_text(encoding="utf-8")

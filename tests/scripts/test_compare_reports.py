@@ -64,8 +64,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         report = tmp / f"report_{name}"
         res = run_script(
             "bias_report.py",
-            *("--mtgeneval-dir", str(MTGENEVAL), "--split", "dev", "--langs", *LANGS),
-            *("--hyp-dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap-samples", "200"),
+            *("--mtgeneval_dir", str(MTGENEVAL), "--split", "dev", "--target_langs", *LANGS),
+            *("--hyp_dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap_samples", "200"),
         )
         assert res.returncode == 0, res.stderr[-2000:]
         out.append(report)
