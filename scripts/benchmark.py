@@ -18,6 +18,19 @@ int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, 
     python scripts/benchmark.py translate --model runs/multi30k_en_de_small/final \\
         --source ../shared/data/multi30k/test_2016_flickr.en.gz \\
         --reference ../shared/data/multi30k/test_2016_flickr.de.gz
+
+``preprocess``: this toolkit's streamed preprocessing against ``run_translation.py``'s (lists of lines,
+``Dataset.from_dict``, ``Dataset.map(batched=True, num_proc=N)``) with the same tokenizer and workers::
+
+    python scripts/benchmark.py preprocess --source runs/benchmark_scale/corpus-2000000/train.en \
+        --target runs/benchmark_scale/corpus-2000000/train.de --tokenizer runs/benchmark_scale/run-2000000/tokenizer
+
+``scale``: preprocessing and training memory against corpus size (Multi30k repeated to N pairs), one and two
+training processes on the same cache; other flags are recipe keys::
+
+    python scripts/benchmark.py scale --pairs 500000,2000000,4500000 --model transformer-small --vocab_size 37000 \
+        --tokenizer_train_samples 500000 --preprocessing_num_workers 2 --max_tokens 4096 --max_steps 3 \
+        --eval_max_samples 8 --max_new_tokens 4
 """
 
 from __future__ import annotations
@@ -27,6 +40,8 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks import preprocess as preprocess_bench
+from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
 from benchmarks import translation as translation_bench
 
@@ -55,6 +70,20 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--steps", type=int, default=20, help="timed updates per system")
     tr.add_argument("--warmup", type=int, default=3, help="untimed updates first (at least 1)")
     tr.add_argument("--json", help="also write the record to this file")
+    pp = sub.add_parser(
+        "preprocess", help="streamed preprocessing vs datasets.map: seconds, memory", allow_abbrev=False
+    )
+    pp.add_argument("--source", required=True, help="source side of the training split, one sentence per line")
+    pp.add_argument("--target", required=True, help="its target side (the language is the file's last suffix)")
+    pp.add_argument("--tokenizer", required=True, help="a saved tokenizer folder (a run's tokenizer/ or final/)")
+    pp.add_argument("--workers", type=int, default=2, help="tokenization processes for both systems")
+    pp.add_argument("--max_length", type=int, default=256, help="truncation length of both sides")
+    pp.add_argument("--json", help="also write the record to this file")
+    sc = sub.add_parser("scale", help="preprocess and training memory against corpus size", allow_abbrev=False)
+    sc.add_argument("--multi30k", default="../shared/data/multi30k", help="Multi30k folder the corpora repeat")
+    sc.add_argument("--pairs", default="500000,2000000,4500000", help="corpus sizes, comma-separated")
+    sc.add_argument("--work", default="runs/benchmark_scale", help="folder for corpora, caches and runs")
+    sc.add_argument("--json", help="also write the record to this file")
     q = sub.add_parser("quality", help="the toolkit vs Seq2SeqTrainer: test BLEU after equal time", allow_abbrev=False)
     q.add_argument("--minutes", type=float, default=10, help="training time for each system")
     q.add_argument("--json", help="also write the record to this file")
@@ -113,11 +142,43 @@ def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[lis
     return records, translation_bench.COLUMNS, settings
 
 
+def preprocess_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    if flags:
+        raise UserError(f"unrecognized arguments: {' '.join(flags)}")
+    if args.workers < 1 or args.max_length < 1:
+        raise UserError("--workers and --max_length: must be at least 1")
+    for flag in ("source", "target", "tokenizer"):
+        if not Path(getattr(args, flag)).exists():
+            raise UserError(f"--{flag} {getattr(args, flag)}: not found")
+    paths = [Path(args.source), Path(args.target), Path(args.tokenizer)]
+    records = preprocess_bench.run(*paths, args.workers, args.max_length)
+    return records, preprocess_bench.COLUMNS, {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")}
+
+
+def scale_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    try:
+        sizes = [int(x) for x in args.pairs.split(",")]
+    except ValueError:
+        raise UserError(f"--pairs: expected comma-separated integers, got {args.pairs!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise UserError("--pairs: every size must be at least 1")
+    if not Path(args.multi30k, "train.en.gz").is_file():
+        raise UserError(f"--multi30k {args.multi30k}: no train.en.gz there")
+    records = scale_bench.run(Path(args.multi30k).resolve(), Path(args.work).resolve(), sizes, flags)
+    return records, scale_bench.COLUMNS, {"pairs": sizes, "flags": flags}
+
+
 @cli_entry
 def main(argv: list[str] | None = None) -> None:
     """Run one benchmark; print its table and its JSON record (one line), also written to ``--json``."""
     args, flags = parser().parse_known_args(argv)
-    benchmark = {"train": train_benchmark, "quality": quality_benchmark, "translate": translate_benchmark}
+    benchmark = {
+        "train": train_benchmark,
+        "quality": quality_benchmark,
+        "translate": translate_benchmark,
+        "preprocess": preprocess_benchmark,
+        "scale": scale_benchmark,
+    }
     records, columns, settings = benchmark[args.benchmark](args, flags)
     record = json.dumps({"settings": settings | {"command": " ".join(sys.argv)}, "systems": records})
     print(markdown_table(records, columns) + "\n" + record)

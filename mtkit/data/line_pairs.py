@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from datasets import Dataset
+from datasets.table import MemoryMappedTable
 from filelock import FileLock
 
 from mtkit.errors import UserError
@@ -52,7 +53,8 @@ def load_line_pairs(source: Path, target: Path, lang: str, skip_empty: bool = Fa
     ``lang``), from the cache when both files are unchanged."""
     folder = cache_folder()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"pairs-{_key(source, target, lang, skip_empty)}.arrow"
+    key = _key(source, target, lang, skip_empty)
+    path = folder / f"pairs-{key}.arrow"
     with FileLock(f"{path}.lock"):
         if not path.is_file():
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -61,7 +63,9 @@ def load_line_pairs(source: Path, target: Path, lang: str, skip_empty: bool = Fa
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-    return Dataset.from_file(str(path))
+    # The fingerprint (which keys the tokenized cache) follows the files, not where this cache lies: every node of a
+    # cluster finds the tokenized splits that scripts/preprocess.py wrote to the shared --output_dir.
+    return Dataset(MemoryMappedTable.from_file(str(path)), fingerprint=f"mtkit-pairs-{key}")
 
 
 def _write(source: Path, target: Path, lang: str, skip_empty: bool, out: Path) -> None:

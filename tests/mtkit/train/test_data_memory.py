@@ -3,11 +3,15 @@ arrays, never as Python objects, so a process's own memory does not grow with th
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import datasets
-from testing_utils import (
-    FAST_RUN,
-    train_in_process,
-)
+import psutil
+from testing_utils import BIN, FAST_RUN, MULTI30K, OFFLINE_ENV, REPO, launch_command, read_gz_lines, train_in_process
 
 #: Dataset methods that turn rows or columns into Python objects (Arrow and numpy formats are let through).
 MATERIALISING = ("__getitem__", "__iter__", "to_list", "to_dict", "to_pandas", "to_polars")
@@ -59,3 +63,58 @@ def test_a_folder_corpus_is_memory_mapped_from_one_arrow_file_per_split(multi30k
     assert again.cache_files == train.cache_files  # the second load reuses the file
     sources = (multi30k_small / "train.en").read_text(encoding="utf-8").splitlines()
     assert train.with_format("arrow")[:]["source"].to_pylist() == sources
+
+
+def anonymous_mib(pid: int) -> int:
+    """A process's own memory (anonymous pages: heap, Python objects, tensors), not the files it maps."""
+    text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith("Anonymous:"))) // 1024
+
+
+def two_process_peak(data: Path, out: Path) -> list[int]:
+    """Preprocess ``data`` in this process, then train 2 DDP processes on the cache for 2 updates, sampling each
+    training process's anonymous memory; its peak per process."""
+    from mtkit.config import parse_config
+    from mtkit.data.preprocess import preprocess
+
+    flags = [
+        "--data_dir", str(data), *FAST_RUN, "--test_split", "none", "--vocab_size", "2000",
+        "--tokenizer_train_samples", "5000", "--max_steps", "2", "--eval_steps", "2", "--eval_max_samples", "2",
+        "--max_new_tokens", "2", "--output_dir", str(out),
+        # batches of one shape whatever the corpus (8 pairs cut to 16 tokens): equal activation memory in both runs
+        "--max_sentences", "8", "--max_source_length", "16", "--max_target_length", "16",
+    ]  # fmt: skip
+    preprocess(parse_config(flags))
+    env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"]}
+    proc = subprocess.Popen(launch_command("cpu_ddp", *flags, processes=None), cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    peaks: dict[int, int] = {}
+    launcher = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        for child in launcher.children(recursive=True):  # the training processes, not the launcher
+            try:
+                if any(part.endswith("train.py") for part in child.cmdline()):
+                    peaks[child.pid] = max(peaks.get(child.pid, 0), anonymous_mib(child.pid))
+            except (OSError, psutil.Error, StopIteration):
+                continue
+        time.sleep(0.1)
+    assert proc.returncode == 0, proc.stderr.read()[-3000:]
+    return sorted(peaks.values())[-2:]
+
+
+def test_two_processes_on_a_cached_corpus_do_not_each_hold_a_copy_of_it(tmp_path):
+    """40 times the training data costs each of two training processes less own memory than half of what one
+    copy of that data as Python strings would take: the corpus stays in the shared, memory-mapped cache."""
+    lines = {lang: read_gz_lines(MULTI30K / f"train.{lang}.gz", 5000) for lang in ("en", "de")}
+    peaks = {}
+    for pairs in (5000, 200_000):
+        data = tmp_path / f"corpus{pairs}"
+        data.mkdir()
+        for split, n in (("train", pairs), ("val", 64)):
+            for lang, sentences in lines.items():
+                text = "".join(sentences[i % len(sentences)] + "\n" for i in range(n))
+                (data / f"{split}.{lang}").write_text(text, encoding="utf-8")
+        peaks[pairs] = two_process_peak(data, tmp_path / f"run{pairs}")
+    copy_mib = sum(sys.getsizeof(s) for side in lines.values() for s in side) * 40 / 2**20  # 200,000 pairs
+    growth = [big - small for big, small in zip(peaks[200_000], peaks[5000])]
+    assert len(growth) == 2 and max(growth) < copy_mib / 2, (peaks, copy_mib)
