@@ -63,7 +63,7 @@ def run(
     ]
     with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
         for kind in ct2_types:
-            ct2 = CT2Translator(export_ct2(model, Path(tmp) / kind, kind), device="cpu", threads=threads)
+            ct2 = CT2Translator(export_ct2(model, Path(tmp) / kind, kind), device=hf.device.type, threads=threads)
             systems.append((f"ctranslate2 {kind}", lambda s, t=ct2: t.translate(s, **options)))
         records = []
         for name, translate in systems:
