@@ -2,7 +2,8 @@
 
 Steps, each a fresh process with its own time limit, so that one failure costs only itself:
 
-1. ``gpu-tests``: the tests marked ``gpu`` (what ``make test-gpu`` runs);
+1. ``torch-api``: the PyTorch behaviour the toolkit relies on, on the image's own torch (``tests/test_torch_api.py``);
+   ``gpu-tests``: the tests marked ``gpu`` (what ``make test-gpu`` runs);
 2. ``base-bf16`` / ``base-bf16-compiled``: ``scripts/benchmark_step.py``, transformer-base in bf16 at ~25k tokens per
    update, without and with ``--torch_compile``;
 3. ``flan-t5-base-zero3`` / ``flan-t5-xl-zero3`` (each also ``-gc``, with gradient checkpointing): flan-t5's shapes
@@ -76,6 +77,7 @@ def steps(data: Path, out: Path, smoke: bool, translate_model: str | None) -> li
     zero3 = [py, "-m", "accelerate.commands.launch", "--config_file", "accelerate_configs/deepspeed_zero3.yaml",
              "--num_processes", "1", "--mixed_precision", precision, "scripts/benchmark_step.py"]  # fmt: skip
     found = [
+        Step("torch-api", [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_torch_api.py"], 120, False),
         Step("gpu-tests", [py, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "tests"], 240),
         Step(
             "base-bf16",

@@ -30,16 +30,21 @@ fi
 printf '%s\\n' localhost 127.0.0.1
 """
 
-#: `srun [--options=...] CMD ARGS...`: CMD once per node, all in parallel, each with its own SLURM_NODEID (as real
-#: srun sets it in every task); output lines labelled with the task like `srun --label`. As with
+#: `srun [--options=...] CMD ARGS...`: CMD once per node (of --nodes=N when given, else of the allocation), all in
+#: parallel, each with its own SLURM_NODEID (as real srun sets it in every task); output lines labelled with the
+#: task like `srun --label`. As with
 #: `--kill-on-bad-exit=1`, the first task to fail ends the others (each task is its own process group). Like real
 #: srun, it passes SIGTERM on to every task.
 SRUN = """#!/bin/bash
 set -m
-while [[ "${1:-}" == -* ]]; do shift; done
+nodes=$SLURM_NNODES
+while [[ "${1:-}" == -* ]]; do
+    [[ "$1" == --nodes=* ]] && nodes=${1#--nodes=}
+    shift
+done
 pids=()
 trap 'for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done' TERM
-for ((node = 0; node < SLURM_NNODES; node++)); do
+for ((node = 0; node < nodes; node++)); do
     if (( node > 0 )); then  # one machine plays every node: let node 0 host the rendezvous port first
         for _ in $(seq 600); do (: < "/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.2; done
     fi
@@ -150,6 +155,9 @@ def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_ba
     for node in (0, 1):
         assert re.search(rf"^{node}: .*rdzv_endpoint\s*: localhost:{port}$", log, re.M), log[-4000:]
     assert "2 process(es)" in log
+    # the first job step preprocessed once, on one node, and the training processes read what it wrote
+    assert len(re.findall(r"^0: preprocessed train 3000, validation 64 pairs into ", log, re.M)) == 1, log[-4000:]
+    assert not re.search(r"^1: preprocessed", log, re.M) and "tokenizing train" not in log.split("preprocessed")[-1]
     if launcher == "multi_node_p5":
         assert "DEEPSPEED" in log
     ckpt = out / "checkpoints" / "checkpoint_last"
