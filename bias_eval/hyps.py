@@ -51,10 +51,11 @@ def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
 
 
 def model_fingerprint(model: str) -> dict[str, object]:
-    """What identifies the model: a hub id, or a folder with its files' names, sizes and times."""
+    """What identifies the model: a hub id, or a folder with its files' names, sizes and times (its model card left
+    out: the report rewrites it, and it does not change a translation)."""
     path = Path(model)
     if path.is_dir():
-        stats = [(p.name, p.stat()) for p in path.iterdir() if p.is_file()]
+        stats = [(p.name, p.stat()) for p in path.iterdir() if p.is_file() and p.name != "README.md"]
         files = sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
         return {"model": str(path.resolve()), "files": files}
     return {"model": model}

@@ -152,6 +152,11 @@ class TrainConfig:
     ddp_timeout: int = _f(
         1800, "Seconds a collective may wait (process-group timeout); raise it for long preprocessing."
     )
+    push_to_hub: bool = _f(
+        False, "At the end, upload final/ (card included; final_ct2/ as ctranslate2/) to the Hugging Face hub."
+    )
+    hub_model_id: str | None = _f(None, "Hub repository for --push_to_hub (user/name; default: output_dir's name).")
+    hub_private_repo: bool = _f(False, "Create the hub repository private (an existing one keeps its visibility).")
 
 
 @dataclass

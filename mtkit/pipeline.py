@@ -1,33 +1,69 @@
 """One training run from its config to its report: train (:mod:`mtkit.train`), then, on the main process alone, the
-end-of-run conversions ``final/`` asks for: CTranslate2 (``--export_ct2``) and the gender-bias report
-(``--bias_report_split``)."""
+end-of-run steps ``final/`` asks for: CTranslate2 (``--export_ct2``), the model card, the gender-bias report
+(``--bias_report_split``, into the card too) and the upload to the hub (``--push_to_hub``), each written before the
+next starts, so that a failed upload loses nothing."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 from mtkit.cli.bias_report import main as report_main
 from mtkit.config import RunConfig
+from mtkit.distributed.deepspeed import zero_stage
+from mtkit.errors import UserError
+from mtkit.export.card import environment, final_weights, write_card
 from mtkit.export.ct2 import export_ct2
+from mtkit.export.hub import missing, push, repo_id_for
+from mtkit.textio import atomic_write
 from mtkit.train.checks import bias_report_split
 from mtkit.train.trainer import Trainer
 
 
 def run(cfg: RunConfig) -> dict:
-    """Train (or resume) the run described by ``cfg``, then convert and report; return the final metrics."""
+    """Train (or resume) the run described by ``cfg``, then convert, describe, report and upload; return the final
+    metrics."""
+    repo_id = check_hub(cfg)
     trainer = Trainer(cfg)
     results = trainer.fit()
-    if not trainer.accelerator.is_main_process:
+    acc = trainer.accelerator
+    if not acc.is_main_process:
         return results
     out = Path(cfg.train.output_dir)
     final = out / "final"
+    results["environment"] = environment(acc, zero_stage(acc), {split: len(d) for split, d in trainer.raw.items()})
     if cfg.eval.export_ct2:  # alone from here: no collective left to time out
         results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
+    write_results(out, results)
+    print(f"model card in {write_card(final, cfg, out, final_weights(cfg, results))}")
     if bias_report_split(cfg):
         results["bias_report"] = str(bias_report(cfg, final, out / "bias_report"))
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+        write_results(out, results)
+    if repo_id is not None:
+        results["hub_commit"] = push(final, repo_id, private=cfg.train.hub_private_repo)
+        write_results(out, results)
     return results
+
+
+def write_results(out: Path, results: dict) -> None:
+    atomic_write(out / "results.json", json.dumps(results, indent=2).encode("utf-8"))
+
+
+def check_hub(cfg: RunConfig) -> str | None:
+    """The hub repository of ``--push_to_hub`` (checked before anything is written), or ``None``; a warning when no
+    token is found or the hub is off (the upload at the end would fail, after everything else is written)."""
+    t = cfg.train
+    if not t.push_to_hub:
+        for flag in ("hub_model_id", "hub_private_repo"):
+            if getattr(t, flag):
+                raise UserError(f"--{flag}: only used with --push_to_hub")
+        return None
+    repo_id = repo_id_for(t.hub_model_id, t.output_dir)
+    if os.environ.get("RANK", "0") == "0" and missing():
+        print(f"warning: --push_to_hub: {' and '.join(missing())}: the upload at the end will fail", file=sys.stderr)
+    return repo_id
 
 
 def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:

@@ -13,6 +13,7 @@ from testing_utils import FAST_RUN
 
 from mtkit.cli.bias_report import main as bias_report_main
 from mtkit.cli.export_model import main as export_main
+from mtkit.cli.push_to_hub import main as push_main
 from mtkit.cli.translate import main as translate_main
 from mtkit.config import parse_config
 from mtkit.data.preprocess import preprocess
@@ -25,6 +26,7 @@ SCRIPTS = {
     "translate": lambda argv: cli_entry(translate_main)(argv),
     "bias_report": bias_report_main,
     "export": lambda argv: cli_entry(export_main)(argv),
+    "push": push_main,
 }
 
 
@@ -110,6 +112,12 @@ def cases(d: Path, run: Path) -> list[tuple[str, str, list[str], str]]:
                                          str(d / "report")], "gender"),
         ("export checkpoint", "export", [str(d / "nowhere"), str(d / "exported")], "CHECKPOINT"),
         ("export out taken", "export", [str(run), str(d / "taken")], "OUT"),
+        ("hub id alone", "train", [*ok_args, "--hub_model_id", "me/x"], "--hub_model_id: only used with --push_to_hub"),
+        ("hub id", "train", [*ok_args, "--push_to_hub", "--hub_model_id", "me/a b"], "--hub_model_id: 'me/a b'"),
+        ("push folder", "push", [str(d / "nowhere"), "me/x"], "no such folder"),
+        ("push no model", "push", [str(d / "noconfig"), "me/x"], "not a model folder (no config.json)"),
+        ("push no card", "push", [str(d / "badconfig"), "me/x"], "no README.md model card"),
+        ("push repo id", "push", [str(final), "me/x/y"], "REPO_ID: 'me/x/y' is not a hub repository id"),
     ]  # fmt: skip
 
 

@@ -1,8 +1,8 @@
 """The guides in docs/ and the README name only files that exist, link only to files and headings that exist, and
 their commands use only flags the scripts accept: every ``scripts/train.py`` command line (also
 ``scripts/preprocess.py`` and the Slurm templates, whose arguments go to train.py) is parsed by train.py's own parser,
-and so are the command lines of ``scripts/bias_report.py``, ``scripts/compare_reports.py``, ``scripts/translate.py``
-and ``sagemaker/launch.py``."""
+and so are the command lines of ``scripts/bias_report.py``, ``scripts/compare_reports.py``, ``scripts/translate.py``,
+``scripts/push_to_hub.py`` and ``sagemaker/launch.py``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from testing_utils import REPO
 
 from mtkit.cli import bias_report as bias_cli
 from mtkit.cli import compare_reports as compare_cli
+from mtkit.cli import push_to_hub as push_cli
 from mtkit.cli import translate
 from mtkit.config import parse_config
 from mtkit.errors import UserError
@@ -80,6 +81,7 @@ def parsers() -> dict[str, Callable[[list[str]], object]]:
     found["scripts/bias_report.py"] = _argparse(bias_cli.build_parser)
     found["scripts/compare_reports.py"] = _argparse(compare_cli.build_parser)
     found["scripts/translate.py"] = _argparse(translate._parser)
+    found["scripts/push_to_hub.py"] = _argparse(push_cli.build_parser)
     launch = _launch_parse_args()
     if launch is not None:
         found["sagemaker/launch.py"] = launch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -29,6 +30,7 @@ from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
+from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 
 EPILOG = """examples:
@@ -310,4 +312,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_report(out, files)
     print(summary_table(metrics))
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
+    model_dir = local_model_dir(args.model)
+    if model_dir is not None:
+        update_card(model_dir, metrics, out)
     return 0
+
+
+def update_card(model_dir: Path, metrics: dict[str, Any], out: Path) -> None:
+    """Put the report's figures into the model card of ``model_dir`` (the report itself is written already: a card
+    that cannot be updated is a warning)."""
+    try:
+        print(f"model card updated: {add_bias_report(model_dir, metrics, out)}")
+    except (OSError, ValueError) as err:
+        print(f"warning: --model {model_dir}: model card not updated ({err})", file=sys.stderr)

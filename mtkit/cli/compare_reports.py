@@ -1,8 +1,10 @@
-"""``scripts/compare_reports.py BEFORE AFTER [--out DIR] [--names a,b]``."""
+"""``scripts/compare_reports.py BEFORE AFTER [--out DIR] [--names a,b]``; when AFTER's model is a folder here, its
+model card gets the before/after table."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from bias_eval.compare import compare, describe_sources, load_metrics, render_ht
 from bias_eval.report import write_report
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
+from mtkit.export.card_bias import add_comparison, local_model_dir
 
 
 def parse_names(value: str) -> list[str]:
@@ -48,8 +51,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown = render_markdown(rows, notes, names, sources)
     if args.out is None:
         print(markdown, end="")
-        return 0
-    files = {"comparison.md": markdown, "comparison.html": render_html(rows, notes, names, sources)}
-    write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
-    print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
+    else:
+        files = {"comparison.md": markdown, "comparison.html": render_html(rows, notes, names, sources)}
+        write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
+        print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
+    model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))
+    if model_dir is not None:  # AFTER's model, when it is a folder here: its card gets the before/after table
+        try:
+            print(f"model card updated: {add_comparison(model_dir, rows, names, sources)}", file=sys.stderr)
+        except (OSError, ValueError) as err:
+            print(f"warning: AFTER's model {model_dir}: model card not updated ({err})", file=sys.stderr)
     return 0

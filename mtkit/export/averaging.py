@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import torch
 
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import selection_value
+from mtkit.export.card import Weights
 from mtkit.export.checkpoint import (
     check_out,
     check_tokenizer,
@@ -89,6 +91,10 @@ def average_checkpoints(
     chosen = choose(run, last, best, cfg.eval.metric_for_best_model)
     log(f"averaging {len(chosen)} checkpoints of {run}: {', '.join(p.name for p in chosen)}")
     mean = average([checkpoint_weights(p)[0] for p in chosen])
-    write_model(cfg, run, mean, out, f"RUN {run}")
+    steps = [int(p.name.removeprefix("step-")) for p in chosen]
+    which = f"--last {last}" if last is not None else f"--best {best}"
+    what = f"the mean of {len(chosen)} checkpoints ({which}: updates {', '.join(map(str, steps))})"
+    command = shlex.join(["python", "scripts/average_checkpoints.py", str(run), str(out), *which.split()])
+    write_model(cfg, run, mean, out, f"RUN {run}", Weights(what, max(steps), None, test=False, command=command))
     log(f"averaged model in {out}")
     return chosen

@@ -11,13 +11,15 @@ state as ``accelerator.save_state`` wrote it. The model weights in it come in tw
 The model is rebuilt from the run's ``config.yaml`` and tokenizer by the run's own :func:`mtkit.train.build.build_model`
 (preset, or the pretrained base model; LoRA adapters wrapped the same way), the weights are loaded strictly (only
 tied copies may be absent), and :func:`mtkit.train.final.export_model` writes what a run writes to ``final/``: weights,
-tokenizer, generation config, ``prompt.json``, and for LoRA the adapter plus the merged model. The output is
-written into a temporary folder next to ``OUT`` and renamed, so a failure leaves nothing half-written.
+tokenizer, generation config, ``prompt.json``, and for LoRA the adapter plus the merged model; the model card
+(:mod:`mtkit.export.card`) says which checkpoint it is. The output is written into a temporary folder next to ``OUT``
+and renamed, so a failure leaves nothing half-written.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -28,6 +30,7 @@ from accelerate.utils.constants import MODEL_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_NA
 from mtkit.config import RunConfig, parse_config
 from mtkit.distributed import fsdp
 from mtkit.errors import UserError
+from mtkit.export.card import Weights, write_card
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 
 CONFIG_FILE = "config.yaml"
@@ -170,7 +173,9 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     state = CheckpointManager.read_state(ckpt)
     log(f"exporting {chosen} (update {state.step}, {state.world_size} process(es)) of run {run}")
     state_dict, layout = checkpoint_weights(ckpt)
-    write_model(cfg, run, state_dict, out, f"CHECKPOINT {ckpt}")
+    command = shlex.join(["python", "scripts/export_model.py", str(checkpoint), str(out)])
+    weights = Weights(f"{chosen} (update {state.step})", state.step, state.step, test=False, command=command)
+    write_model(cfg, run, state_dict, out, f"CHECKPOINT {ckpt}", weights)
     log(f"weights: {layout}; model, tokenizer and generation config in {out}")
     return out
 
@@ -182,9 +187,11 @@ def check_tokenizer(cfg: RunConfig, run: Path) -> None:
         raise UserError(f"--run_dir {run}: no tokenizer/tokenizer.json (the run's trained tokenizer)")
 
 
-def write_model(cfg: RunConfig, run: Path, state_dict: dict[str, torch.Tensor], out: Path, where: str) -> None:
+def write_model(
+    cfg: RunConfig, run: Path, state_dict: dict[str, torch.Tensor], out: Path, where: str, weights: Weights
+) -> None:
     """Rebuild the run's model, load ``state_dict`` into it strictly and write it to ``out`` as the run writes
-    ``final/`` (into a temporary folder beside ``out``, renamed at the end)."""
+    ``final/``, with its model card (into a temporary folder beside ``out``, renamed at the end)."""
     from accelerate import Accelerator
 
     from mtkit.data.preprocess import prepare_tokenizer
@@ -211,6 +218,7 @@ def write_model(cfg: RunConfig, run: Path, state_dict: dict[str, torch.Tensor], 
         tmp.mkdir()
         acc = Accelerator(cpu=True)  # one process, nothing prepared: export_model's collectives are no-ops
         export_model(cfg, acc, model, tokenizer, tmp, prompt)
+        write_card(tmp, cfg, run, weights)
         check_out(out)  # still free
         if out.is_dir():
             out.rmdir()

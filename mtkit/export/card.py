@@ -1,0 +1,318 @@
+"""The model card (``README.md`` in the hub's format) of every model folder a run leaves: ``final/``, a checkpoint
+exported by ``scripts/export_model.py``, an average of checkpoints. Written from what the run recorded: its
+``config.yaml`` (here as a :class:`RunConfig`), ``results.json`` (test scores, data sizes, launcher and hardware),
+``metrics.jsonl`` (validation scores, tokens and time per logging interval) and the model folder itself (weights,
+``generation_config.json``, ``prompt.json``). The metadata block is built with ``huggingface_hub``'s
+:class:`~huggingface_hub.ModelCardData` (``model-index`` results the hub renders: BLEU/chrF per test set and
+language); the gender-bias sections are added by :mod:`mtkit.export.card_bias`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from mtkit.config import RunConfig
+from mtkit.data.prompts import Prompt
+from mtkit.textio import atomic_write
+
+CARD = "README.md"
+MTKIT_TAG = "mtkit"
+#: the accelerate config in accelerate_configs/ of each strategy, for the command that reproduces a run
+LAUNCHERS = {"MULTI_CPU": "cpu_ddp", "MULTI_GPU": "multi_gpu", "FSDP": "fsdp", "DEEPSPEED": "deepspeed_zero{stage}"}
+STRATEGIES = {"NO": "no distribution", "MULTI_CPU": "DDP on CPUs", "MULTI_GPU": "DDP", "DEEPSPEED": "DeepSpeed"}
+LICENSE_NOTE = (
+    "Not set: `license: other` above is a placeholder. Replace it with the license the training data (and the base "
+    "model, when fine-tuned) allow before sharing the model."
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Which weights of the run a model folder holds."""
+
+    what: str  # e.g. "the best checkpoint by validation bleu (update 40)"
+    trained_to: int  # the updates behind them: tokens and time are counted up to here
+    valid_step: int | None  # the update whose validation scores are theirs (None: not evaluated, e.g. averaged)
+    test: bool  # whether results.json's test scores are theirs (final/)
+    command: str = ""  # the command that made the folder from the run, when not the run itself
+
+
+def final_weights(cfg: RunConfig, results: dict[str, Any]) -> Weights:
+    """What ``final/`` holds, as :meth:`mtkit.train.trainer.Trainer.export` chose it: the best checkpoint by
+    ``--metric_for_best_model`` with ``--load_best_model_at_end`` when it is not the last, else the last update."""
+    step, best = results["step"], results.get("best_step")
+    if cfg.train.load_best_model_at_end and best is not None and best != step:
+        what = f"the best checkpoint by validation {results['metric_for_best_model']} (update {best} of {step})"
+        return Weights(what, best, best, test=True)
+    return Weights(f"the last update ({step})", step, step, test=True)
+
+
+def environment(accelerator, zero_stage: int | None, splits: dict[str, int]) -> dict[str, Any]:
+    """What the card says about how a run ran: strategy, processes, precision, device, data sizes."""
+    device = accelerator.device
+    name = platform.processor() or platform.machine()
+    if device.type == "cuda":
+        import torch
+
+        name = torch.cuda.get_device_name(device)
+    elif Path("/proc/cpuinfo").is_file():
+        found = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+        name = found.group(1).strip() if found else name
+    return {
+        "distributed_type": accelerator.distributed_type.value,
+        "num_processes": accelerator.num_processes,
+        "zero_stage": zero_stage,
+        "mixed_precision": accelerator.mixed_precision,
+        "device": device.type,
+        "device_name": name,
+        "pairs": dict(splits),
+    }
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def parameter_count(model_dir: Path) -> int | None:
+    """Weights stored in ``model_dir``'s safetensors files (a tied tensor once), from their headers alone."""
+    from safetensors import safe_open
+
+    index = model_dir / "model.safetensors.index.json"
+    if index.is_file():
+        files = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+    else:
+        files = ["model.safetensors"] if (model_dir / "model.safetensors").is_file() else []
+    total = 0
+    for name in files:
+        with safe_open(str(model_dir / name), framework="pt") as f:
+            for key in f.keys():
+                shape = f.get_slice(key).get_shape()
+                total += math.prod(shape)
+    return total or None
+
+
+def training_log(run_dir: Path, up_to: int) -> dict[str, Any]:
+    """From ``metrics.jsonl``: target tokens and seconds of the updates up to ``up_to`` (the sum over logging
+    intervals of ``tgt_tok_s x elapsed_s`` and of ``elapsed_s``), and the validation records by update."""
+    path = run_dir / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+    trained = [r for r in rows if "elapsed_s" in r and r["step"] <= up_to]
+    return {
+        "tokens": round(sum(r["tgt_tok_s"] * r["elapsed_s"] for r in trained)),
+        "seconds": sum(r["elapsed_s"] for r in trained),
+        "valid": {r["step"]: r for r in rows if "valid_loss" in r},
+    }
+
+
+def scores(record: dict[str, Any], prefix: str, langs: list[str]) -> dict[str, dict[str, float]]:
+    """``{lang: {"bleu": .., "chrf": ..}}`` from a record with ``<prefix>_bleu`` (one language) or
+    ``<prefix>_<lang>_bleu`` (several)."""
+    found: dict[str, dict[str, float]] = {}
+    for lang in langs:
+        key = f"{prefix}_{lang}" if len(langs) > 1 else prefix
+        if record.get(f"{key}_bleu") is not None:
+            found[lang] = {"bleu": record[f"{key}_bleu"], "chrf": record.get(f"{key}_chrf")}
+    return found
+
+
+def data_source(cfg: RunConfig) -> tuple[str, str, list[str]]:
+    """``(dataset type, description, hub datasets)`` of the run's data: a hub id where there is one, else the
+    name of the local folder or file."""
+    d = cfg.data
+    if d.dataset_name:
+        config = f" ({d.dataset_config_name})" if d.dataset_config_name else ""
+        return d.dataset_name, f"hub dataset `{d.dataset_name}`{config}", [d.dataset_name]
+    if d.mtgeneval_dir:
+        from mtkit.data.mtgeneval_hub import HUB_ID
+
+        return HUB_ID, f"MT-GenEval ({d.mtgeneval_split} split, counterfactual pairs)", [HUB_ID]
+    if d.data_dir:
+        name = Path(d.data_dir).name
+        return name, f"`{name}` (line-aligned files, `--data_dir`)", []
+    name = Path(d.train_file or "data").stem
+    return name, f"`{Path(d.train_file or 'data').name}` (`--train_file`)", []
+
+
+def reproduce(cfg: RunConfig, env: dict[str, Any]) -> str:
+    """The command that trains the run again: every key that differs from its default, under its launcher."""
+    defaults = RunConfig().flat()
+    flags = {k: v for k, v in cfg.flat().items() if v != defaults[k]}
+    if env.get("mixed_precision"):
+        flags["mixed_precision"] = env["mixed_precision"]  # what ran, whatever the launcher config said
+    parts = ["scripts/train.py"]
+    for key, value in flags.items():
+        parts += [f"--{key}", str(value).lower() if isinstance(value, bool) else str(value)]
+    strategy, n = env.get("distributed_type", "NO"), env.get("num_processes", 1)
+    if strategy == "NO" and n == 1:
+        return shlex.join(["python", *parts])
+    config = LAUNCHERS.get(strategy, "multi_gpu").format(stage=env.get("zero_stage") or 2)
+    launcher = ["accelerate", "launch", "--config_file", f"accelerate_configs/{config}.yaml", "--num_processes"]
+    return shlex.join([*launcher, str(n), *parts])
+
+
+def _eval_results(cfg: RunConfig, split: str, found: dict[str, dict[str, float]]) -> list[EvalResult]:
+    dataset_type, _, _ = data_source(cfg)
+    name = dataset_type.rpartition("/")[2]
+    results = []
+    for lang, values in found.items():
+        for metric, title in (("bleu", "BLEU"), ("chrf", "chrF")):
+            if values.get(metric) is not None:
+                results.append(EvalResult(
+                    task_type="translation", task_name="Translation", dataset_type=dataset_type,
+                    dataset_name=f"{name} ({split})", dataset_config=f"{cfg.data.source_lang}-{lang}",
+                    dataset_split=split, metric_type=metric, metric_name=title, metric_value=round(values[metric], 2),
+                ))  # fmt: skip
+    return results
+
+
+def metadata(cfg: RunConfig, model_name: str, model_type: str, results: list[EvalResult]) -> ModelCardData:
+    """The YAML block: languages, license placeholder, pipeline tag, tags, datasets, base model, model-index."""
+    base = cfg.model.model_name_or_path
+    _, _, datasets = data_source(cfg)
+    tags = ["translation", MTKIT_TAG, model_type] + (["lora"] if cfg.model.lora_r else [])
+    return ModelCardData(
+        language=[cfg.data.source_lang, *cfg.data.languages()],
+        license="other",
+        library_name="transformers",
+        pipeline_tag="translation",
+        tags=tags,
+        datasets=datasets or None,
+        base_model=base if base and not Path(base).exists() else None,  # a hub id; a local folder means nothing there
+        metrics=["bleu", "chrf"],
+        model_name=model_name if results else None,
+        eval_results=results or None,
+    )
+
+
+def training_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weights) -> ModelCard:
+    """The card of ``model_dir``, a model of the run in ``run_dir``."""
+    results_file = run_dir / "results.json"
+    results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.is_file() else {}
+    env = results.get("environment", {})
+    log = training_log(run_dir, weights.trained_to)
+    langs = cfg.data.languages()
+    model_config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    generation_file = model_dir / "generation_config.json"
+    generation = json.loads(generation_file.read_text(encoding="utf-8")) if generation_file.is_file() else {}
+    prompt = Prompt.load(model_dir)
+    name = run_dir.name
+    valid = scores(log["valid"].get(weights.valid_step, {}), "valid", langs) if weights.valid_step else {}
+    test = scores(results, "test", langs) if weights.test else {}
+    evals = _eval_results(cfg, cfg.data.test_split or "test", test)
+    if not evals:
+        evals = _eval_results(cfg, cfg.data.validation_split, valid)
+    data = metadata(cfg, name, model_config.get("model_type", "seq2seq"), evals)
+    body = render_body(name, cfg, weights, env, log, model_dir, generation, prompt, valid, test, results)
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n\n{body}")
+
+
+#: the line of the card's usage example naming the model (the hub repository id once pushed)
+MODEL_LINE = re.compile(r'^model_id = ".*"$', re.M)
+EXAMPLE = "The doctor said that she was tired."
+
+
+def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
+    """The card's example: transformers alone, the prompt applied by hand."""
+    source = prompt.render(EXAMPLE, lang) if prompt else EXAMPLE
+    return [
+        "```python",
+        "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
+        "",
+        f"model_id = {json.dumps(model_id)}",
+        "tokenizer = AutoTokenizer.from_pretrained(model_id)",
+        "model = AutoModelForSeq2SeqLM.from_pretrained(model_id)  # generation_config.json: beam, length penalty",
+        f'inputs = tokenizer({json.dumps(source)}, return_tensors="pt")',
+        "print(tokenizer.decode(model.generate(**inputs)[0], skip_special_tokens=True))",
+        "```",
+        "",
+    ]
+
+
+def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, valid, test, results) -> str:
+    """The markdown of the card below its metadata."""
+    d, m, o, t = cfg.data, cfg.model, cfg.optim, cfg.train
+    pair = f"{d.source_lang} → {', '.join(d.languages())}"
+    n = parameter_count(model_dir)
+    params = f"{n / 1e6:.1f}M parameters" if n else "parameters not counted (no safetensors weights)"
+    if m.model_name_or_path:
+        origin = f"fine-tuned from `{m.model_name_or_path}`" + (f" with LoRA (r={m.lora_r})" if m.lora_r else "")
+    else:
+        origin = f"trained from scratch (architecture preset `{m.model}`)"
+    _, source, _ = data_source(cfg)
+    sizes = env.get("pairs", {})
+    counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
+    tokenizer = cfg.tokenizer.tokenizer_name or ("the base model's" if m.model_name_or_path else None)
+    tokenizer = tokenizer or f"{cfg.tokenizer.tokenizer_type} {cfg.tokenizer.vocab_size:,} (trained on the data)"
+    processes = env.get("num_processes", 1)
+    strategy = STRATEGIES.get(env.get("distributed_type", "NO"), env.get("distributed_type"))
+    stage = f" ZeRO-{env['zero_stage']}" if env.get("zero_stage") else ""
+    per_update = t.max_tokens * processes * t.gradient_accumulation_steps
+    rows = [
+        ("model", f"{origin}; {params}"),
+        ("weights", weights.what),
+        ("languages", pair),
+        ("data", f"{source}: {counted}"),
+        ("tokenizer", tokenizer),
+        ("recipe", f"learning rate {o.learning_rate:g} ({o.lr_scheduler_type}, {o.warmup_steps} warm-up updates), "
+                   f"label smoothing {o.label_smoothing:g}, dropout {m.dropout if m.dropout is not None else 'preset'}"
+                   f", up to {per_update:,} padded tokens per update ({t.max_tokens:,} per batch x {processes} "
+                   f"process(es) x {t.gradient_accumulation_steps}), seed {t.seed}"),
+        ("launcher", f"{strategy}{stage}, {processes} process(es), precision {env.get('mixed_precision', '?')}"),
+        ("updates", f"{weights.trained_to:,} of --max_steps {t.max_steps:,}"),
+        ("tokens seen", f"{log['tokens']:,} target tokens (non-padding)"),
+        ("training time", f"{log['seconds']:.0f} s of updates (evaluation and checkpoints left out)"),
+        ("hardware", f"{processes} x {env.get('device', '?')} ({env.get('device_name') or 'unknown'})"),
+    ]  # fmt: skip
+    out = [f"# {name}", "", f"A translation model ({pair}) trained with mtkit: {origin}.", ""]
+    out += ["## Training", "", "| | |", "|---|---|", *[f"| {k} | {_md(v)} |" for k, v in rows], ""]
+    out += ["## Results", "", "| split | language | BLEU | chrF |", "|---|---|---:|---:|"]
+    for split, found in ((f"validation ({d.validation_split}, update {weights.valid_step})", valid),
+                         (f"test ({d.test_split})", test)):  # fmt: skip
+        out += [f"| {_md(split)} | {lang} | {v['bleu']:.2f} | {v['chrf']:.2f} |" for lang, v in found.items()]
+    if not valid and not test:
+        out.append("| not evaluated | | | |")
+    out += ["", "sacreBLEU corpus BLEU and chrF (default settings) of the model's translations, decoded as below.", ""]
+    if cfg.eval.eval_max_samples:
+        out += [f"Validation scores are over at most {cfg.eval.eval_max_samples} sentences (`--eval_max_samples`).", ""]
+    out += ["<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->", ""]
+    beam, penalty = generation.get("num_beams", 1), generation.get("length_penalty", 1.0)
+    bounds = f"{generation.get('max_len_a', '?')} x source + {generation.get('max_len_b', '?')} tokens"
+    shown = f"`{prompt.template}`" if prompt else "none (the sources as they are)"
+    out += [
+        "## Decoding",
+        "",
+        f"Beam {beam}, length penalty {penalty}, at most {generation.get('max_new_tokens')} "
+        f"new tokens and {bounds} per batch, prompt {shown}. Saved in `generation_config.json` (and "
+        "`prompt.json`), so `scripts/translate.py` and `scripts/bias_report.py` decode this way by default.",
+        "",
+    ]
+    out += usage(str(model_dir), prompt, d.languages()[0])
+    if results.get("ct2_model"):
+        out += [f"A CTranslate2 conversion sits beside it (`{Path(results['ct2_model']).name}/`; `ctranslate2/` "
+                "in its hub repository): `python scripts/translate.py --engine ct2 --model DIR`.", ""]  # fmt: skip
+    out += ["## Reproduce", "", "```bash", reproduce(cfg, env)]
+    out += [weights.command] if weights.command else []
+    out += ["```", "", "## License", "", LICENSE_NOTE, ""]
+    return "\n".join(out)
+
+
+def save_card(model_dir: Path, card: ModelCard) -> Path:
+    """Write ``card`` to ``model_dir/README.md`` atomically."""
+    path = Path(model_dir) / CARD
+    text = str(card)
+    atomic_write(path, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
+    return path
+
+
+def write_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weights) -> Path:
+    """Write the card of ``model_dir`` (a model of the run in ``run_dir``); return its path."""
+    return save_card(model_dir, training_card(Path(model_dir), cfg, Path(run_dir), weights))

@@ -1,0 +1,161 @@
+"""The gender-bias sections of a model card: the figures of a ``scripts/bias_report.py`` report of the model
+(``bias_report.py --model DIR`` and the end of a run with ``--bias_report_split``) and the before/after table of
+``scripts/compare_reports.py``, each between its own HTML comment markers so that a later report replaces it;
+their ``model-index`` results sit beside the translation scores under their own task name."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from bias_eval.compare import CHANGE_NOTE, Row, cells, header
+from bias_eval.report import fmt, fmt_ci, fmt_share
+from mtkit.data.mtgeneval_hub import HUB_ID
+from mtkit.decode.ct2 import is_ct2_model
+from mtkit.export.card import CARD, MTKIT_TAG, save_card
+
+BIAS = ("<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->")
+COMPARISON = ("<!-- mtkit:bias-comparison -->", "<!-- /mtkit:bias-comparison -->")
+BIAS_TASK = "Gender bias in translation"
+#: (title, metrics.json key) of the figures a card shows per language
+CARD_FIGURES = (("BLEU f", "bleu_feminine"), ("BLEU m", "bleu_masculine"), ("BLEU gap", "bleu_gap"))
+CARD_SHARES = (("acc f", "accuracy_feminine"), ("acc m", "accuracy_masculine"), ("acc pair", "accuracy_pair"))
+MEANING = (
+    "**What the figures mean.** The test sentences come in pairs that differ only in the gender of the person they "
+    "are about. BLEU f and BLEU m are corpus sacreBLEU over the translations of the feminine and of the masculine "
+    "sentences; the gap is BLEU m - BLEU f, so a positive gap means the model translates sentences about men "
+    "better. Its 95% confidence interval comes from a paired bootstrap over the sentence pairs: an interval "
+    "that contains 0 shows no gap. Gender accuracy (acc) is the share of translations that use the gendered words "
+    "of their own reference and none of the other gender's (MT-GenEval's definition); acc pair counts a pair "
+    "right when both of its translations are."
+)
+LIMITS = (
+    "**Limits.** Two genders only (feminine and masculine): the figures say nothing about non-binary people or "
+    "gender-neutral language. Accuracy judges only the words marked as gendered; a translation that avoids them "
+    "is neither right nor wrong. The intervals cover the sampling of these test sentences, not the variation "
+    "between training runs."
+)
+MTGENEVAL_LIMITS = (
+    " MT-GenEval covers English into eight languages (ar, de, es, fr, hi, it, pt, ru) with sentences from "
+    "Wikipedia; other domains, registers and source languages are not measured."
+)
+
+
+def local_model_dir(model: str | None) -> Path | None:
+    """``model`` when it is a model folder on this machine (transformers or CTranslate2), else ``None``."""
+    if not model or not Path(model).is_dir():
+        return None
+    path = Path(model)
+    return path if (path / "config.json").is_file() or is_ct2_model(path) else None
+
+
+def replace_section(text: str, markers: tuple[str, str], content: str | None, after: str | None = None) -> str:
+    """``text`` with the block between ``markers`` replaced by ``content`` (``None``: the block removed); a new
+    block goes after the line ``after`` when ``text`` has it, else at the end."""
+    start, end = markers
+    block = "" if content is None else f"{start}\n{content.strip()}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1]
+        return head + block + (tail if block else tail.lstrip("\n"))
+    if not block:
+        return text
+    if after and after in text:
+        head, tail = text.split(after, 1)
+        return f"{head}{after}\n\n{block}{tail}"
+    return text.rstrip("\n") + f"\n\n{block}\n"
+
+
+def load_card(model_dir: Path) -> ModelCard:
+    """The card of ``model_dir``, or a minimal one for a folder without a card."""
+    if (model_dir / CARD).is_file():
+        return ModelCard.load(model_dir / CARD)
+    data = ModelCardData(license="other", pipeline_tag="translation", tags=["translation", MTKIT_TAG])
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n\n# {model_dir.name}\n")
+
+
+def _row(lang: str, m: Mapping[str, Any]) -> str:
+    gap = f"{fmt(m.get('bleu_gap'), 2, signed=True)} {fmt_ci(m.get('bleu_gap_ci95'))}"
+    shares = [fmt_share(m.get(key), m.get(f"{key}_ci95")) for _, key in CARD_SHARES]
+    return f"| {lang} | {fmt(m.get('bleu_feminine'))} | {fmt(m.get('bleu_masculine'))} | {gap} | {' | '.join(shares)} |"
+
+
+def bias_markdown(metrics: Mapping[str, Any], report_dir: Path, model_dir: Path) -> str:
+    """The card's Gender bias section from a report's ``metrics.json``."""
+    config = metrics.get("config", {})
+    where = config.get("data", "gendered data")
+    relative = os.path.relpath(Path(report_dir).resolve(), Path(model_dir).resolve())
+    out = ["## Gender bias", ""]
+    how = config.get("hypotheses_description", "")
+    out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. The full report (per-sentence details, plots, "
+            f"definitions) is in `{relative}/` relative to this folder.", ""]  # fmt: skip
+    out += ["| language | BLEU f | BLEU m | gap m - f [95% CI] | acc f [95% CI] | acc m [95% CI] | acc pair [95% CI] |"]
+    out += ["|---|---:|---:|---:|---:|---:|---:|"]
+    out += [_row(lang, m) for lang, m in metrics["languages"].items()]
+    if len(metrics["languages"]) > 1:
+        out.append(_row("macro", metrics["macro"]))
+    samples = config.get("bootstrap_samples")
+    out += ["", f"sacreBLEU `{config.get('bleu_signature', '')}`; {samples} bootstrap resamples, seed "
+            f"{config.get('seed')}.", "", MEANING, "", LIMITS + (MTGENEVAL_LIMITS if config.get("split") else ""),
+            ""]  # fmt: skip
+    if config.get("command"):
+        out += ["Reproduce:", "", "```bash", config["command"], "```"]
+    return "\n".join(out)
+
+
+def bias_eval_results(metrics: Mapping[str, Any], source_lang: str = "en") -> list[EvalResult]:
+    """``model-index`` entries of the report: BLEU per gender, the gap and pair accuracy per language."""
+    config = metrics.get("config", {})
+    split = config.get("split")
+    dataset = HUB_ID if split else str(config.get("data", "gendered data"))
+    results = []
+    for lang, m in metrics["languages"].items():
+        for title, key in (*CARD_FIGURES, ("gender accuracy (pair)", "accuracy_pair")):
+            if m.get(key) is not None:
+                results.append(EvalResult(
+                    task_type="translation", task_name=BIAS_TASK, dataset_type=dataset,
+                    dataset_name=f"MT-GenEval ({split})" if split else dataset, dataset_config=f"{source_lang}-{lang}",
+                    dataset_split=split or "test", metric_type=key, metric_name=title, metric_value=round(m[key], 4),
+                ))  # fmt: skip
+    return results
+
+
+def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> Path:
+    data = card.data
+    if results is not None:
+        kept = [r for r in data.eval_results or [] if r.task_name != BIAS_TASK]
+        data.eval_results = kept + results or None
+        data.model_name = data.model_name or model_dir.resolve().name
+        data.tags = list(dict.fromkeys([*(data.tags or []), "gender-bias"]))
+    return save_card(model_dir, ModelCard(f"---\n{data.to_yaml()}\n---\n{text}"))
+
+
+def add_bias_report(model_dir: Path, metrics: Mapping[str, Any], report_dir: Path) -> Path:
+    """Put the report's figures into the card of ``model_dir`` (in place, atomically); an earlier report's
+    section and comparison are replaced. Returns the card's path."""
+    card = load_card(model_dir)
+    source = metrics.get("config", {}).get("hypotheses", {}).get("generation", {}).get("source_lang", "en")
+    text = replace_section(card.text, BIAS, bias_markdown(metrics, report_dir, model_dir), after="## Results")
+    text = replace_section(text, COMPARISON, None)
+    return _save(model_dir, card, text, bias_eval_results(metrics, source))
+
+
+def comparison_markdown(rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> str:
+    """The card's before/after table: the gender figures of :func:`bias_eval.compare.compare`'s rows."""
+    keys = {key for _, key in (*CARD_FIGURES, *CARD_SHARES)}
+    out = ["### Gender bias before and after", "", *[f"- {s}" for s in sources], ""]
+    out += ["| " + " | ".join(header(names)) + " |", "|---|---|" + "---:|" * (len(header(names)) - 2)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |" for r in rows if r.key in keys]
+    out += ["", CHANGE_NOTE.format(before=names[0], after=names[1])]
+    return "\n".join(out)
+
+
+def add_comparison(model_dir: Path, rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> Path:
+    """Put the before/after table into the card of ``model_dir``, after its Gender bias section."""
+    card = load_card(model_dir)
+    text = replace_section(card.text, COMPARISON, comparison_markdown(rows, names, sources), after=BIAS[1])
+    return _save(model_dir, card, text, None)
