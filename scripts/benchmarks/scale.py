@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +49,8 @@ def watch(cmd: list[str], env: dict, first_update: Path | None = None, timeout: 
     """Run ``cmd``; sample its process tree every 0.2 s: wall time, time until ``first_update`` has a loss record,
     each process's peak RSS, and the peak of the summed PSS of the processes running ``scripts/train.py``."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tempfile.TemporaryFile("w+")  # not a pipe: a full pipe nobody reads would stop the process mid-write
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
     peak_rss: dict[int, int] = {}
     trainers: set[int] = set()
     peak_pss, first = 0, None
@@ -72,8 +74,9 @@ def watch(cmd: list[str], env: dict, first_update: Path | None = None, timeout: 
             if '"loss"' in first_update.read_text(encoding="utf-8"):
                 first = time.perf_counter() - start
         time.sleep(0.2)
+    log.seek(0)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr.read()[-3000:]}")
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{log.read()[-3000:]}")
     return {
         "seconds": time.perf_counter() - start,
         "first_update_s": first,
