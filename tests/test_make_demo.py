@@ -4,6 +4,7 @@ import json
 import sys
 
 import pytest
+from huggingface_hub import ModelCard
 from testing_utils import run_script
 
 
@@ -26,6 +27,8 @@ def check_outputs(out, res):
     assert set(metrics["languages"]) == {"es"}
     assert metrics["languages"]["es"]["n"] > 0
     assert (out / "bias_report" / "report.html").is_file()
+    card = ModelCard.load(out / "final" / "README.md")  # the demo's model card, with the report's figures
+    assert "\n## Gender bias\n" in card.text and {r.dataset_config for r in card.data.eval_results} == {"en-es"}
     return results, metrics
 
 
