@@ -54,6 +54,28 @@ class TrainerState:
     world_size: int = 1  # processes that wrote the state; batches_in_epoch is per process in their dealing
     epoch_segments: list[list[int]] = dataclasses.field(default_factory=list)  # [processes, rounds] of this
     # epoch trained before a resume on another world size (see mtkit.data.batching.TokenBatchSampler)
+    # [metric, valid_loss, step] of the evaluation at the end of a run whose last update is no multiple of
+    # --eval_steps, when it beat best_*: it chooses that run's final/ and checkpoint_best, but training never saw
+    # it, so a relaunch that trains further drops it (best_* stay what a run straight to --max_steps has)
+    end_best: list | None = None
+
+    @property
+    def chosen(self) -> tuple[float | None, float | None, int | None]:
+        """``(metric, valid_loss, step)`` of the evaluation the run exports as best: ``end_best`` or ``best_*``."""
+        return (*self.end_best,) if self.end_best else (self.best_metric, self.best_valid_loss, self.best_step)
+
+    def set_best(self, metric: float, valid_loss: float, *, scheduled: bool) -> None:
+        """This update's evaluation is the best so far: one of training's (every ``--eval_steps``), or the one at
+        the end of the run (``scheduled`` False), which goes to ``end_best`` and leaves ``best_*`` alone."""
+        if scheduled:
+            self.best_metric, self.best_valid_loss, self.best_step = metric, valid_loss, self.step
+        else:
+            self.end_best = [metric, valid_loss, self.step]
+
+    def train_on(self) -> bool:
+        """Before training beyond a finished run: forget its end-of-run best; True if there was one."""
+        dropped, self.end_best = self.end_best is not None, None
+        return dropped
 
     def resume_on(self, processes: int) -> bool:
         """Continue the epoch on ``processes`` processes; True if that differs from the ones that saved it."""
@@ -124,7 +146,7 @@ def best_complete(root: Path) -> Path | None:
     if link.exists() and problem_with(link.resolve()) is None:
         return link.resolve()
     last = newest_complete(root)
-    step = CheckpointManager.read_state(last).best_step if last else None
+    step = CheckpointManager.read_state(last).chosen[2] if last else None
     folder = root / f"step-{step:07d}" if step is not None else None
     return folder if folder is not None and folder.is_dir() and problem_with(folder) is None else None
 
@@ -172,9 +194,18 @@ class CheckpointManager:
             self._link("checkpoint_last", final)
             if is_best:
                 self._link("checkpoint_best", final)
-            self._rotate()
+            self._rotate(state)
         acc.wait_for_everyone()
         return final
+
+    def point_best_at(self, step: int | None) -> None:
+        """``checkpoint_best`` to the checkpoint of update ``step`` (None: no best yet, no link)."""
+        if self.accelerator.is_main_process:
+            if step is None:
+                (self.root / "checkpoint_best").unlink(missing_ok=True)
+            else:
+                self._link("checkpoint_best", self.root / f"step-{step:07d}")
+        self.accelerator.wait_for_everyone()
 
     @staticmethod
     def _attempt(write) -> OSError | None:
@@ -219,8 +250,10 @@ class CheckpointManager:
         except OSError as err:  # a file system without links (an S3 mount): the manifests are enough
             self.accelerator.print(f"warning: no {name} link ({err.strerror or err}); resume finds the newest anyway")
 
-    def _rotate(self) -> None:
+    def _rotate(self, state: TrainerState) -> None:
         keep = {newest_complete(self.root), self.best}
+        if state.best_step is not None:  # training's own best too: a relaunch that trains on may export it
+            keep.add((self.root / f"step-{state.best_step:07d}").resolve())
         steps = sorted(self.root.glob("step-*"))
         for old in steps[: max(0, len(steps) - self.keep_last)]:
             if old.resolve() not in keep:

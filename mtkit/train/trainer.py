@@ -146,6 +146,8 @@ class Trainer:
             )
         self.state = self.checkpoints.load(checkpoint)
         acc.print(f"resuming from {checkpoint} (update {self.state.step}, epoch {self.state.epoch})")
+        if self.cfg.train.max_steps > self.state.step and self.state.train_on():
+            self.checkpoints.point_best_at(self.state.best_step)  # as a run straight to --max_steps has it
         before = self.state.world_size
         if self.state.resume_on(acc.num_processes):
             acc.print(
@@ -308,13 +310,13 @@ class Trainer:
             oriented(state.best_metric, cfg.eval.metric_for_best_model),
             -state.best_valid_loss,
         )
-        if is_best:
-            state.best_metric = raw_value(scores, cfg.eval.metric_for_best_model)
-            state.best_valid_loss, state.best_step = scores["valid_loss"], state.step
+        if is_best:  # the end of a run off the --eval_steps grid chooses its final/, not training's best
+            metric = raw_value(scores, cfg.eval.metric_for_best_model)
+            state.set_best(metric, scores["valid_loss"], scheduled=state.step % cfg.eval.eval_steps == 0)
         self.log.log(scores, state.step)
+        best_metric, _, best_step = state.chosen
         self.accelerator.print(
-            f"\nupdate {state.step}: "
-            + describe(scores, cfg.eval.metric_for_best_model, state.best_metric, state.best_step)
+            f"\nupdate {state.step}: " + describe(scores, cfg.eval.metric_for_best_model, best_metric, best_step)
         )
         return is_best
 
@@ -341,16 +343,16 @@ class Trainer:
         """``final/`` (best or last weights), the test split's scores, ``results.json`` and the curves
         (:func:`mtkit.pipeline.run` adds the CTranslate2 conversion and the bias report)."""
         cfg, acc, state = self.cfg, self.accelerator, self.state
+        metric, (best_metric, _, best_step) = cfg.eval.metric_for_best_model, state.chosen
         if (
             cfg.train.load_best_model_at_end
             and self.checkpoints.best
             and self.checkpoints.best != self.checkpoints.last
         ):
             acc.load_state(str(self.checkpoints.best))
-            acc.print(f"loaded checkpoint_best (update {state.best_step}) for export")
-        metric = cfg.eval.metric_for_best_model
-        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": state.best_step}
-        results[f"best_valid_{metric}"] = state.best_metric
+            acc.print(f"loaded checkpoint_best (update {best_step}) for export")
+        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": best_step}
+        results[f"best_valid_{metric}"] = best_metric
         if "test" in self.raw:
             test = {f"test_{k}": v for k, v in self.evaluate("test", save_as="test").items()}
             results.update(test)

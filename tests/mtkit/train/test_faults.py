@@ -43,6 +43,36 @@ def test_evaluation_does_not_change_the_trained_weights(multi30k_small, tmp_path
     assert same_final_weights(often, once)
 
 
+def test_extending_a_finished_evaluated_run_ends_as_a_run_straight_to_the_end(multi30k_small, tmp_path):
+    """A run finished at update 1 (validated, test split decoded, final/ exported) relaunched with --max_steps 4 ends
+    with the checkpoint, results and final/ of a run straight to 4. The learning rate is high enough that validation
+    loss rises after update 1: the finished run's own end-of-run evaluation (off the --eval_steps grid) beats every
+    later one, so were it kept as training's best, the extended run would export update 1 instead of 2."""
+    args = [
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--eval_max_samples", "4", "--max_new_tokens", "4",
+        "--max_train_samples", "1500", "--learning_rate", "0.1", "--lr_scheduler_type", "constant",
+        "--warmup_steps", "0", "--metric_for_best_model", "loss", "--eval_steps", "2", "--save_steps", "2",
+    ]  # fmt: skip
+    extended, straight = tmp_path / "extended", tmp_path / "straight"
+    res = train_in_process(*args, "--max_steps", "1", "--output_dir", str(extended))
+    assert res.returncode == 0, res.stderr[-2000:]
+    first = json.loads((extended / "results.json").read_text())
+    assert first["best_step"] == 1 and "test_bleu" in first  # evaluated, tested, exported
+    for out, steps in ((extended, "4"), (straight, "4")):
+        res = train_in_process(*args, "--max_steps", steps, "--output_dir", str(out))
+        assert res.returncode == 0, res.stderr[-2000:]
+    results = [json.loads((out / "results.json").read_text()) for out in (extended, straight)]
+    assert first["best_valid_loss"] < results[1]["best_valid_loss"]  # update 1 would have won
+    assert results[0]["best_step"] == results[1]["best_step"] == 2
+    assert results[0] == results[1]
+    assert same_final_weights(extended, straight)
+    for name in ("model.safetensors", "optimizer.bin", "scheduler.bin", "random_states_0.pkl", "trainer_state.json"):
+        last = [out / "checkpoints" / "step-0000004" / name for out in (extended, straight)]
+        assert last[0].read_bytes() == last[1].read_bytes(), name
+    for out in (extended, straight):
+        assert (out / "checkpoints" / "checkpoint_best").resolve().name == "step-0000002"
+
+
 def metrics_steps(out) -> list[int]:
     path = out / "metrics.jsonl"
     if not path.is_file():
