@@ -47,6 +47,7 @@ from benchmarks import translation as translation_bench
 
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
+from mtkit.flags import option
 from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
@@ -60,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
     t.add_argument("--reference", required=True, help="their reference translations")
     t.add_argument("--max_sentences", type=int, default=None, help="use the first N sentences")
-    t.add_argument("--beam_size", type=int, default=4)
+    t.add_argument(*option("num_beams", "beam_size"), dest="beam_size", type=int, default=4, help="beam size")
     t.add_argument("--batch_size", type=int, default=32)
     t.add_argument("--max_new_tokens", type=int, default=128, help="the cap (and the unbounded system's length)")
     t.add_argument("--threads", type=int, default=2, help="CPU threads for both engines")
