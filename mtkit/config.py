@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import math
 import sys
 import typing
 from collections.abc import Callable
@@ -133,7 +134,9 @@ class TrainConfig:
 
     output_dir: str = _f("runs/default", "Run folder: checkpoints, logs, final model. Re-running resumes.")
     overwrite_output_dir: bool = _f(
-        False, "Start afresh in an output_dir whose checkpoints cannot be read (they are otherwise never overwritten)."
+        False,
+        "Start afresh in an output_dir whose checkpoints cannot be read or were made with settings that cannot "
+        "change on resume (they are otherwise never overwritten).",
     )
     seed: int = _f(1, "Random seed.")
     max_steps: int = _f(100000, "Optimizer updates to train for.")
@@ -350,6 +353,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(
         ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout"), (_fraction, "in [0, 1)")
     ),
+    "length_penalty": (math.isfinite, "finite"),
 }
 
 

@@ -1,11 +1,15 @@
-"""Input checks a run makes before it writes anything: model and tokenizer sources, and the end-of-run steps asked
-for (a CTranslate2 quantization it knows, an MT-GenEval split it can score)."""
+"""Input checks a run makes before it writes anything: model and tokenizer sources, the end-of-run steps asked
+for (a CTranslate2 quantization it knows, an MT-GenEval split it can score), and a resume's settings against those
+the run folder was made with (:data:`RESUMABLE`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from mtkit.config import RunConfig
+import yaml
+
+from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
@@ -49,3 +53,87 @@ def check_bias_report(cfg: RunConfig) -> None:
         raise UserError(
             f"--bias_report_split: split {split!r} not in {cfg.data.mtgeneval_dir} (present: {', '.join(present)})"
         )
+
+
+_EVALUATION = "evaluation never draws from the training random streams nor changes the weights"
+_END = "what the end of the run does with final/; training never sees it"
+_LOGGING = "logging and progress only"
+
+#: The keys a relaunch may give other values than the run folder's ``config.yaml``, each with why that is safe. A
+#: relaunch continues the run its checkpoint holds, so any other difference is refused before anything is built:
+#: another architecture, vocabulary or tokenizer does not fit the checkpoint, and the optimizer's settings would be
+#: silently restored from it.
+RESUMABLE: dict[str, str] = {
+    "max_steps": "trains further (ending as a run straight to the new number) or stops; inverse_sqrt and constant "
+    "schedules do not depend on it, linear and cosine ones change shape",
+    "output_dir": "the run folder itself, however it is spelled",
+    "overwrite_output_dir": "acts at the start only",
+    "save_steps": "when checkpoints are written: the state they hold is the same",
+    "save_total_limit": "how many checkpoints are kept",
+    "eval_steps": _EVALUATION,
+    "eval_max_samples": _EVALUATION,
+    "eval_batch_size": _EVALUATION,
+    "num_beams": "decoding of evaluations and of final/ (its generation config)",
+    "length_penalty": "decoding of evaluations and of final/ (its generation config)",
+    "max_new_tokens": "decoding of evaluations and of final/ (its generation config)",
+    "max_len_a": "decoding of evaluations and of final/ (its generation config)",
+    "max_len_b": "decoding of evaluations and of final/ (its generation config)",
+    "load_best_model_at_end": _END,
+    "export_ct2": _END,
+    "bias_report_split": _END,
+    "push_to_hub": _END,
+    "hub_model_id": _END,
+    "hub_private_repo": _END,
+    "logging_steps": _LOGGING,
+    "report_to": _LOGGING,
+    "project_name": _LOGGING,
+    "run_name": _LOGGING,
+    "disable_tqdm": _LOGGING,
+    "peak_tflops": _LOGGING + " (the MFU figure)",
+    "ddp_timeout": "how long a collective may wait",
+    "preprocessing_num_workers": "how fast the data is tokenized, not what comes out",
+    "max_grad_norm": "read at every update: the remedy for a run that diverged (exit status 3)",
+    "max_nonfinite_updates": "read at every update: how many non-finite updates in a row stop the run",
+    "gradient_checkpointing": "memory only: activations are recomputed in the backward pass, the gradients are equal",
+    "torch_compile": "speed only: the model is compiled in place, its weights and their names stay",
+}
+
+#: What a trained ``tokenizer/`` in the run folder was made from: a start without a checkpoint reuses it.
+TOKENIZER_KEYS = ("tokenizer_type", "vocab_size", "tokenizer_train_samples")
+
+
+def saved_settings(out: Path) -> dict[str, Any]:
+    """The flat ``{key: value}`` of ``out/config.yaml`` (empty when there is none; keys of other versions dropped)."""
+    path = out / "config.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        saved = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        why = getattr(err, "strerror", None) or type(err).__name__
+        raise UserError(
+            f"--output_dir {out}: its config.yaml cannot be read ({why}), so a resume cannot be checked; restore "
+            "it, or train into a new --output_dir"
+        ) from None
+    sections = saved.values() if isinstance(saved, dict) else []
+    return {k: v for group in sections if isinstance(group, dict) for k, v in group.items() if k in FIELDS}
+
+
+def check_resume(cfg: RunConfig, out: Path, resuming: bool) -> bool:
+    """Compare ``cfg`` with the settings ``out`` was made with, when a checkpoint is to be resumed (every key outside
+    :data:`RESUMABLE`) or a trained ``tokenizer/`` reused (:data:`TOKENIZER_KEYS`). A difference is one
+    :class:`UserError` naming the keys, unless ``--overwrite_output_dir``: then True, start afresh."""
+    reuses_tokenizer = (out / "tokenizer" / "tokenizer.json").is_file()
+    if not resuming and not reuses_tokenizer:
+        return False
+    saved, given = saved_settings(out), cfg.flat()
+    keys = [k for k in FIELDS if k not in RESUMABLE] if resuming else TOKENIZER_KEYS
+    changed = [f"{k} {saved[k]!r} -> {given[k]!r}" for k in keys if k in saved and saved[k] != given[k]]
+    if not changed or cfg.train.overwrite_output_dir:
+        return bool(changed)
+    what = "its checkpoints were" if resuming else "its tokenizer/ was"
+    raise UserError(
+        f"--output_dir {out}: {what} made with other settings ({', '.join(changed)}), which cannot change on resume; "
+        "train into a new --output_dir, or pass --overwrite_output_dir to start this one afresh (README, Resuming, "
+        "lists what may change)"
+    )

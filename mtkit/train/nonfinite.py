@@ -53,7 +53,8 @@ class NonFiniteGuard:
             kept = f"the last checkpoint ({last.name}) is intact" if last else "no checkpoint had been written yet"
             raise Diverged(
                 f"training diverged: the last {in_a_row} updates (to update {step}) had a non-finite loss or "
-                f"gradient and were skipped, so the weights are those from before them; {kept}. Lower "
-                "--learning_rate, raise --warmup_steps or set --max_grad_norm, then resume or restart"
+                f"gradient and were skipped, so the weights are those from before them; {kept}. Set a lower "
+                "--max_grad_norm and relaunch (it resumes), or lower --learning_rate or raise --warmup_steps in a new "
+                "--output_dir"
             )
         return {"nonfinite_updates": total}

@@ -9,6 +9,7 @@ accelerate supplies devices, precision, DDP/FSDP/DeepSpeed, gradient accumulatio
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -38,7 +39,7 @@ from mtkit.model.presets import ALL_PRESETS
 from mtkit.textio import write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source
+from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source, check_resume
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
@@ -63,6 +64,8 @@ class Trainer:
         set_seed(cfg.train.seed)
         if acc.is_main_process:
             out.mkdir(parents=True, exist_ok=True)
+            if self.afresh:  # trained again below, with the new settings
+                shutil.rmtree(out / "tokenizer", ignore_errors=True)
             cfg.save(out / "config.yaml")
             if held_out(cfg.data):
                 write_jsonl(out / "validation_split.jsonl", self.raw["validation"].to_list())
@@ -73,20 +76,20 @@ class Trainer:
         self._restore(discard)
 
     def _check_inputs(self) -> bool:
-        """Check the flags, the model source, the output folder and the data (loaded into ``self.raw``); return
-        whether unreadable checkpoints are to be discarded (``--overwrite_output_dir``)."""
+        """Check the flags, the model source, the output folder (a resume's settings) and the data (loaded into
+        ``self.raw``); return whether the checkpoints are to be discarded (``--overwrite_output_dir``)."""
         cfg, out = self.cfg, self.out
         if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
             raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
         if out.exists() and not out.is_dir():
             raise UserError(f"--output_dir {out}: exists and is not a folder")
         try:  # a run never silently starts over checkpoints it cannot read
-            newest_complete(out / "checkpoints")
-            discard = False
+            resuming, discard = newest_complete(out / "checkpoints") is not None, False
         except UserError:
             if not cfg.train.overwrite_output_dir:
                 raise
-            discard = True
+            resuming, discard = False, True
+        self.afresh = check_resume(cfg, out, resuming)  # other settings than config.yaml's: refused, or afresh
         check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
         tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
@@ -95,7 +98,7 @@ class Trainer:
         check_selection(cfg, self.raw["validation"].column_names)
         check_bias_report(cfg)
         check_ct2(cfg)
-        return discard
+        return discard or self.afresh
 
     def _build(self, data: dict) -> None:
         """Model, loaders, optimizer and schedule, prepared by accelerate for the run's strategy."""
@@ -121,7 +124,8 @@ class Trainer:
         cfg, acc = self.cfg, self.accelerator
         self.checkpoints = CheckpointManager(self.out, acc, keep_last=cfg.train.save_total_limit)
         if discard:
-            acc.print(f"--overwrite_output_dir: deleting the unreadable checkpoints in {self.checkpoints.root}")
+            which = "checkpoints made with other settings" if self.afresh else "unreadable checkpoints"
+            acc.print(f"--overwrite_output_dir: deleting the {which} in {self.checkpoints.root}")
             self.checkpoints.discard_unreadable()
         self.state = TrainerState(world_size=acc.num_processes)
         last = self.checkpoints.last  # the newest complete checkpoint, whatever the links say

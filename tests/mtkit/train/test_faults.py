@@ -73,6 +73,39 @@ def test_extending_a_finished_evaluated_run_ends_as_a_run_straight_to_the_end(mu
         assert (out / "checkpoints" / "checkpoint_best").resolve().name == "step-0000002"
 
 
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_resume_with_another_architecture_is_refused_and_the_run_left_untouched(multi30k_small, tmp_path):
+    """Another preset or vocabulary on a run folder with a checkpoint: one line naming the keys and what to do,
+    status 2, not a byte of the run changed (before: a size-mismatch traceback, or the old vocabulary silently
+    reused). Keys listed in RESUMABLE may change; --overwrite_output_dir starts afresh with the new settings."""
+    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "2", "--save_steps", "2"]
+    out = tmp_path / "run"
+    assert train_in_process(*args, "--max_steps", "2", "--output_dir", str(out)).returncode == 0
+    before = tree(out)
+    for changed, named in (
+        (["--model", "transformer-small"], "model 'transformer-tiny' -> 'transformer-small'"),
+        (["--vocab_size", "500", "--tokenizer_type", "unigram"], "tokenizer_type 'bpe' -> 'unigram', vocab_size 1000"),
+        (["--learning_rate", "1e-3"], "learning_rate 0.002 -> 0.001"),
+    ):
+        res = train_in_process(*args, *changed, "--max_steps", "4", "--output_dir", str(out))
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+        assert lines[0].startswith(f"error: --output_dir {out}: its checkpoints were made with other settings (")
+        assert named in lines[0] and "--overwrite_output_dir" in lines[0] and "new --output_dir" in lines[0]
+        assert tree(out) == before
+    res = train_in_process(*args, "--max_steps", "3", "--eval_steps", "3", "--num_beams", "1", "--output_dir", str(out))
+    assert res.returncode == 0 and "resuming from" in res.stdout, res.stderr[-2000:]
+    res = train_in_process(*args, "--vocab_size", "500", "--max_steps", "2", "--output_dir", str(out),
+                           "--overwrite_output_dir")  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "deleting the checkpoints made with other settings" in res.stdout and "resuming" not in res.stdout
+    vocab = len(json.loads((out / "final" / "tokenizer.json").read_text())["model"]["vocab"])
+    assert vocab <= 500 < len(json.loads(before["tokenizer/tokenizer.json"])["model"]["vocab"])
+
+
 def metrics_steps(out) -> list[int]:
     path = out / "metrics.jsonl"
     if not path.is_file():
