@@ -45,7 +45,7 @@ from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
 from benchmarks import translation as translation_bench
 
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, ranged
 from mtkit.errors import UserError, cli_entry
 from mtkit.flags import option
 from mtkit.textio import atomic_write, markdown_table, read_lines
@@ -60,11 +60,16 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--model", required=True, help="a save_pretrained model folder (a run's final/)")
     t.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
     t.add_argument("--reference", required=True, help="their reference translations")
-    t.add_argument("--max_sentences", type=int, default=None, help="use the first N sentences")
-    t.add_argument(*option("num_beams", "beam_size"), dest="beam_size", type=int, default=4, help="beam size")
-    t.add_argument("--batch_size", type=int, default=32)
-    t.add_argument("--max_new_tokens", type=int, default=128, help="the cap (and the unbounded system's length)")
-    t.add_argument("--threads", type=int, default=2, help="CPU threads for both engines")
+    t.add_argument(
+        "--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="use the first N sentences"
+    )
+    beams = ranged("num_beams")
+    t.add_argument(*option("num_beams", "beam_size"), dest="beam_size", type=beams, default=4, help="beam size")
+    t.add_argument("--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32)
+    cap = "the cap (and the unbounded system's length)"
+    t.add_argument("--max_new_tokens", type=ranged("max_new_tokens"), default=128, help=cap)
+    threads = ranged("preprocessing_num_workers", "threads")  # a count of CPU workers, > 0
+    t.add_argument("--threads", type=threads, default=2, help="CPU threads for both engines")
     t.add_argument("--ct2_types", default="float32,int8", help="CTranslate2 quantizations, comma-separated")
     t.add_argument("--json", help="also write the record to this file")
     tr = sub.add_parser("train", help="the toolkit's loop vs Seq2SeqTrainer: target tokens/s", allow_abbrev=False)

@@ -83,7 +83,7 @@ def test_earlier_dashed_command_lines_still_parse_to_the_same_arguments():
 def test_errors_name_an_option_by_its_underscore_name():
     with pytest.raises(UserError) as raised:
         bias_report.build_parser().parse_args(["--hub", "--hyp_dir", "h", "--out", "o", "--beam-size", "x"])
-    assert str(raised.value) == "argument --num_beams: 'x' is not an integer"
+    assert str(raised.value) == "argument --num_beams: invalid int value: 'x'"  # as train.py --num_beams x says
     code, _, err = run_script_in_process("demo_corpus.py", "out", "--n-train", "many")
     assert (code, err.strip()) == (2, "error: argument --n_train: not an integer: 'many'")
 

@@ -1,9 +1,13 @@
-"""What the command-line parsers share: one-line errors and one flag style (:mod:`mtkit.flags`)."""
+"""What the command-line parsers share: one-line errors, one flag style (:mod:`mtkit.flags`) and training's ranges
+for the flags every script shares with it (:func:`ranged`)."""
 
 from __future__ import annotations
 
 import argparse
+import typing
+from collections.abc import Callable
 
+from mtkit.config import FIELDS, GROUPS, RANGES
 from mtkit.errors import UserError
 from mtkit.flags import HelpFormatter, first_names
 
@@ -18,3 +22,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise UserError(first_names(message))
+
+
+def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
+    """The argparse ``type`` of a script's ``--flag`` (default ``--key``) that means what ``train.py --key`` means:
+    the key's type and its range in :data:`mtkit.config.RANGES`, refused in training's words
+    (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``."""
+    ok, wanted = RANGES[key]
+    hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
+    kind = next(t for t in (int, float) if t is hint or t in typing.get_args(hint))
+
+    def parse(text: str) -> int | float:
+        value = kind(text)
+        if not ok(value):
+            raise UserError(f"--{flag or key}: must be {wanted}, got {value}")
+        return value
+
+    parse.__name__ = kind.__name__  # what argparse calls it: "invalid int value"
+    return parse

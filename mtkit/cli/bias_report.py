@@ -24,7 +24,7 @@ from bias_eval.metrics import (
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
 from bias_eval.scoring import score_dataset
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, ranged
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
@@ -69,17 +69,6 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def _non_negative_float(text: str) -> float:
-    """An argparse type: a number not below 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{value} is below the minimum 0")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the report script."""
     parser = Parser(
@@ -115,17 +104,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     saved = "default: the model's generation_config.json"
     beams = f"beam size ({saved}, else {DEFAULTS['beam_size']})"
-    hyp.add_argument(*option("num_beams", "beam-size", "beam_size"), type=_count(1), help=beams)
-    hyp.add_argument(*option("batch_size"), type=_count(1), default=32, help="sentences per batch (default: 32)")
-    hyp.add_argument(*option("max_new_tokens"), type=_count(1), help=f"{saved}, else {DEFAULTS['max_new_tokens']}")
-    hyp.add_argument(*option("length_penalty"), type=float, help=f"{saved}, else {DEFAULTS['length_penalty']}")
+    hyp.add_argument(*option("num_beams", "beam-size", "beam_size"), type=ranged("num_beams"), help=beams)
+    batch = ranged("eval_batch_size", "batch_size")
+    hyp.add_argument(*option("batch_size"), type=batch, default=32, help="sentences per batch (default: 32)")
+    max_new = f"{saved}, else {DEFAULTS['max_new_tokens']}"
+    hyp.add_argument(*option("max_new_tokens"), type=ranged("max_new_tokens"), help=max_new)
+    penalty = f"{saved}, else {DEFAULTS['length_penalty']}"
+    hyp.add_argument(*option("length_penalty"), type=ranged("length_penalty"), help=penalty)
     hyp.add_argument(
         *option("max_len_a"),
-        type=_non_negative_float,
+        type=ranged("max_len_a"),
         help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS['max_len_a']})",
     )
     hyp.add_argument(
-        *option("max_len_b"), type=_count(0), help=f"see --max_len_a ({saved}, else {DEFAULTS['max_len_b']})"
+        *option("max_len_b"), type=ranged("max_len_b"), help=f"see --max_len_a ({saved}, else {DEFAULTS['max_len_b']})"
     )
     hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
     hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")

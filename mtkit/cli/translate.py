@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from transformers import GenerationConfig
 
+from mtkit.cli.args import Parser, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
@@ -16,26 +16,35 @@ from mtkit.textio import atomic_write, read_lines
 
 
 def _parser():
-    p = argparse.ArgumentParser(description="Translate with a trained model (a run's final/ dir) or a hub model.")
+    p = Parser(description="Translate with a trained model (a run's final/ dir) or a hub model.")
     p.add_argument("--model", required=True, help="Model directory (e.g. runs/demo/final) or hub id.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--text", action="append", help="Sentence to translate (repeatable).")
     mode.add_argument("--input", help="File with one sentence per line (UTF-8, .gz allowed).")
     p.add_argument("--output", help="Where --input's translations go (default: standard output).")
-    p.add_argument("--num_beams", type=int, default=None, help="Beam size (default: the model's generation config).")
-    p.add_argument("--length_penalty", type=float, default=None, help="Beam length penalty (default: the model's).")
-    p.add_argument("--max_new_tokens", type=int, default=None, help="Longest translation (default: the model's).")
+    p.add_argument("--num_beams", type=ranged("num_beams"), help="Beam size (default: the model's generation config).")
+    p.add_argument(
+        "--length_penalty", type=ranged("length_penalty"), help="Beam length penalty (default: the model's)."
+    )
+    p.add_argument(
+        "--max_new_tokens", type=ranged("max_new_tokens"), help="Longest translation (default: the model's)."
+    )
     p.add_argument(
         "--max_len_a",
-        type=float,
+        type=ranged("max_len_a"),
         default=None,
         help=f"Each batch stops after max_len_a x its longest source + max_len_b tokens (default: the model's, "
         f"else {MAX_LEN_A}).",
     )
     p.add_argument(
-        "--max_len_b", type=int, default=None, help=f"See --max_len_a (default: the model's, else {MAX_LEN_B})."
+        "--max_len_b",
+        type=ranged("max_len_b"),
+        default=None,
+        help=f"See --max_len_a (default: the model's, else {MAX_LEN_B}).",
     )
-    p.add_argument("--batch_size", type=int, default=32, help="Sentences per batch.")
+    p.add_argument(
+        "--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32, help="Sentences per batch."
+    )
     p.add_argument(
         "--prompt",
         default=None,
@@ -64,16 +73,13 @@ def main(argv: list[str] | None = None) -> None:
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
     gen = translator.generation_config or GenerationConfig()
     options = {
-        "beam_size": args.num_beams or gen.num_beams or 4,
-        "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
-        "max_new_tokens": args.max_new_tokens or gen.max_new_tokens or 256,
+        "beam_size": first_set(args.num_beams, gen.num_beams, 4),
+        "length_penalty": first_set(args.length_penalty, gen.length_penalty),
+        "max_new_tokens": first_set(args.max_new_tokens, gen.max_new_tokens, 256),
         "max_len_a": first_set(args.max_len_a, getattr(gen, "max_len_a", None), MAX_LEN_A),
         "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
         "batch_size": args.batch_size,
     }
-    for flag in ("max_len_a", "max_len_b"):
-        if options[flag] < 0:
-            raise UserError(f"--{flag}: must be >= 0, got {options[flag]}")
 
     def wrap(sentences: list[str]) -> list[str]:
         return [prompt.render(s, lang) for s in sentences] if prompt else sentences

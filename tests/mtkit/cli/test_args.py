@@ -1,0 +1,86 @@
+"""Every script's decoding flags take training's ranges (mtkit.cli.args.ranged over mtkit.config.RANGES): a value
+train.py refuses, each script refuses with the same words; a value train.py takes, each script takes."""
+
+from __future__ import annotations
+
+import benchmark
+import pytest
+
+from mtkit.cli import bias_report, translate
+from mtkit.config import parse_config
+from mtkit.errors import UserError
+
+#: flag -> (values train.py refuses, values it takes); the scripts' --batch_size is train.py's --eval_batch_size
+BOUNDS = {
+    "num_beams": (["0", "-2"], ["1", "5"]),
+    "max_new_tokens": (["0", "-1"], ["1", "300"]),
+    "length_penalty": (["nan", "inf", "-inf"], ["-0.5", "0", "1.2"]),
+    "max_len_a": (["-0.1", "nan"], ["0", "1.5"]),
+    "max_len_b": (["-1"], ["0", "10"]),
+    "batch_size": (["0", "-8"], ["1", "64"]),
+}
+TRAIN_KEY = {"batch_size": "eval_batch_size"}
+
+
+def parsed(parser, *args: str) -> dict:
+    return vars(parser.parse_args(list(args)))
+
+
+#: script -> (its parser's arguments apart from the flag, the flags of BOUNDS it has, where it stores --num_beams)
+SCRIPTS = {
+    "translate.py": (lambda *a: parsed(translate._parser(), "--model", "m", "--text", "x", *a), list(BOUNDS)),
+    "bias_report.py": (
+        lambda *a: parsed(bias_report.build_parser(), "--hub", "--model", "m", "--out", "o", *a),
+        list(BOUNDS),
+    ),
+    "benchmark.py translate": (
+        lambda *a: parsed(benchmark.parser(), "translate", "--model", "m", "--source", "s", "--reference", "r", *a),
+        ["num_beams", "max_new_tokens", "batch_size"],  # its length penalty and bound are the model's own
+    ),
+}
+CASES = [(script, flag) for script, (_, flags) in SCRIPTS.items() for flag in flags]
+
+
+def train_error(key: str, value: str) -> str | None:
+    try:
+        parse_config([f"--{key}={value}"])
+    except UserError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize(("script", "flag"), CASES)
+def test_a_decoding_flag_has_training_s_range_in_every_script(script, flag):
+    parse, key = SCRIPTS[script][0], TRAIN_KEY.get(flag, flag)
+    refused, taken = BOUNDS[flag]
+    for value in refused:
+        expected = train_error(key, value)
+        assert expected is not None and expected.startswith(f"--{key}: must be "), expected
+        with pytest.raises(UserError) as raised:
+            parse(f"--{flag}={value}")
+        assert str(raised.value) == expected.replace(f"--{key}:", f"--{flag}:")
+    for value in taken:
+        assert train_error(key, value) is None
+        values = parse(f"--{flag}={value}")
+        assert values["beam_size" if script.startswith("benchmark") and flag == "num_beams" else flag] == float(value)
+
+
+def test_every_decoding_flag_of_every_script_is_checked_here():
+    decoding = {"num_beams", "beam_size", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "batch_size"}
+    parsers = {
+        "translate.py": translate._parser(),
+        "bias_report.py": bias_report.build_parser(),
+        "benchmark.py translate": benchmark.parser()._subparsers._group_actions[0].choices["translate"],
+    }
+    for script, parser in parsers.items():
+        flags = {s.lstrip("-") for a in parser._actions for s in a.option_strings if s.lstrip("-") in decoding}
+        covered = set(SCRIPTS[script][1]) | ({"beam_size"} if "num_beams" in SCRIPTS[script][1] else set())
+        assert flags <= covered, (script, flags - covered)
+
+
+def test_a_number_that_is_no_number_is_named_like_train_py_names_it():
+    with pytest.raises(UserError) as raised:
+        parse_config(["--num_beams", "four"])
+    with pytest.raises(UserError) as also:
+        translate._parser().parse_args(["--model", "m", "--num_beams", "four"])
+    assert str(also.value) == str(raised.value) == "argument --num_beams: invalid int value: 'four'"
