@@ -280,7 +280,7 @@ def load_recipe(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise UserError(f"{where}: file not found") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"{where}: cannot read ({err})") from None
+        raise UserError(f"{where}: cannot read ({getattr(err, 'strerror', None) or 'not UTF-8 text'})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""

@@ -14,6 +14,41 @@ from pathlib import Path
 
 from mtkit.errors import UserError
 
+#: Longer lines are refused: no sentence is this long; a file without line ends (or with ``\r`` alone) is.
+MAX_LINE_CHARS = 1 << 20
+
+#: How files that are not UTF-8 text start: what they are, and what to do.
+_RECOMPRESS = "decompress it, or recompress it with gzip as .gz"
+_NOT_UTF8 = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (byte-order mark)", "convert it: iconv -f UTF-32 -t UTF-8"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (byte-order mark)", "convert it: iconv -f UTF-32 -t UTF-8"),
+    (b"\xff\xfe", "UTF-16 (byte-order mark)", "convert it: iconv -f UTF-16 -t UTF-8"),
+    (b"\xfe\xff", "UTF-16 (byte-order mark)", "convert it: iconv -f UTF-16 -t UTF-8"),
+    (b"\x1f\x8b", "gzip-compressed", "give its name the .gz ending it lacks"),
+    (b"\xfd7zXZ\x00", "xz-compressed", _RECOMPRESS),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", _RECOMPRESS),
+    (b"BZh", "bzip2-compressed", _RECOMPRESS),
+    (b"PK\x03\x04", "a zip archive", "extract it"),
+)
+
+
+def _not_utf8(head: bytes, path: Path, fallback: str) -> UserError:
+    """The error for a file that starts with ``head`` and failed to decode: what it is when its first bytes say so,
+    else ``fallback``."""
+    for magic, what, todo in _NOT_UTF8:
+        if head.startswith(magic):
+            return UserError(f"{path}: {what}, not UTF-8 text; {todo}")
+    return UserError(f"{path}: {fallback}")
+
+
+def _check_length(lines: list[str], path: Path, first_line: int = 0) -> None:
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        n = next(i for i, line in enumerate(lines) if len(line) > MAX_LINE_CHARS)
+        raise UserError(
+            f"{path}: line {first_line + n + 1} has {len(lines[n]):,} characters, more than {MAX_LINE_CHARS:,} (a "
+            "file whose lines end in \\r alone, or without line ends?)"
+        )
+
 
 def read_bytes(path: Path) -> bytes:
     """Return the bytes of ``path`` (decompressed if it ends in ``.gz``); missing, unreadable or empty is an error."""
@@ -36,10 +71,10 @@ def decode_utf8(raw: bytes, path: Path) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
-        raise UserError(f"{path}: invalid UTF-8 at line {line} (byte offset {err.start})") from None
+        raise _not_utf8(raw, path, f"invalid UTF-8 at line {line} (byte offset {err.start})") from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise UserError(f"{path}: NUL byte at line {line} (a binary or corrupt file?)")
+        raise _not_utf8(raw, path, f"NUL byte at line {line} (a binary or corrupt file?)")
     return text.removeprefix("\ufeff")
 
 
@@ -76,6 +111,8 @@ def iter_lines(path: Path, chunk_bytes: int = 1 << 20) -> Iterator[str]:
             data = rest + chunk
             cut = data.rfind(b"\n") + 1
             if not cut:  # no line end yet: keep reading
+                if len(data) > 4 * MAX_LINE_CHARS:  # UTF-8: at least a quarter as many characters as bytes
+                    _check_length([data.decode("utf-8", "replace")], path, line_no)
                 rest = data
                 continue
             yield from _decode_chunk(data[:cut], path, line_no, offset)
@@ -88,34 +125,65 @@ def iter_lines(path: Path, chunk_bytes: int = 1 << 20) -> Iterator[str]:
 
 def _decode_chunk(data: bytes, path: Path, first_line: int, offset: int) -> list[str]:
     """Whole lines (``data`` ends in a newline) decoded strictly; errors name the line and the file offset."""
+    head = data if not offset else b""  # only the file's own first bytes say what it is
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = first_line + data.count(b"\n", 0, err.start) + 1
-        raise UserError(f"{path}: invalid UTF-8 at line {line} (byte offset {offset + err.start})") from None
+        raise _not_utf8(head, path, f"invalid UTF-8 at line {line} (byte offset {offset + err.start})") from None
     if "\x00" in text:
         line = first_line + text.count("\n", 0, text.index("\x00")) + 1
-        raise UserError(f"{path}: NUL byte at line {line} (a binary or corrupt file?)")
+        raise _not_utf8(head, path, f"NUL byte at line {line} (a binary or corrupt file?)")
     if not offset:
         text = text.removeprefix("\ufeff")
-    return [line.removesuffix("\r") for line in text[:-1].split("\n")]
+    lines = [line.removesuffix("\r") for line in text[:-1].split("\n")]
+    _check_length(lines, path, first_line)
+    return lines
 
 
 def read_lines(path: Path) -> list[str]:
     """Read a non-empty UTF-8 file as a list of lines without their line ends."""
-    return split_lines(decode_utf8(read_bytes(path), path))
+    lines = split_lines(decode_utf8(read_bytes(path), path))
+    _check_length(lines, path)
+    return lines
+
+
+def check_writable(path: Path, flag: str, *, file: bool = False) -> None:
+    """Refuse, before any work, a folder ``path`` to write into (it may not exist yet; with ``file``, the folder of
+    the file ``path``) that cannot be written: a file stands where it or a parent goes, or its nearest existing parent
+    takes no new file (read-only, full, not permitted). The probe file is removed again; ``flag`` names the option in
+    the one-line error."""
+    folder = path.parent if file else path
+    existing = folder.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "exists and is not a folder" if existing == path.absolute() else f"{existing} is a file, not a folder"
+        raise UserError(f"{flag} {path}: {what}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mtkit-probe-", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise UserError(f"{flag} {path}: cannot write in {existing} ({err.strerror or err})") from None
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``; a write the file
+    system refuses (no space, read-only, a file where a folder goes) is one :class:`UserError` naming ``path``, and
+    leaves no temporary file."""
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as err:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise UserError(f"{path}: cannot write ({err.strerror or err})") from None
         raise
 
 

@@ -1,33 +1,63 @@
 """Bad input, across the scripts: each case ends with one ``error:`` line naming the file or flag and what is
-wrong, a non-zero status, no traceback, and nothing written. The scripts' entry points run in this process (as
-``cli_entry`` wraps them) to keep the suite fast; tests/scripts/ runs each script for real."""
+wrong, a non-zero status, no traceback, and nothing written or changed (the inputs and the finished run they use are
+hashed before and after). The cases come in categories (:data:`CATEGORIES`, listed in the README's "When things go
+wrong"). The scripts' entry points run in this process (as ``cli_entry`` wraps them) to keep the suite fast;
+tests/scripts/ runs each script for real."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import gzip
+import hashlib
 import io
+import lzma
+import os
+import re
+import shutil
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
+import benchmark
 import pytest
-from testing_utils import FAST_RUN
+from testing_utils import FAST_RUN, REPO
 
+from mtkit.cli.average_checkpoints import main as average_main
 from mtkit.cli.bias_report import main as bias_report_main
+from mtkit.cli.demo_corpus import main as demo_corpus_main
+from mtkit.cli.export_ct2 import main as export_ct2_main
 from mtkit.cli.export_model import main as export_main
+from mtkit.cli.preprocess import main as preprocess_main
 from mtkit.cli.push_to_hub import main as push_main
+from mtkit.cli.train import main as train_main
 from mtkit.cli.translate import main as translate_main
-from mtkit.config import parse_config
-from mtkit.data.preprocess import preprocess
 from mtkit.errors import cli_entry
-from mtkit.pipeline import run
 
 SCRIPTS = {
-    "train": lambda argv: cli_entry(lambda: run(parse_config(argv)))(),
-    "preprocess": lambda argv: cli_entry(lambda: preprocess(parse_config(argv)))(),
+    "train": train_main,
+    "preprocess": preprocess_main,
     "translate": lambda argv: cli_entry(translate_main)(argv),
     "bias_report": bias_report_main,
     "export": lambda argv: cli_entry(export_main)(argv),
+    "average": lambda argv: cli_entry(average_main)(argv),
+    "export_ct2": lambda argv: cli_entry(export_ct2_main)(argv),
+    "demo_corpus": lambda argv: cli_entry(demo_corpus_main)(argv),
+    "benchmark": benchmark.main,
     "push": push_main,
 }
+
+#: what the cases are about, each with at least this many cases
+CATEGORIES = {"recipes": 10, "data": 20, "models and checkpoints": 12, "flags": 25, "output": 12}
+
+
+class Case(NamedTuple):
+    category: str
+    name: str
+    script: str
+    argv: list[str]
+    expected: str  # in the error line
+    refusing: str | None = None  # a folder of the inputs whose file system refuses writes: "full" or "readonly"
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -47,6 +77,25 @@ def files(root: Path) -> dict[str, bytes]:
         "ds_broken.json": b'{"zero_optimization": ', "ds_list.json": b"[1, 2]",
         "noconfig/weights.bin": b"", "badconfig/config.json": b"{}", "text.txt": b"Hello.\n",
         "lines.jsonl": b'{"source": "a", "target": "b"}\n{"source": \n',
+        "section.yaml": b"optimizer:\n  learning_rate: 0.001\n", "notmap.yaml": b"train: 5\n",
+        "placed.yaml": b"model:\n  max_steps: 5\n", "list.yaml": b"- max_steps\n- 5\n",
+        "bool.yaml": b"max_steps: yes\n", "null.yaml": b"max_steps:\n", "choice.yaml": b"metric_for_best_model: blue\n",
+        "utf16.yaml": "max_steps: 5\n".encode("utf-16"), "range.yaml": b"learning_rate: -1\n",
+        "u16le/train.en": "a\n".encode("utf-16"), "u16le/train.de": b"x\n",
+        "u16be/train.en": b"\xfe\xff" + "a\n".encode("utf-16-be"), "u16be/train.de": b"x\n",
+        "u32/train.en": "a\n".encode("utf-32"), "u32/train.de": b"x\n",
+        "gzname/train.en": gzip.compress(b"a\n", mtime=0), "gzname/train.de": b"x\n",
+        "xzname/train.en": lzma.compress(b"a\n"), "xzname/train.de": b"x\n",
+        "spaces/train.en": b"a\n \t \nc\n", "spaces/train.de": b"x\ny\nz\n",
+        "long/train.en": b"a\nb\n" + b"w " * 600_000 + b"\n", "long/train.de": b"x\ny\nz\n",
+        "cr/train.en": b"a b\r" * 300_000, "cr/train.de": b"x\n",
+        "notarget.jsonl": b'{"source": "a"}\n{"source": "b"}\n',
+        "geneval/sentences/dev/geneval-sentences-feminine-dev.en_de.en": b"She is a nurse.\nShe sings.\n",
+        "geneval/sentences/dev/geneval-sentences-feminine-dev.en_de.de": b"Sie ist Pflegerin.\nSie singt.\n",
+        "geneval/sentences/dev/geneval-sentences-masculine-dev.en_de.en": b"He is a nurse.\nHe sings.\n",
+        "geneval/sentences/dev/geneval-sentences-masculine-dev.en_de.de": b"Er ist Pfleger.\n",
+        "adapter/adapter_config.json": b'{"peft_type": "LORA", "base_model_name_or_path": "/nowhere/base"}',
+        "adapter/adapter_model.safetensors": b"", "full/.keep": b"", "readonly/.keep": b"",
     }  # fmt: skip
     for name, data in made.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -64,87 +113,262 @@ def data_args(folder: Path, *extra: str) -> list[str]:
     return ["--data_dir", str(folder), *base, "--validation_split", "none", "--test_split", "none", *extra]
 
 
-def cases(d: Path, run: Path) -> list[tuple[str, str, list[str], str]]:
-    """(id, script, arguments, what the error line must contain); ``run`` is a finished tiny run."""
-    final = run / "final"
+def cases(d: Path, run: Path) -> list[Case]:
+    """Every case; ``d`` holds the inputs of :func:`files` (and, made by the test, ``noweights/`` and ``otherrun/``),
+    ``run`` is a finished tiny run (resumed, exported, translated with; never changed)."""
+    final, recipe = run / "final", ["--config", str(run / "config.yaml"), "--output_dir", str(run)]
     ok_args = ["--data_dir", str(d / "ok"), *FAST_RUN]  # good data: these cases are about the flags
-    return [
-        ("data_dir missing", "train", data_args(d / "nowhere"), "--data_dir"),
-        ("data_dir is a file", "train", data_args(d / "text.txt"), "not a folder"),
-        ("line counts differ", "train", data_args(d / "uneven"), "2 source lines but 1 target lines"),
-        ("invalid UTF-8", "train", data_args(d / "utf"), "invalid UTF-8 at line 1"),
-        ("NUL byte", "train", data_args(d / "nul"), "NUL byte at line 1"),
-        ("empty file", "train", data_args(d / "empty"), "file is empty"),
-        ("not gzip", "train", data_args(d / "gz"), "train.en.gz: cannot read"),
-        ("empty line", "train", data_args(d / "gap"), "empty source sentence at line 2"),
-        ("nothing usable", "train", data_args(d / "blank", "--skip_empty_pairs"), "no usable sentence pairs"),
-        ("unknown language", "train", [*ok_args, "--target_lang", "xx"], "no file train.xx"),
-        ("train_file missing", "train", ["--train_file", str(d / "no.csv"), *FAST_RUN], "no.csv: file not found"),
-        ("train_file a folder", "train", ["--train_file", str(d / "ok"), *FAST_RUN], "is a directory"),
-        ("CSV without rows", "train", ["--train_file", str(d / "rows.csv"), *FAST_RUN], "no rows"),
-        ("CSV columns", "train", ["--train_file", str(d / "cols.csv"), *FAST_RUN], "no source/target columns"),
-        ("JSONL line", "train", ["--train_file", str(d / "lines.jsonl"), *FAST_RUN], "line 2 is not valid JSON"),
-        ("gender value", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN], "gender 'neutral'"),
-        ("recipe missing", "train", ["--config", str(d / "no.yaml")], "no.yaml: file not found"),
-        ("recipe typo", "train", ["--config", str(d / "typo.yaml")], "did you mean 'max_steps'?"),
-        ("recipe type", "train", ["--config", str(d / "type.yaml")], "'learning_rate' expects float"),
-        ("recipe YAML", "train", ["--config", str(d / "broken.yaml")], "malformed YAML at line 2"),
-        ("flag typo", "train", [*ok_args, "--max_step", "3"], "unknown key 'max_step'; did you mean"),
-        ("flag type", "train", [*ok_args, "--max_steps", "many"], "--max_steps"),
-        ("negative lr", "train", [*ok_args, "--learning_rate", "-1"], "--learning_rate: must be > 0"),
-        ("zero budget", "train", [*ok_args, "--max_tokens", "0"], "--max_tokens: must be > 0"),
-        ("eval_steps 0", "train", [*ok_args, "--eval_steps", "0"], "--eval_steps: must be > 0"),
-        ("smoothing", "train", [*ok_args, "--label_smoothing", "1.5"], "--label_smoothing: must be in [0, 1)"),
-        ("fraction", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN, "--validation_fraction", "1"],
-         "--validation_fraction"),
-        ("preset", "train", [*ok_args, "--model", "transformer-huge"], "--model: unknown preset"),
-        ("model folder missing", "train", [*ok_args, "--model_name_or_path", str(d / "nomodel")], "no such folder"),
-        ("model without config", "train", [*ok_args, "--model_name_or_path", str(d / "noconfig")], "no config.json"),
-        ("model config empty", "train", [*ok_args, "--model_name_or_path", str(d / "badconfig")],
-         "--model_name_or_path"),
-        ("preprocess data", "preprocess", data_args(d / "uneven"), "2 source lines but 1 target lines"),
-        ("translate model", "translate", ["--model", str(d / "nomodel"), "--text", "Hi."], "--model"),
-        ("translate input", "translate", ["--model", str(final), "--input", str(d / "no.txt")], "no.txt"),
-        ("translate output", "translate", ["--model", str(final), "--output", str(d / "o.txt")], "--output"),
-        ("report data", "bias_report", ["--mtgeneval_dir", str(d / "nowhere"), "--hyp_dir", str(d), "--out",
-                                        str(d / "report")], "--mtgeneval_dir"),
-        ("report model", "bias_report", ["--data", str(d / "gender.csv"), "--model", str(d / "nomodel"), "--out",
-                                         str(d / "report")], "gender"),
-        ("export checkpoint", "export", [str(d / "nowhere"), str(d / "exported")], "CHECKPOINT"),
-        ("export out taken", "export", [str(run), str(d / "taken")], "OUT"),
-        ("hub id alone", "train", [*ok_args, "--hub_model_id", "me/x"], "--hub_model_id: only used with --push_to_hub"),
-        ("hub id", "train", [*ok_args, "--push_to_hub", "--hub_model_id", "me/a b"], "--hub_model_id: 'me/a b'"),
-        ("push folder", "push", [str(d / "nowhere"), "me/x"], "no such folder"),
-        ("push no model", "push", [str(d / "noconfig"), "me/x"], "not a model folder (no config.json)"),
-        ("push no card", "push", [str(d / "badconfig"), "me/x"], "no README.md model card"),
-        ("push repo id", "push", [str(final), "me/x/y"], "REPO_ID: 'me/x/y' is not a hub repository id"),
+    text = ["--model", str(final), "--text", "Hi."]
+    report = ["--data", str(d / "gender.csv"), "--hyp_dir", str(d), "--out", str(d / "report")]
+    bench = ["translate", "--model", str(final), "--source", str(d / "text.txt"), "--reference", str(d / "text.txt")]
+    geneval = str(d / "geneval")
+    found = [
+        Case("recipes", "recipe missing", "train", ["--config", str(d / "no.yaml")], "no.yaml: file not found"),
+        Case("recipes", "recipe typo", "train", ["--config", str(d / "typo.yaml")], "did you mean 'max_steps'?"),
+        Case("recipes", "recipe type", "train", ["--config", str(d / "type.yaml")], "'learning_rate' expects float"),
+        Case("recipes", "recipe YAML", "train", ["--config", str(d / "broken.yaml")], "malformed YAML at line 2"),
+        Case("recipes", "unknown section", "train", ["--config", str(d / "section.yaml")], "unknown key 'optimizer'"),
+        Case("recipes", "section not a mapping", "train", ["--config", str(d / "notmap.yaml")],
+             "section 'train' must be a mapping"),
+        Case("recipes", "key in another section", "train", ["--config", str(d / "placed.yaml")],
+             "key 'max_steps' belongs in section 'train', not 'model'"),
+        Case("recipes", "recipe a list", "train", ["--config", str(d / "list.yaml")], "expected a mapping"),
+        Case("recipes", "yes for a number", "train", ["--config", str(d / "bool.yaml")], "'max_steps' expects int"),
+        Case("recipes", "empty value", "train", ["--config", str(d / "null.yaml")], "'max_steps' may not be empty"),
+        Case("recipes", "recipe choice", "train", ["--config", str(d / "choice.yaml")],
+             "'metric_for_best_model' must be one of"),
+        Case("recipes", "recipe a folder", "train", ["--config", str(d / "ok")], "ok: cannot read (Is a directory)"),
+        Case("recipes", "recipe in UTF-16", "train", ["--config", str(d / "utf16.yaml")], "cannot read (not UTF-8"),
+        Case("recipes", "recipe out of range", "train", ["--config", str(d / "range.yaml")],
+             "--learning_rate: must be > 0"),
+        Case("data", "data_dir missing", "train", data_args(d / "nowhere"), "--data_dir"),
+        Case("data", "data_dir is a file", "train", data_args(d / "text.txt"), "not a folder"),
+        Case("data", "line counts differ", "train", data_args(d / "uneven"), "2 source lines but 1 target lines"),
+        Case("data", "invalid UTF-8", "train", data_args(d / "utf"), "invalid UTF-8 at line 1"),
+        Case("data", "NUL byte", "train", data_args(d / "nul"), "NUL byte at line 1"),
+        Case("data", "UTF-16 LE with BOM", "train", data_args(d / "u16le"), "train.en: UTF-16 (byte-order mark)"),
+        Case("data", "UTF-16 BE with BOM", "train", data_args(d / "u16be"), "train.en: UTF-16 (byte-order mark)"),
+        Case("data", "UTF-32 with BOM", "train", data_args(d / "u32"), "train.en: UTF-32 (byte-order mark)"),
+        Case("data", "empty file", "train", data_args(d / "empty"), "file is empty"),
+        Case("data", "not gzip", "train", data_args(d / "gz"), "train.en.gz: cannot read"),
+        Case("data", "gzip without .gz", "train", data_args(d / "gzname"), "train.en: gzip-compressed, not UTF-8"),
+        Case("data", "xz without its ending", "train", data_args(d / "xzname"), "train.en: xz-compressed"),
+        Case("data", "empty line", "train", data_args(d / "gap"), "empty source sentence at line 2"),
+        Case("data", "whitespace-only line", "train", data_args(d / "spaces"), "empty source sentence at line 2"),
+        Case("data", "nothing usable", "train", data_args(d / "blank", "--skip_empty_pairs"), "no usable sentence"),
+        Case("data", "very long line", "train", data_args(d / "long"), "train.en: line 3 has 1,200,000 characters"),
+        Case("data", "lines ending in CR", "train", data_args(d / "cr"), "train.en: line 1 has "),
+        Case("data", "unknown language", "train", [*ok_args, "--target_lang", "xx"], "no file train.xx"),
+        Case("data", "train_file missing", "train", ["--train_file", str(d / "no.csv"), *FAST_RUN], "no.csv: file not"),
+        Case("data", "train_file a folder", "train", ["--train_file", str(d / "ok"), *FAST_RUN], "is a directory"),
+        Case("data", "CSV without rows", "train", ["--train_file", str(d / "rows.csv"), *FAST_RUN], "no rows"),
+        Case("data", "CSV columns", "train", ["--train_file", str(d / "cols.csv"), *FAST_RUN], "no source/target"),
+        Case("data", "JSONL without target", "train", ["--train_file", str(d / "notarget.jsonl"), *FAST_RUN],
+             "notarget.jsonl: no source/target columns"),
+        Case("data", "JSONL line", "train", ["--train_file", str(d / "lines.jsonl"), *FAST_RUN], "line 2 is not valid"),
+        Case("data", "gender value", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN], "gender 'neutral'"),
+        Case("data", "MT-GenEval f/m counts", "train", ["--mtgeneval_dir", geneval, "--target_langs", "de",
+             *FAST_RUN], "masculine-dev.en_de.de: 1 lines, but "),
+        Case("data", "MT-GenEval f/m counts, report", "bias_report", ["--mtgeneval_dir", geneval, "--hyp_dir", str(d),
+             "--out", str(d / "report")], "masculine-dev.en_de.de: 1 lines, but "),
+        Case("data", "report gender value", "bias_report", ["--data", str(d / "gender.csv"), "--model",
+             str(d / "nomodel"), "--out", str(d / "report")], "gender.csv: line 2: gender 'neutral'"),
+        Case("data", "preprocess data", "preprocess", data_args(d / "uneven"), "2 source lines but 1 target lines"),
+        Case("data", "report data", "bias_report", ["--mtgeneval_dir", str(d / "nowhere"), "--hyp_dir", str(d),
+             "--out", str(d / "report")], "--mtgeneval_dir"),
+        Case("data", "translate input", "translate", ["--model", str(final), "--input", str(d / "no.txt")], "no.txt"),
+        Case("models and checkpoints", "model folder missing", "train",
+             [*ok_args, "--model_name_or_path", str(d / "nomodel")], "no such folder"),
+        Case("models and checkpoints", "model without config", "train",
+             [*ok_args, "--model_name_or_path", str(d / "noconfig")], "no config.json"),
+        Case("models and checkpoints", "model config empty", "train",
+             [*ok_args, "--model_name_or_path", str(d / "badconfig")], "--model_name_or_path"),
+        Case("models and checkpoints", "weights missing", "train",
+             [*ok_args, "--model_name_or_path", str(d / "noweights")], "noweights: no weights (model.safetensors"),
+        Case("models and checkpoints", "translate weights missing", "translate",
+             ["--model", str(d / "noweights"), "--text", "Hi."], f"--model: cannot load {d / 'noweights'}"),
+        Case("models and checkpoints", "adapter without base", "train",
+             [*ok_args, "--model_name_or_path", str(d / "adapter")], "a LoRA adapter without its base model"),
+        Case("models and checkpoints", "translate an adapter", "translate", ["--model", str(d / "adapter"), "--text",
+             "Hi."], "is a LoRA adapter; translate with the merged model"),
+        Case("models and checkpoints", "translate model", "translate", ["--model", str(d / "nomodel"), "--text", "Hi."],
+             "--model"),
+        Case("models and checkpoints", "resume another preset", "train", [*recipe, "--model", "transformer-small"],
+             "model 'transformer-tiny' -> 'transformer-small'"),
+        Case("models and checkpoints", "resume another vocabulary", "train", [*recipe, "--vocab_size", "900"],
+             "vocab_size 1000 -> 900"),
+        Case("models and checkpoints", "resume another tokenizer", "train", [*recipe, "--tokenizer_type", "unigram"],
+             "tokenizer_type 'bpe' -> 'unigram'"),
+        Case("models and checkpoints", "resume another model", "train", [*recipe, "--model_name_or_path", str(final)],
+             f"model_name_or_path None -> '{final}'"),
+        Case("models and checkpoints", "resume another learning rate", "train", [*recipe, "--learning_rate", "1e-3"],
+             "learning_rate 0.002 -> 0.001"),
+        Case("models and checkpoints", "export checkpoint", "export", [str(d / "nowhere"), str(d / "exported")],
+             "CHECKPOINT"),
+        Case("models and checkpoints", "export no checkpoint", "export", [str(d / "noconfig"), str(d / "exported")],
+             "not a checkpoint of a run"),
+        Case("models and checkpoints", "another model's checkpoint", "export",
+             [str(run / "checkpoints" / "checkpoint_last"), str(d / "exported"), "--run_dir", str(d / "otherrun")],
+             "the weights do not fit the run's model"),
+        Case("models and checkpoints", "average more than kept", "average", [str(run), str(d / "avg"), "--last", "5"],
+             "5 asked for"),
+        Case("models and checkpoints", "push folder", "push", [str(d / "nowhere"), "me/x"], "no such folder"),
+        Case("models and checkpoints", "push no model", "push", [str(d / "noconfig"), "me/x"], "not a model folder"),
+        Case("models and checkpoints", "push no card", "push", [str(d / "badconfig"), "me/x"], "no README.md"),
+        Case("flags", "flag typo", "train", [*ok_args, "--max_step", "3"], "unknown key 'max_step'; did you mean"),
+        Case("flags", "flag type", "train", [*ok_args, "--max_steps", "many"], "--max_steps"),
+        Case("flags", "negative lr", "train", [*ok_args, "--learning_rate", "-1"], "--learning_rate: must be > 0"),
+        Case("flags", "zero budget", "train", [*ok_args, "--max_tokens", "0"], "--max_tokens: must be > 0"),
+        Case("flags", "eval_steps 0", "train", [*ok_args, "--eval_steps", "0"], "--eval_steps: must be > 0"),
+        Case("flags", "smoothing", "train", [*ok_args, "--label_smoothing", "1.5"], "--label_smoothing: must be in"),
+        Case("flags", "fraction", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN,
+             "--validation_fraction", "1"], "--validation_fraction"),
+        Case("flags", "preset", "train", [*ok_args, "--model", "transformer-huge"], "--model: unknown preset"),
+        Case("flags", "train num_beams 0", "train", [*ok_args, "--num_beams", "0"], "--num_beams: must be > 0, got 0"),
+        Case("flags", "train length_penalty nan", "train", [*ok_args, "--length_penalty", "nan"],
+             "--length_penalty: must be finite, got nan"),
+        Case("flags", "train metric", "train", [*ok_args, "--metric_for_best_model", "blue"],
+             "--metric_for_best_model: invalid choice"),
+        Case("flags", "train precision", "train", [*ok_args, "--mixed_precision", "fp8"], "--mixed_precision"),
+        Case("flags", "train CTranslate2 type", "train", [*ok_args, "--export_ct2", "int3"], "--export_ct2: 'int3'"),
+        Case("flags", "bias report without data", "train", [*ok_args, "--bias_report_split", "dev"],
+             "--bias_report_split dev: needs --mtgeneval_dir"),
+        Case("flags", "hub id alone", "train", [*ok_args, "--hub_model_id", "me/x"], "--hub_model_id: only used with"),
+        Case("flags", "hub id", "train", [*ok_args, "--push_to_hub", "--hub_model_id", "me/a b"],
+             "--hub_model_id: 'me/a b'"),
+        Case("flags", "push repo id", "push", [str(final), "me/x/y"], "REPO_ID: 'me/x/y' is not a hub repository id"),
+        Case("flags", "translate num_beams 0", "translate", [*text, "--num_beams", "0"], "--num_beams: must be > 0"),
+        Case("flags", "translate max_new_tokens 0", "translate", [*text, "--max_new_tokens", "0"],
+             "--max_new_tokens: must be > 0, got 0"),
+        Case("flags", "translate batch_size 0", "translate", [*text, "--batch_size", "0"], "--batch_size: must be > 0"),
+        Case("flags", "translate length_penalty", "translate", [*text, "--length_penalty", "inf"],
+             "--length_penalty: must be finite"),
+        Case("flags", "translate max_len_b", "translate", [*text, "--max_len_b=-1"], "--max_len_b: must be >= 0"),
+        Case("flags", "translate engine", "translate", [*text, "--engine", "fast"], "--engine: 'fast' is not one of"),
+        Case("flags", "translate dtype", "translate", [*text, "--dtype", "fp8"], "--dtype: 'fp8' is not one of"),
+        Case("flags", "translate output", "translate", ["--model", str(final), "--output", str(d / "o.txt")],
+             "--output"),
+        Case("flags", "report num_beams 0", "bias_report", [*report, "--num_beams", "0"], "--num_beams: must be > 0"),
+        Case("flags", "report max_len_a", "bias_report", [*report, "--max_len_a=-0.5"], "--max_len_a: must be >= 0"),
+        Case("flags", "report split", "bias_report", [*report, "--split", "train"], "--split: invalid choice"),
+        Case("flags", "report bootstrap", "bias_report", [*report, "--bootstrap_samples=-1"], "--bootstrap_samples"),
+        Case("flags", "benchmark num_beams 0", "benchmark", [*bench, "--num_beams", "0"], "--num_beams: must be > 0"),
+        Case("flags", "benchmark threads 0", "benchmark", [*bench, "--threads", "0"], "--threads: must be > 0"),
+        Case("flags", "CTranslate2 type", "export_ct2", [str(final), str(d / "ct2"), "--quantization", "int3"],
+             "int3"),
+        Case("flags", "demo corpus size", "demo_corpus", [str(d / "corpus"), "--n_train=-1"], "--n_train"),
+        Case("flags", "average none", "average", [str(run), str(d / "avg"), "--last", "0"], "--last: must be >= 1"),
+        Case("output", "output_dir a file", "train", [*ok_args, "--output_dir", str(d / "text.txt")],
+             "exists and is not a folder"),
+        Case("output", "output_dir in a file", "train", [*ok_args, "--output_dir", str(d / "text.txt" / "run")],
+             "text.txt is a file, not a folder"),
+        Case("output", "output_dir on a full disk", "train", [*ok_args, "--output_dir", str(d / "full" / "run")],
+             "(No space left on device)", "full"),
+        Case("output", "output_dir read-only", "train", [*ok_args, "--output_dir", str(d / "readonly" / "run")],
+             "(Read-only file system)", "readonly"),
+        Case("output", "preprocess on a full disk", "preprocess", [*ok_args, "--output_dir", str(d / "full" / "p")],
+             "(No space left on device)", "full"),
+        Case("output", "translation into a file", "translate", ["--model", str(final), "--input", str(d / "text.txt"),
+             "--output", str(d / "text.txt" / "o.txt")], "o.txt: " + str(d / "text.txt") + " is a file, not a folder"),
+        Case("output", "translation into a folder", "translate", ["--model", str(final), "--input",
+             str(d / "text.txt"), "--output", str(d / "ok")], "is a folder"),
+        Case("output", "translation read-only", "translate", ["--model", str(final), "--input", str(d / "text.txt"),
+             "--output", str(d / "readonly" / "o.txt")], "(Read-only file system)", "readonly"),
+        Case("output", "report out a file", "bias_report", [*report[:-1], str(d / "text.txt")],
+             "exists and is not a folder"),
+        Case("output", "report on a full disk", "bias_report", [*report[:-1], str(d / "full" / "r")],
+             "(No space left on device)", "full"),
+        Case("output", "demo corpus read-only", "demo_corpus", [str(d / "readonly" / "corpus")],
+             "(Read-only file system)", "readonly"),
+        Case("output", "demo corpus into a file", "demo_corpus", [str(d / "text.txt")], "exists and is not a folder"),
+        Case("output", "export out taken", "export", [str(run), str(d / "taken")], "OUT"),
+        Case("output", "export on a full disk", "export", [str(run), str(d / "full" / "exported")],
+             "(No space left on device)", "full"),
+        Case("output", "average read-only", "average", [str(run), str(d / "readonly" / "avg"), "--last", "1"],
+             "(Read-only file system)", "readonly"),
     ]  # fmt: skip
+    return found
 
 
-def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path, monkeypatch):
-    made = files(tmp_path / "in")
-    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    found = cases(tmp_path / "in", tiny_run)
-    assert len(found) >= 30
+#: folder -> errno: the file system under each folder refuses writes (:func:`refuse_writes`)
+REFUSING: dict[Path, int] = {}
+FAULTS = {"full": errno.ENOSPC, "readonly": errno.EROFS}
+WRITES = ("open", "os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link", "os.truncate")
+
+
+def refuse_writes(event: str, args: tuple) -> None:
+    """An audit hook: a write under a folder of :data:`REFUSING` fails with that file system's OSError (no space,
+    read-only), raised by the very open/mkdir/rename call the code under test makes. The tests run as root, whom
+    permissions do not stop, and mounting a full or read-only file system needs privileges a runner lacks."""
+    if not REFUSING or event not in WRITES:
+        return
+    if event == "open" and not (args[2] or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND):
+        return
+    for target in args[:2] if event == "os.rename" else args[:1]:
+        if isinstance(target, (str, bytes, os.PathLike)):
+            path = Path(os.fsdecode(target)).absolute()
+            for folder, code in REFUSING.items():
+                if path == folder or folder in path.parents:
+                    raise OSError(code, os.strerror(code), str(path))
+
+
+sys.addaudithook(refuse_writes)  # inert while REFUSING is empty
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` and the hash of its bytes."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
+    d = tmp_path / "in"
+    files(d)
+    shutil.copytree(tiny_run / "final", d / "noweights", ignore=shutil.ignore_patterns("model.safetensors"))
+    (d / "otherrun").mkdir()  # the tiny run's folder, but of the next preset up
+    config = (tiny_run / "config.yaml").read_text().replace("transformer-tiny", "transformer-small")
+    (d / "otherrun" / "config.yaml").write_text(config)
+    shutil.copytree(tiny_run / "tokenizer", d / "otherrun" / "tokenizer")
+    before, run_before = digest(tmp_path), digest(tiny_run)
+    found = cases(d, tiny_run)
     problems = []
-    for name, script, argv, expected in found:
-        out = tmp_path / "out" / name.replace(" ", "_")
-        if script in ("train", "preprocess"):
+    for case in found:
+        out, argv = tmp_path / "out" / re.sub(r"\W+", "_", case.name), case.argv
+        if case.script in ("train", "preprocess") and "--output_dir" not in argv:
             argv = [*argv, "--output_dir", str(out)]
+        if case.refusing:
+            REFUSING[(d / case.refusing).absolute()] = FAULTS[case.refusing]
         err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                code = SCRIPTS[script](argv)
-            except SystemExit as exit_:
-                code = exit_.code
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                try:
+                    code = SCRIPTS[case.script](argv)
+                except SystemExit as exit_:
+                    code = exit_.code
+        finally:
+            REFUSING.clear()
         errors = [line for line in err.getvalue().splitlines() if line.startswith("error")]
-        if not code or "Traceback" in err.getvalue() or len(errors) != 1 or expected not in errors[0]:
-            problems.append(f"{name}: status {code}, {errors or err.getvalue()[-300:]!r}")
-        if out.exists():
-            problems.append(f"{name}: wrote {out}")
+        if code != 2 or "Traceback" in err.getvalue() or len(errors) != 1 or case.expected not in errors[0]:
+            problems.append(f"{case.name}: status {code}, {errors or err.getvalue()[-300:]!r}")
+        elif not re.search(r"--\w|/|\b[A-Z_]{3,}\b|key '\w+'", errors[0]):  # a flag, path, argument or key
+            problems.append(f"{case.name}: names no file or flag: {errors[0]!r}")
     assert not problems, "\n".join(problems)
-    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "out" not in p.parts) == before
-    assert all((tmp_path / "in" / n).read_bytes() == b for n, b in made.items())  # inputs untouched
+    assert digest(tmp_path) == before  # nothing written, no input changed
+    assert digest(tiny_run) == run_before  # the run resumed, exported and translated with is untouched
+    counts = {category: sum(c.category == category for c in found) for category in CATEGORIES}
+    assert {c.category for c in found} == set(CATEGORIES) and len(found) >= 60
+    assert all(counts[category] >= least for category, least in CATEGORIES.items()), counts
+
+
+def test_the_readme_lists_the_categories_and_their_counts(tmp_path):
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## When things go wrong")[1].split("\n## ")[0]
+    found = cases(tmp_path, tmp_path / "run")
+    assert f"holds {len(found)} such cases" in readme
+    for category in CATEGORIES:
+        assert f"{category} ({sum(c.category == category for c in found)}:" in readme, category
 
 
 def test_a_ds_config_that_is_not_json_is_one_line(multi30k_small, tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.textio import check_writable
 
 EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --split dev --hyp_dir hyps/ --out reports/dev
@@ -284,8 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out: {out} exists and is not a directory")
+    check_writable(out, "--out")
     if args.hyp_dir:
         for flag in ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
             if getattr(args, flag) is not None:

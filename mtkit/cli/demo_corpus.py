@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from mtkit.cli.args import Parser
 from mtkit.demo.corpus import write_demo_corpus
 from mtkit.flags import option
+from mtkit.textio import check_writable
 
 
 def _count(text: str) -> int:
@@ -38,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="MT-GenEval-style feminine/masculine pairs (default: 500)",
     )
     args = p.parse_args(argv)
+    check_writable(Path(args.out_dir), "OUT_DIR")
     t0 = time.perf_counter()
     out = write_demo_corpus(
         args.out_dir,

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-
+from mtkit.cli.args import Parser
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.export.ct2 import export_ct2
 
 
 def main(argv: list[str] | None = None) -> None:
     """``scripts/export_ct2.py MODEL OUT [--quantization int8] [--force]``."""
-    p = argparse.ArgumentParser(description="Convert a trained model (a run's final/) to CTranslate2.")
+    p = Parser(description="Convert a trained model (a run's final/) to CTranslate2.")
     p.add_argument("model", help="A save_pretrained model folder (a run's final/, or export_model.py's output).")
     p.add_argument("out", help="The CTranslate2 folder to write.")
     p.add_argument("--quantization", default="int8", help=f"One of {', '.join(QUANTIZATIONS)} (default: int8).")

@@ -12,7 +12,7 @@ from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
 from mtkit.errors import UserError
-from mtkit.textio import atomic_write, read_lines
+from mtkit.textio import atomic_write, check_writable, read_lines
 
 
 def _parser():
@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
+    if args.output:
+        if Path(args.output).is_dir():
+            raise UserError(f"--output {args.output}: is a folder; name the file to write")
+        check_writable(Path(args.output), "--output", file=True)
     lines = read_lines(Path(args.input)) if args.input else None
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang

@@ -69,6 +69,9 @@ class Translator:
 
         path = Path(model)
         if (str(model).startswith((".", "/")) or path.exists()) and not (path / "config.json").is_file():
+            if (path / "adapter_config.json").is_file():
+                why = "is a LoRA adapter; translate with the merged model (its run's final/)"
+                raise UserError(f"--model: {model} {why}")
             raise UserError(f"--model: {model} is not a model directory (no config.json there)")
         if (path / "mtkit_ct2.json").is_file():
             raise UserError(f"--model: {model} is a CTranslate2 model; translate with it through --engine ct2")

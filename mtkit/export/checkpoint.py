@@ -31,6 +31,7 @@ from mtkit.config import RunConfig, parse_config
 from mtkit.distributed import fsdp
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
+from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 
 CONFIG_FILE = "config.yaml"
@@ -161,6 +162,7 @@ def check_out(out: Path) -> None:
         raise UserError(f"OUT {out}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()):
         raise UserError(f"OUT {out}: exists and is not empty")
+    check_writable(out, "OUT")
 
 
 def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Path | None = None, log=print) -> Path:

@@ -14,9 +14,15 @@ from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
 
+#: The weight files of a ``save_pretrained`` folder (one of them).
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
-def check_pretrained_source(value: str | None, flag: str, needs: tuple[str, ...] = ("config.json",)) -> None:
-    """A local folder given to ``flag`` must exist and hold one of ``needs``; hub ids are left to the hub."""
+
+def check_pretrained_source(
+    value: str | None, flag: str, needs: tuple[str, ...] = ("config.json",), weights: bool = False
+) -> None:
+    """A local folder given to ``flag`` must exist and hold one of ``needs`` (and, with ``weights``, one of
+    :data:`WEIGHTS`); a LoRA adapter alone is named as such; hub ids are left to the hub."""
     if not value:
         return
     path = Path(value).expanduser()
@@ -25,8 +31,15 @@ def check_pretrained_source(value: str | None, flag: str, needs: tuple[str, ...]
         return
     if not path.is_dir():
         raise UserError(f"{flag} {value}: no such folder (and not a hub id like google/flan-t5-base)")
+    if (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
+        raise UserError(
+            f"{flag} {value}: a LoRA adapter without its base model; give the merged model (a LoRA run's final/) or "
+            "the base model named in its adapter_config.json"
+        )
     if not any((path / name).is_file() for name in needs):
         raise UserError(f"{flag} {value}: no {' or '.join(needs)} (not a folder written by save_pretrained)")
+    if weights and not any((path / name).is_file() for name in WEIGHTS):
+        raise UserError(f"{flag} {value}: no weights ({' or '.join(WEIGHTS[::2])}) beside its config.json")
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:

@@ -36,7 +36,7 @@ from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import ALL_PRESETS
-from mtkit.textio import write_jsonl
+from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source, check_resume
@@ -81,8 +81,7 @@ class Trainer:
         cfg, out = self.cfg, self.out
         if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
             raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
-        if out.exists() and not out.is_dir():
-            raise UserError(f"--output_dir {out}: exists and is not a folder")
+        check_writable(out, "--output_dir")  # not a file, not read-only, not full
         try:  # a run never silently starts over checkpoints it cannot read
             resuming, discard = newest_complete(out / "checkpoints") is not None, False
         except UserError:
@@ -90,7 +89,7 @@ class Trainer:
                 raise
             resuming, discard = False, True
         self.afresh = check_resume(cfg, out, resuming)  # other settings than config.yaml's: refused, or afresh
-        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path")
+        check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path", weights=True)
         tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None

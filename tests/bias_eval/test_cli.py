@@ -305,7 +305,7 @@ def test_out_is_a_file(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: 
     out = tmp_path / "file"
     out.write_text("x", encoding="utf-8")
     status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
-    assert status == 2 and "--out:" in err and out.read_text(encoding="utf-8") == "x"
+    assert status == 2 and f"--out {out}: exists and is not a folder" in err and out.read_text(encoding="utf-8") == "x"
 
 
 def test_data_file_report(run_cli, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ import gzip
 import pytest
 
 from mtkit.errors import UserError
-from mtkit.textio import atomic_write, iter_lines, read_lines
+from mtkit.textio import MAX_LINE_CHARS, atomic_write, iter_lines, read_lines
 
 
 def test_plain_gz_bom_and_crlf(tmp_path):
@@ -35,6 +35,17 @@ def test_atomic_write_replaces_and_leaves_no_temp(tmp_path):
     assert [p.name for p in target.parent.iterdir()] == ["out.txt"]
 
 
+def test_atomic_write_the_file_system_refuses_is_one_error_naming_the_file(tmp_path):
+    (tmp_path / "file").write_bytes(b"kept\n")
+    with pytest.raises(UserError, match=f"^{tmp_path / 'file' / 'out.txt'}: cannot write \\(File exists\\)$"):
+        atomic_write(tmp_path / "file" / "out.txt", b"x\n")
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(UserError, match="folder: cannot write"):
+        atomic_write(tmp_path / "folder", b"x\n")  # a folder where the file goes
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["file", "folder"]  # no temporary file left
+    assert (tmp_path / "file").read_bytes() == b"kept\n"
+
+
 CASES = {
     "plain": b"a\nb\r\nc\n",
     "no final newline": b"a\nb",
@@ -47,6 +58,8 @@ CASES = {
     "long": "".join(f"l\u00ednea {i} {'x' * (i * 37 % 301)}\n" for i in range(5000)).encode(),
 }
 CASES["long, invalid late"] = CASES["long"][:100_000] + b"\xc3" + CASES["long"][100_000:]
+CASES["utf-16"] = "a\nb\n".encode("utf-16")
+CASES["a line too long"] = b"a\n" + b"w" * (MAX_LINE_CHARS + 1) + b"\nb\n"
 
 
 @pytest.mark.parametrize("gz", [False, True])
