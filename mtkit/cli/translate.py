@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     gen = translator.generation_config or GenerationConfig()
     options = {
         "beam_size": first_set(args.num_beams, gen.num_beams, 4),
-        "length_penalty": first_set(args.length_penalty, gen.length_penalty),
+        "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
         "max_new_tokens": first_set(args.max_new_tokens, gen.max_new_tokens, 256),
         "max_len_a": first_set(args.max_len_a, getattr(gen, "max_len_a", None), MAX_LEN_A),
         "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
