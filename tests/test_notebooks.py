@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -109,8 +110,9 @@ def test_pretrained_translation(tiny_t5, multi30k_small, tmp_path, monkeypatch):
 
 
 def test_finetune_flan_t5_deepspeed(tiny_t5, geneval_slice, tmp_path, monkeypatch):
+    model = shutil.copytree(tiny_t5, tmp_path / "flan-t5-tiny")  # its "before" report writes into the model's card
     nb = execute(
-        "02_finetune_flan_t5_deepspeed", monkeypatch, MODEL=str(tiny_t5), RECIPE="recipes/flan_t5_small_mtgeneval.yaml",
+        "02_finetune_flan_t5_deepspeed", monkeypatch, MODEL=str(model), RECIPE="recipes/flan_t5_small_mtgeneval.yaml",
         NUM_PROCESSES=1, MTGENEVAL_DIR=str(geneval_slice), REPORT_SPLIT="test", LANGS=["de"], OUT=str(tmp_path),
         LAUNCH_ARGS=["--mixed_precision", "no", "--main_process_port", free_port()],
         TRAIN_ARGS=["--max_steps", "4", "--eval_steps", "2", "--save_steps", "4", "--eval_max_samples", "10",
@@ -132,9 +134,13 @@ def test_finetune_flan_t5_deepspeed(tiny_t5, geneval_slice, tmp_path, monkeypatc
 
 
 def test_gender_bias_report(tiny_t5, tiny_run, geneval_slice, tmp_path, monkeypatch):
+    # copies: a bias report writes its figures into the model's card, and the shared models stay as their runs left them
+    models = {name: tmp_path / "models" / name for name in ("flan-tiny", "scratch")}
+    shutil.copytree(tiny_t5, models["flan-tiny"])
+    shutil.copytree(tiny_run / "final", models["scratch"])
     nb = execute(
         "03_gender_bias_report", monkeypatch,
-        MODELS={"flan-tiny": (str(tiny_t5), "instruction"), "scratch": (str(tiny_run / "final"), None)},
+        MODELS={"flan-tiny": (str(models["flan-tiny"]), "instruction"), "scratch": (str(models["scratch"]), None)},
         MTGENEVAL_DIR=str(geneval_slice), SPLIT="test", LANGS=["de"], OUT=str(tmp_path),
         REPORT_ARGS=["--max_new_tokens", "12", "--num_beams", "1", "--bootstrap_samples", "100"], EXAMPLES=2,
     )  # fmt: skip
