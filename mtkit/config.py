@@ -10,10 +10,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import math
 import sys
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +21,7 @@ from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names
+from mtkit.ranges import RANGES
 
 #: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
 #: ``--max-len-a/--max-len-b``). Generous for translation between European languages (targets run to about 1.3x
@@ -305,56 +304,6 @@ def load_recipe(path: str | Path) -> dict[str, Any]:
         else:
             raise _unknown(key, where)
     return flat
-
-
-def _positive(v) -> bool:
-    return v > 0
-
-
-def _non_negative(v) -> bool:
-    return v >= 0
-
-
-def _fraction(v) -> bool:
-    return 0 <= v < 1
-
-
-#: the values each numeric key accepts (None, where allowed, always is): key -> (test, what the test asks for)
-RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    **dict.fromkeys(
-        (
-            "learning_rate",
-            "adam_epsilon",
-            "lora_alpha",
-            "peak_tflops",
-            "max_tokens",
-            "max_sentences",
-            "gradient_accumulation_steps",
-            "save_steps",
-            "save_total_limit",
-            "eval_steps",
-            "eval_max_samples",
-            "eval_batch_size",
-            "num_beams",
-            "max_new_tokens",
-            "logging_steps",
-            "max_source_length",
-            "max_target_length",
-            "max_train_samples",
-            "preprocessing_num_workers",
-            "tokenizer_train_samples",
-            "vocab_size",
-            "ddp_timeout",
-        ),
-        (_positive, "> 0"),
-    ),  # fmt: skip
-    **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
-    **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
-    **dict.fromkeys(
-        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout"), (_fraction, "in [0, 1)")
-    ),
-    "length_penalty": (math.isfinite, "finite"),
-}
 
 
 def check_ranges(cfg: RunConfig) -> None:

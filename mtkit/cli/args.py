@@ -7,9 +7,10 @@ import argparse
 import typing
 from collections.abc import Callable
 
-from mtkit.config import FIELDS, GROUPS, RANGES
+from mtkit.config import FIELDS, GROUPS
 from mtkit.errors import UserError
 from mtkit.flags import HelpFormatter, first_names
+from mtkit.ranges import RANGES
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,7 +27,7 @@ class Parser(argparse.ArgumentParser):
 
 def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
     """The argparse ``type`` of a script's ``--flag`` (default ``--key``) that means what ``train.py --key`` means:
-    the key's type and its range in :data:`mtkit.config.RANGES`, refused in training's words
+    the key's type and its range in :data:`mtkit.ranges.RANGES`, refused in training's words
     (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``."""
     ok, wanted = RANGES[key]
     hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]

@@ -1,4 +1,4 @@
-"""Every script's decoding flags take training's ranges (mtkit.cli.args.ranged over mtkit.config.RANGES): a value
+"""Every script's decoding flags take training's ranges (mtkit.cli.args.ranged over mtkit.ranges.RANGES): a value
 train.py refuses, each script refuses with the same words; a value train.py takes, each script takes."""
 
 from __future__ import annotations
