@@ -185,8 +185,9 @@ class EvalConfig:
     )
     export_ct2: str | None = _f(
         None,
-        "At the end, also convert final/ to CTranslate2 with this quantization (int8, int8_float16, float16, "
-        "bfloat16, float32) into <output_dir>/final_ct2.",
+        "At the end, also convert final/ to CTranslate2 with this quantization (auto: int8 without CUDA, "
+        "int8_bfloat16 with a GPU; int8, int8_float16, int8_bfloat16, int16, float16, bfloat16, float32; float16 types "
+        "refused for T5) into <output_dir>/final_ct2, checked against transformers on the validation sources.",
     )
 
 

@@ -67,9 +67,10 @@ def check_hub(cfg: RunConfig) -> str | None:
 
 
 def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
-    """``final/`` converted to CTranslate2 with ``--export_ct2``'s quantization (replacing an earlier ``out``)."""
-    export_ct2(final, out, cfg.eval.export_ct2, force=True)
-    print(f"CTranslate2 model ({cfg.eval.export_ct2}) in {out}")
+    """``final/`` converted to CTranslate2 with ``--export_ct2``'s quantization (replacing an earlier ``out``), checked
+    against transformers on the run's validation sources first (:mod:`mtkit.export.ct2_check`)."""
+    export_ct2(final, out, cfg.eval.export_ct2, force=True, force_fp16=cfg.train.force_fp16, flag="--export_ct2")
+    print(f"CTranslate2 model ({resolve(cfg.eval.export_ct2)}) in {out}")
     return out
 
 

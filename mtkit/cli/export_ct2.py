@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+
 from mtkit.cli.args import Parser
-from mtkit.decode.ct2 import QUANTIZATIONS
+from mtkit.decode.ct2 import INFO, QUANTIZATIONS
 from mtkit.export.ct2 import export_ct2
+from mtkit.export.ct2_check import BOUNDS, CHECK_SAMPLES, SAMPLE
+from mtkit.flags import option
+from mtkit.train.checks import AUTO
+
+
+def _count(text: str) -> int:
+    """A sentence count: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:

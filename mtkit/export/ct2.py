@@ -1,6 +1,8 @@
 """Conversion of a ``save_pretrained`` model folder to CTranslate2, carrying what decoding needs from the original:
 the tokenizer, ``generation_config.json`` (beam, length penalty, output bounds), ``prompt.json`` and
-``mtkit_ct2.json`` (the source model, the quantization and the position limit)."""
+``mtkit_ct2.json`` (the source model, the quantization, the position limit and the self-check's figures). Float16
+types are refused for T5-family models (:func:`mtkit.train.checks.check_float16`), and every conversion checks
+itself against transformers before it is put in place (:mod:`mtkit.export.ct2_check`)."""
 
 from __future__ import annotations
 
@@ -9,23 +11,60 @@ import shutil
 from pathlib import Path
 
 from mtkit.decode.bounds import position_limit
-from mtkit.decode.ct2 import CARRIED, INFO, QUANTIZATIONS
+from mtkit.decode.ct2 import CARRIED, INFO
 from mtkit.errors import UserError
+from mtkit.export.ct2_check import CHECK_SAMPLES, check_sample, self_check
+from mtkit.train.checks import AUTO, check_float16, check_quantization
 
 
-def export_ct2(model_dir: str | Path, out: str | Path, quantization: str = "int8", force: bool = False) -> Path:
+def resolve(quantization: str) -> str:
+    """``auto`` resolved on this machine: ``int8`` without a CUDA device (CTranslate2's fast CPU type),
+    ``int8_bfloat16`` with one (int8 weights, the rest in bfloat16, which T5 models decode in); any other type as
+    given."""
+    if quantization != AUTO:
+        return quantization
+    import ctranslate2
+
+    return "int8_bfloat16" if ctranslate2.get_cuda_device_count() > 0 else "int8"
+
+
+def export_ct2(
+    model_dir: str | Path,
+    out: str | Path,
+    quantization: str = AUTO,
+    force: bool = False,
+    *,
+    force_fp16: bool = False,
+    check_samples: int = CHECK_SAMPLES,
+    check_source: str | Path | None = None,
+    check_reference: str | Path | None = None,
+    flag: str = "--quantization",
+) -> Path:
     """Convert the ``save_pretrained`` model in ``model_dir`` to a CTranslate2 folder ``out`` (written to a
-    temporary folder beside it and renamed at the end, so ``out`` is either complete or absent)."""
+    temporary folder beside it and renamed at the end, so ``out`` is either complete or absent).
+
+    ``quantization`` (``auto``: :func:`resolve`) float16 or int8_float16 is refused for a T5-family model unless
+    ``force_fp16``. Before the rename, ``check_samples`` sentences (of ``check_source``, with ``check_reference``; by
+    default the run's validation data or the built-in sample) are translated by both engines and compared
+    (:func:`mtkit.export.ct2_check.self_check`); 0 skips that. ``flag`` names the quantization in errors."""
     import ctranslate2.converters
     from transformers import AutoConfig, AutoTokenizer
 
     model_dir, out = Path(model_dir), Path(out)
-    if quantization not in QUANTIZATIONS:
-        raise UserError(f"--quantization: {quantization!r} is not one of {', '.join(QUANTIZATIONS)}")
+    check_quantization(quantization, flag)
+    quantization = resolve(quantization)
     if not (model_dir / "config.json").is_file():
         raise UserError(f"--model: {model_dir} is not a model directory (no config.json there)")
+    try:
+        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"--model: {model_dir}/config.json is not a JSON model config") from None
+    check_float16(quantization, config, flag, force_fp16)
     if out.exists() and not force:
         raise UserError(f"--out: {out} exists (pass --force to replace it)")
+    if check_samples < 0:
+        raise UserError(f"--check_samples: must be >= 0, got {check_samples}")
+    sample = check_sample(model_dir, check_samples, check_source, check_reference) if check_samples else None
 
     class Converter(ctranslate2.converters.TransformersConverter):
         def load_model(self, model_class, path, **kwargs):
@@ -47,6 +86,12 @@ def export_ct2(model_dir: str | Path, out: str | Path, quantization: str = "int8
             "quantization": quantization,
             "position_limit": position_limit(AutoConfig.from_pretrained(str(model_dir))),
         }
+        (tmp / INFO).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        if sample is None:
+            print("CTranslate2 self-check skipped (--check_samples 0): not compared with transformers", file=sys.stderr)
+            info["check"] = None
+        else:
+            info["check"] = self_check(model_dir, tmp, sample, quantization, flag)
         (tmp / INFO).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)

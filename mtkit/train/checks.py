@@ -1,6 +1,6 @@
 """Input checks a run makes before it writes anything: model and tokenizer sources, the end-of-run steps asked
-for (a CTranslate2 quantization it knows, an MT-GenEval split it can score), and a resume's settings against those
-the run folder was made with (:data:`RESUMABLE`)."""
+for (a CTranslate2 quantization it knows and the model decodes in, an MT-GenEval split it can score), and a resume's
+settings against those the run folder was made with (:data:`RESUMABLE`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
+from mtkit.model.precision import FP16_UNSAFE
+from mtkit.model.presets import T5_PRESETS
 
 #: The weight files of a ``save_pretrained`` folder (one of them).
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -48,10 +50,65 @@ def bias_report_split(cfg: RunConfig) -> str | None:
     return None if not split or split.lower() == "none" else split
 
 
+#: ``--quantization auto``: int8 without a CUDA device, int8_bfloat16 with one (:func:`mtkit.export.ct2.resolve`).
+AUTO = "auto"
+#: CTranslate2's types that compute in IEEE float16, each with the bfloat16 type a T5-family model takes instead.
+FLOAT16_TYPES = {"float16": "bfloat16", "int8_float16": "int8_bfloat16"}
+
+
+def check_quantization(quantization: str, flag: str) -> None:
+    """Refuse a weight type CTranslate2 does not have (``auto`` is one)."""
+    if quantization != AUTO and quantization not in QUANTIZATIONS:
+        raise UserError(f"{flag}: {quantization!r} is not one of {', '.join((AUTO, *QUANTIZATIONS))}")
+
+
+def t5_family(config: dict[str, Any]) -> bool:
+    """Whether a model's ``config.json`` (as a dict) is of the T5 family: its ``model_type`` is one of
+    :data:`~mtkit.model.precision.FP16_UNSAFE` (t5, mt5, umt5, longt5, switch_transformers), an architecture it
+    names is a T5 class (``T5ForConditionalGeneration``, ``UMT5Model``, ...), or it has T5's ``feed_forward_proj``
+    key, which every T5-derived config carries."""
+    return (
+        config.get("model_type") in FP16_UNSAFE
+        or any("T5" in str(name) for name in config.get("architectures") or ())
+        or "feed_forward_proj" in config
+    )
+
+
+def check_float16(quantization: str, config: dict[str, Any], flag: str, force_fp16: bool) -> None:
+    """Refuse float16 and int8_float16 for a T5-family model (:func:`t5_family`), unless ``force_fp16``: CTranslate2
+    decodes them into padding or garbage (CTranslate2 issue #1074; its maintainers recommend bfloat16)."""
+    if quantization in FLOAT16_TYPES and not force_fp16 and t5_family(config):
+        kind = config.get("model_type") or "T5-like"
+        raise UserError(
+            f"{flag} {quantization}: {kind} models decode into padding or garbage in CTranslate2's float16 "
+            f"(CTranslate2 issue #1074); use {FLOAT16_TYPES[quantization]} (or auto), or pass --force_fp16 to "
+            "convert anyway"
+        )
+
+
+def run_model_config(cfg: RunConfig) -> dict[str, Any]:
+    """The ``config.json`` (as a dict) of the run's model: the pretrained one's, read without building it, or the
+    from-scratch preset's model type."""
+    name = cfg.model.model_name_or_path
+    if not name:
+        return {"model_type": "t5" if cfg.model.model in T5_PRESETS else "bart"}
+    from transformers import PretrainedConfig
+
+    try:
+        return PretrainedConfig.get_config_dict(name)[0]
+    except (OSError, ValueError) as err:
+        raise UserError(f"--model_name_or_path: {str(err).splitlines()[0]}") from None
+
+
 def check_ct2(cfg: RunConfig) -> None:
-    """Refuse, before training, a ``--export_ct2`` quantization CTranslate2 does not have."""
-    if cfg.eval.export_ct2 and cfg.eval.export_ct2 not in QUANTIZATIONS:
-        raise UserError(f"--export_ct2: {cfg.eval.export_ct2!r} is not one of {', '.join(QUANTIZATIONS)}")
+    """Refuse, before training, a ``--export_ct2`` quantization CTranslate2 does not have, or float16 for a T5-family
+    model (:func:`check_float16`; the model's config is read only then)."""
+    quantization = cfg.eval.export_ct2
+    if not quantization:
+        return
+    check_quantization(quantization, "--export_ct2")
+    if quantization in FLOAT16_TYPES and not cfg.train.force_fp16:
+        check_float16(quantization, run_model_config(cfg), "--export_ct2", cfg.train.force_fp16)
 
 
 def check_bias_report(cfg: RunConfig) -> None:
