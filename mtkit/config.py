@@ -148,7 +148,12 @@ class TrainConfig:
     load_best_model_at_end: bool = _f(
         True, "Export checkpoint_best (by --metric_for_best_model) to final/ instead of the last."
     )
-    force_fp16: bool = _f(False, "Allow --mixed_precision fp16 with a T5-family model (it overflows in fp16).")
+    force_fp16: bool = _f(
+        False, "Allow --mixed_precision fp16 and --export_ct2 float16/int8_float16 with a T5-family model (overflows)."
+    )
+    force_coverage: bool = _f(
+        False, "Train even if the given tokenizer cannot write over 1 in 100 characters of a target language."
+    )
     gradient_checkpointing: bool = _f(False, "Recompute activations in the backward pass: less memory, ~30% slower.")
     torch_compile: bool = _f(False, "Compile the model with torch.compile.")
     ddp_timeout: int = _f(

@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     hyp.add_argument(
         *option("max_len_b"), type=ranged("max_len_b"), help=f"see --max_len_a ({saved}, else {DEFAULTS['max_len_b']})"
     )
+    hyp.add_argument(
+        "--force",
+        action="store_true",
+        help="translate even if the model's tokenizer cannot write over 1 in 100 of a language's reference characters",
+    )
     hyp.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda if available)")
     hyp.add_argument("--dtype", default="auto", choices=DTYPES, help="default: auto")
     hyp.add_argument(
@@ -296,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
     else:
         settings, origins = resolve_settings(args, sorted(data.languages))
+        references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
+        check_model(args.model, references, force=args.force)  # before anything is translated
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)

@@ -52,6 +52,11 @@ def _parser():
         "saved with the model (final/prompt.json).",
     )
     p.add_argument("--target_lang", default=None, help="Target language code for the prompt (e.g. de).")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="Translate even if the model's tokenizer cannot write the target language's letters (over 1 in 100).",
+    )
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
     p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16 (--engine hf).")
     p.add_argument(
@@ -74,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     lines = read_lines(Path(args.input)) if args.input else None
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    check_model_language(args.model, lang, force=args.force)  # before the model loads
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
     gen = translator.generation_config or GenerationConfig()
     options = {

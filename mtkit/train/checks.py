@@ -138,6 +138,7 @@ RESUMABLE: dict[str, str] = {
     "schedules do not depend on it, linear and cosine ones change shape",
     "output_dir": "the run folder itself, however it is spelled",
     "overwrite_output_dir": "acts at the start only",
+    "force_coverage": "a check at the start only: it changes nothing the checkpoint holds",
     "save_steps": "when checkpoints are written: the state they hold is the same",
     "save_total_limit": "how many checkpoints are kept",
     "eval_steps": _EVALUATION,

@@ -23,6 +23,7 @@ from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 from mtkit.config import RunConfig
 from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.data.corpus import held_out, load_parallel
+from mtkit.data.coverage import check_run_coverage
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import configure_deepspeed, zero_stage
@@ -94,6 +95,7 @@ class Trainer:
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
         self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
+        check_run_coverage(cfg, self.raw["train"])  # a given tokenizer must write every target language
         check_selection(cfg, self.raw["validation"].column_names)
         check_bias_report(cfg)
         check_ct2(cfg)

@@ -72,6 +72,7 @@ def test_model_report_and_cache(run_cli, small_geneval: Path, tiny_model: Path, 
         "50",
         "--device",
         "cpu",
+        "--force",  # the 2,000 words of the vocabulary leave some of the references' words unknown
     ]
     status, stdout, err = run_cli(*args)
     assert status == 0, err
@@ -102,7 +103,7 @@ def test_long_sources_fit_the_model(run_cli, small_geneval: Path, tiny_model: Pa
     status, _, err = run_cli(
         *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"),
         *("--model", str(tiny_model), "--out", str(out), "--num_beams", "1"),
-        *("--bootstrap_samples", "20", "--device", "cpu"),
+        *("--bootstrap_samples", "20", "--device", "cpu", "--force"),  # a Spanish vocabulary, German references
     )
     assert status == 0, err
     assert "warning: max_new_tokens 256 (default) exceeds the model's 22 positions; using 22" in err
@@ -156,7 +157,7 @@ def tuned_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tuple[dict, str]:
     status, _, err = run_cli(
         *("--mtgeneval_dir", str(geneval), "--split", "test", "--target_langs", "es", "--model", str(model)),
-        *("--out", str(out), "--bootstrap_samples", "20", "--device", "cpu", *extra),
+        *("--out", str(out), "--bootstrap_samples", "20", "--device", "cpu", "--force", *extra),  # 2,000 words
     )
     assert status == 0, err
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"], err
@@ -257,7 +258,7 @@ def test_prompt_saved_for_other_languages_warns(
     status, _, err = run_cli(
         *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"),
         *("--model", str(tuned_model)),
-        *("--out", str(tmp_path / "o"), "--bootstrap_samples", "0", "--device", "cpu"),
+        *("--out", str(tmp_path / "o"), "--bootstrap_samples", "0", "--device", "cpu", "--force"),  # de: unknown
     )
     assert status == 0, err
     assert "warning: the prompt was saved for es; also used for de" in err
