@@ -19,6 +19,7 @@ from typing import Any
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
+from mtkit.decode.mbr import MBR, mbr_settings
 
 __all__ = [
     "DEFAULTS",
@@ -41,7 +42,7 @@ FLAGS = {key: f"--{name}" for key, name in _CONFIG_NAMES.items()}  # as train.py
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """How ``--model`` translates (beam search through :class:`mtkit.decode.generate.Translator`)."""
+    """How ``--model`` translates (beam search or MBR, through :func:`mtkit.decode.engines.load_translator`)."""
 
     prompt: str | None = None  # template (a preset already expanded); None: the sources as they are
     source_lang: str = "en"  # for the template's {src_lang_name}
@@ -55,6 +56,7 @@ class GenerationSettings:
     dtype: str = "auto"
     engine: str = "hf"  # or ct2: a folder written by scripts/export_ct2.py
     max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
+    mbr: MBR | None = None  # minimum-Bayes-risk decoding (--decoding mbr); None: the beam's best
 
     def prompt_for(self, lang: str) -> str | None:
         """The prompt for ``lang`` with ``{source}`` left in place (as recorded in the report)."""
@@ -120,7 +122,8 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
     ``args`` holds ``model``, ``prompt``, ``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``,
-    ``max_len_b`` (``None``: not given), ``batch_size``, ``device``, ``dtype`` and ``engine``.
+    ``max_len_b`` (``None``: not given), ``batch_size``, ``device``, ``dtype``, ``engine``, the decoding flags
+    (:func:`mtkit.cli.args.add_decoding_args`) and ``seed`` (MBR's sampling seed as well as the bootstrap's).
     """
     model = args.model
     prompt = resolve(args.prompt, model)
@@ -151,8 +154,12 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
         device=args.device,
         dtype=args.dtype,
         engine=args.engine,
+        mbr=mbr_settings(args, args.seed),
         **values,
     )
+    if settings.mbr is not None:
+        settings.mbr.sampling(settings.engine)  # --epsilon with --engine ct2: refused before anything loads
+        origins["decoding"] = "--decoding"
     limit = position_limit(model)
     fitted = fit_to_model(settings, limit, origins["max_new_tokens"])
     if fitted.max_new_tokens != settings.max_new_tokens:

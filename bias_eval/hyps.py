@@ -64,10 +64,11 @@ def model_fingerprint(model: str) -> dict[str, object]:
 def cache_key(
     fingerprint: dict[str, object], settings: GenerationSettings, prompt: str | None, sources: Sequence[str]
 ) -> str:
-    """Hash of everything the cached hypotheses depend on (device and batch size excluded)."""
+    """Hash of everything the cached hypotheses depend on (device excluded, and batch size unless MBR samples)."""
     config = asdict(settings) | {"prompt": prompt}
-    for volatile in ("device", "batch_size"):
-        config.pop(volatile)
+    config.pop("device")
+    if settings.mbr is None or settings.mbr.candidates == "beam":  # samples depend on how sources are batched
+        config.pop("batch_size")
     payload = {
         "model": fingerprint,
         "settings": config,
@@ -119,6 +120,7 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
                 max_len_a=settings.max_len_a,
                 max_len_b=settings.max_len_b,
                 batch_size=settings.batch_size,
+                mbr=settings.mbr,
                 progress=True,
             )
             out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines

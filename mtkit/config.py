@@ -29,6 +29,12 @@ from mtkit.ranges import RANGES
 #: ``max_new_tokens``.
 MAX_LEN_A = 1.5
 MAX_LEN_B = 10
+#: MBR decoding's candidates per sentence, and its sampling cutoffs where none is given: epsilon sampling's
+#: (transformers; Freitag et al., 2023, "Epsilon Sampling Rocks") and the nucleus mass CTranslate2 samples from (it
+#: has no epsilon sampling)
+EPSILON = 0.02
+MBR_SAMPLES = 16
+CT2_TOP_P = 0.9
 
 
 def _f(default: Any, help: str, **kw) -> Any:
@@ -180,6 +186,15 @@ class EvalConfig:
         MAX_LEN_A, "Each decoding batch stops after max_len_a x its longest source + max_len_b tokens (fairseq's)."
     )
     max_len_b: int = _f(MAX_LEN_B, "See --max_len_a.")
+    decoding: Literal["beam", "mbr"] = _f(
+        "beam", "beam: the beam's best translation; mbr: the minimum-Bayes-risk choice among --mbr_samples candidates."
+    )
+    mbr_samples: int = _f(MBR_SAMPLES, "Candidates per sentence for --decoding mbr.")
+    mbr_candidates: Literal["sample", "beam"] = _f(
+        "sample", "MBR's candidates: epsilon (or nucleus) samples, or the beam's n-best (beam raised to the count)."
+    )
+    epsilon: float | None = _f(None, f"Epsilon sampling's cutoff for MBR candidates (default {EPSILON}; 0: none).")
+    top_p: float | None = _f(None, f"Nucleus mass for MBR samples (default 1; {CT2_TOP_P} with CTranslate2).")
     metric_for_best_model: Literal["bleu", "chrf", "loss", "fair_bleu", "accuracy_pair", "bleu_gap_abs"] = _f(
         "bleu",
         "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "

@@ -15,7 +15,7 @@ from mtkit.config import RunConfig
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.export.card import environment, final_weights, write_card
-from mtkit.export.ct2 import export_ct2
+from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.textio import atomic_write
 from mtkit.train.checks import bias_report_split
@@ -76,9 +76,19 @@ def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
 
 def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
     """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
-    decoded with the model's saved prompt and generation settings."""
+    decoded with the model's saved prompt and generation settings, and the run's ``--decoding``."""
     args = ["--mtgeneval_dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
     args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
-    args += ["--batch_size", str(cfg.eval.eval_batch_size)]
+    args += ["--batch_size", str(cfg.eval.eval_batch_size), *decoding_args(cfg)]
+    args += ["--force"] if cfg.train.force_coverage else []  # a run forced past the coverage check reports too
     report_main(args)
     return out
+
+
+def decoding_args(cfg: RunConfig) -> list[str]:
+    """The run's MBR flags (``--decoding mbr`` and the candidates' settings) for a script; none for beam search."""
+    if cfg.eval.decoding == "beam":
+        return []
+    keys = ("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p")
+    values = {key: getattr(cfg.eval, key) for key in keys}
+    return [arg for key, value in values.items() if value is not None for arg in (f"--{key}", str(value))]

@@ -20,6 +20,10 @@ def _fraction(v) -> bool:
     return 0 <= v < 1
 
 
+def _probability(v) -> bool:
+    return 0 < v <= 1
+
+
 #: the values each numeric key accepts (None, where allowed, always is): key -> (test, what the test asks for)
 RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(
@@ -46,13 +50,15 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "tokenizer_train_samples",
             "vocab_size",
             "ddp_timeout",
+            "mbr_samples",
         ),
         (_positive, "> 0"),
     ),  # fmt: skip
     **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
     **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
     **dict.fromkeys(
-        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout"), (_fraction, "in [0, 1)")
+        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout", "epsilon"), (_fraction, "in [0, 1)")
     ),
+    "top_p": (_probability, "in (0, 1]"),
     "length_penalty": (math.isfinite, "finite"),
 }

@@ -19,6 +19,14 @@ int8 on the same sentences, beam, batch size and threads: seconds, sentences/s, 
         --source ../shared/data/multi30k/test_2016_flickr.en.gz \\
         --reference ../shared/data/multi30k/test_2016_flickr.de.gz
 
+``decoding``: beam search against MBR decoding (chrF over N = 8, 16, 32 epsilon samples) on the same model and
+sentences: BLEU and chrF with paired-bootstrap intervals of the difference, time per sentence; with
+``--mtgeneval_dir``, the gender gap and accuracy (with CIs) of beam search and MBR at the middle N::
+
+    python scripts/benchmark.py decoding --model runs/multi30k_en_de_small/final \
+        --source ../shared/data/multi30k/test_2016_flickr.en.gz \
+        --reference ../shared/data/multi30k/test_2016_flickr.de.gz --mtgeneval_dir ../shared/data/mt-geneval
+
 ``preprocess``: this toolkit's streamed preprocessing against ``run_translation.py``'s (lists of lines,
 ``Dataset.from_dict``, ``Dataset.map(batched=True, num_proc=N)``) with the same tokenizer and workers::
 
@@ -40,6 +48,8 @@ import json
 import sys
 from pathlib import Path
 
+import torch
+from benchmarks import decoding as decoding_bench
 from benchmarks import preprocess as preprocess_bench
 from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
@@ -72,6 +82,26 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=threads, default=2, help="CPU threads for both engines")
     t.add_argument("--ct2_types", default="float32,int8", help="CTranslate2 quantizations, comma-separated")
     t.add_argument("--json", help="also write the record to this file")
+    d = sub.add_parser("decoding", help="beam search vs MBR: BLEU, chrF, time, gender gap", allow_abbrev=False)
+    d.add_argument("--model", required=True, help="a run's final/ (or a CTranslate2 folder with --engine ct2)")
+    d.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
+    d.add_argument("--reference", required=True, help="their reference translations")
+    d.add_argument(
+        "--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="use the first N sentences"
+    )
+    d.add_argument("--samples", default="8,16,32", help="MBR candidate counts, comma-separated")
+    d.add_argument("--candidates", choices=("sample", "beam"), default="sample", help="MBR candidates")
+    d.add_argument("--engine", choices=("hf", "ct2"), default="hf", help="hf: epsilon sampling; ct2: nucleus")
+    d.add_argument("--epsilon", type=ranged("epsilon"), help="epsilon sampling's cutoff (default 0.02)")
+    d.add_argument("--num_beams", type=beams, default=4, help="the baseline's beam size")
+    d.add_argument("--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32)
+    d.add_argument("--threads", type=ranged("preprocessing_num_workers", "threads"), default=2, help="CPU threads")
+    d.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
+    d.add_argument("--mtgeneval_dir", help="also report MT-GenEval dev's gender gap and accuracy, beam vs MBR")
+    d.add_argument("--mtgeneval_split", choices=("dev", "test"), default="dev", help="MT-GenEval split")
+    d.add_argument("--target_langs", default="de", help="MT-GenEval languages the model translates into")
+    d.add_argument("--work", default="runs/benchmark_decoding", help="folder for the MT-GenEval reports")
+    d.add_argument("--json", help="also write the record to this file")
     tr = sub.add_parser("train", help="the toolkit's loop vs Seq2SeqTrainer: target tokens/s", allow_abbrev=False)
     tr.add_argument("--steps", type=int, default=20, help="timed updates per system")
     tr.add_argument("--warmup", type=int, default=3, help="untimed updates first (at least 1)")
@@ -148,6 +178,40 @@ def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[lis
     return records, translation_bench.COLUMNS, settings
 
 
+def decoding_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    if flags:
+        raise UserError(f"unrecognized arguments: {' '.join(flags)}")
+    try:
+        samples = tuple(int(x) for x in args.samples.split(","))
+    except ValueError:
+        raise UserError(f"--samples: expected comma-separated integers, got {args.samples!r}") from None
+    if not samples or min(samples) < 1:
+        raise UserError("--samples: every count must be at least 1")
+    sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
+    if len(sources) != len(references):
+        raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
+    n = args.max_sentences or len(sources)
+    torch.set_num_threads(args.threads)
+    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": n}
+    records = decoding_bench.run(
+        args.model, sources[:n], references[:n], samples=samples, candidates=args.candidates, engine=args.engine,
+        epsilon=args.epsilon, beam_size=args.num_beams, batch_size=args.batch_size, seed=args.seed,
+    )  # fmt: skip
+    if args.mtgeneval_dir:
+        middle, engine = samples[len(samples) // 2], ["--engine", args.engine]
+        mbr = [*engine, "--decoding", "mbr", "--mbr_samples", str(middle), "--mbr_candidates", args.candidates]
+        mbr += ["--epsilon", str(args.epsilon)] if args.epsilon is not None else []
+        langs, work = args.target_langs.split(","), Path(args.work)
+        geneval = ["--mtgeneval_dir", args.mtgeneval_dir, "--split", args.mtgeneval_split]
+        rows = [
+            {"system": name, **decoding_bench.gender_run(args.model, geneval, langs, work, flags)}
+            for name, flags in (("beam", engine), (f"MBR chrF, N={middle}", mbr))
+        ]
+        print(markdown_table(rows, decoding_bench.GENDER_COLUMNS) + "\n")
+        settings["mtgeneval"] = rows
+    return records, decoding_bench.COLUMNS, settings
+
+
 def preprocess_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
     if flags:
         raise UserError(f"unrecognized arguments: {' '.join(flags)}")
@@ -183,6 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         "quality": quality_benchmark,
         "translate": translate_benchmark,
         "preprocess": preprocess_benchmark,
+        "decoding": decoding_benchmark,
         "scale": scale_benchmark,
     }
     records, columns, settings = benchmark[args.benchmark](args, flags)

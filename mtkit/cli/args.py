@@ -7,7 +7,8 @@ import argparse
 import typing
 from collections.abc import Callable
 
-from mtkit.config import FIELDS, GROUPS
+from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
+from mtkit.decode.mbr import CANDIDATES, DECODINGS
 from mtkit.errors import UserError
 from mtkit.flags import HelpFormatter, first_names
 from mtkit.ranges import RANGES
@@ -41,3 +42,19 @@ def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
 
     parse.__name__ = kind.__name__  # what argparse calls it: "invalid int value"
     return parse
+
+
+def add_decoding_args(group) -> None:
+    """The flags that choose beam search or minimum-Bayes-risk decoding (as ``train.py`` names them)."""
+    group.add_argument("--decoding", choices=DECODINGS, default="beam", help=_help("decoding") + " (default: beam)")
+    group.add_argument(
+        "--mbr_samples", type=ranged("mbr_samples"), help=_help("mbr_samples") + f" (default: {MBR_SAMPLES})"
+    )
+    group.add_argument("--mbr_candidates", choices=CANDIDATES, help=_help("mbr_candidates") + " (default: sample)")
+    group.add_argument("--epsilon", type=ranged("epsilon"), help=_help("epsilon"))
+    group.add_argument("--top_p", type=ranged("top_p"), help=_help("top_p"))
+
+
+def _help(key: str) -> str:
+    """The help text of the run-config field ``key``."""
+    return FIELDS[key][1].metadata["help"].rstrip(".")

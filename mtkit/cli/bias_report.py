@@ -24,7 +24,8 @@ from bias_eval.metrics import (
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
 from bias_eval.scoring import score_dataset
-from mtkit.cli.args import Parser, ranged
+from mtkit.cli.args import Parser, add_decoding_args, ranged
+from mtkit.data.coverage import check_model
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
@@ -133,13 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("hf", "ct2"),
         help="hf: transformers' generate; ct2: CTranslate2, --model being a folder from scripts/export_ct2.py",
     )
+    add_decoding_args(hyp)
 
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
     out.add_argument(
         *option("bootstrap_samples"), type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
     )
-    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: 12345)")
+    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed, and MBR's sampling seed (12345)")
     out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
     return parser
 
@@ -158,6 +160,10 @@ def load_data(args: argparse.Namespace) -> GenderedData:
 def describe_generation(model: str, settings: GenerationSettings) -> str:
     """One line saying how ``model`` translated."""
     prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
+    mbr = settings.mbr
+    if mbr is not None:
+        draw = f"{mbr.samples} {'epsilon/nucleus samples' if mbr.candidates == 'sample' else 'beam n-best'}"
+        prompt += f", MBR with {mbr.utility} over {draw}"
     return (
         f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
         f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
@@ -185,6 +191,12 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
         parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
         parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
         parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+        parts += ["--force"] if args.force else []
+        if settings.mbr is not None:
+            mbr = settings.mbr
+            parts += ["--decoding", "mbr", "--mbr_samples", str(mbr.samples), "--mbr_candidates", mbr.candidates]
+            parts += [arg for key in ("epsilon", "top_p") if getattr(mbr, key) is not None
+                      for arg in (f"--{key}", str(getattr(mbr, key)))]  # fmt: skip
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
     return shlex.join(parts)
@@ -292,9 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     check_writable(out, "--out")
     if args.hyp_dir:
-        for flag in ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b"):
+        flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
+        for flag in (*flags, "mbr_candidates", "epsilon", "top_p"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag}: only used with --model")
+        if args.decoding != "beam":
+            raise UserError("--decoding: only used with --model")
     data = load_data(args)
     settings, origins = None, None
     if args.hyp_dir:

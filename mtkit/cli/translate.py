@@ -7,10 +7,12 @@ from pathlib import Path
 
 from transformers import GenerationConfig
 
-from mtkit.cli.args import Parser, ranged
+from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.data.coverage import check_model_language
 from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
+from mtkit.decode.mbr import mbr_settings
 from mtkit.errors import UserError
 from mtkit.textio import atomic_write, check_writable, read_lines
 
@@ -64,6 +66,8 @@ def _parser():
         default="hf",
         help="hf: transformers' generate on --model; ct2: CTranslate2 on a folder from scripts/export_ct2.py.",
     )
+    add_decoding_args(p)
+    p.add_argument("--seed", type=int, default=0, help="Seed of MBR's sampling (same seed, same translations).")
     return p
 
 
@@ -76,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
         if Path(args.output).is_dir():
             raise UserError(f"--output {args.output}: is a folder; name the file to write")
         check_writable(Path(args.output), "--output", file=True)
+    mbr = mbr_settings(args, args.seed)
+    if mbr is not None:
+        mbr.sampling(args.engine)  # --epsilon with --engine ct2 is refused before the model loads
     lines = read_lines(Path(args.input)) if args.input else None
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
@@ -89,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         "max_len_a": first_set(args.max_len_a, getattr(gen, "max_len_a", None), MAX_LEN_A),
         "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
         "batch_size": args.batch_size,
+        "mbr": mbr,
     }
 
     def wrap(sentences: list[str]) -> list[str]:

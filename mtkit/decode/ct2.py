@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound
+from mtkit.decode.mbr import MBR, choose
 from mtkit.errors import UserError
 
 #: CTranslate2's weight types (``--quantization``); int8 is the fast choice on CPU, int8_float16 or bfloat16 on GPU.
@@ -40,25 +41,38 @@ class CT2Translator:
         )
         device = device or ("cuda" if ctranslate2.get_cuda_device_count() else "cpu")
         kind, _, index = device.partition(":")  # cuda:1 -> cuda, device 1
-        self.translator = ctranslate2.Translator(
-            str(path), device=kind, device_index=int(index or 0), intra_threads=threads
-        )
+        self._load = {
+            "model_path": str(path),
+            "device": kind,
+            "device_index": int(index or 0),
+            "intra_threads": threads,
+        }
+        self.translator = ctranslate2.Translator(**self._load)
 
-    def translate(
+    def translate(self, sentences: Sequence[str], *, mbr: MBR | None = None, **kwargs) -> list[str]:
+        """Translate ``sentences``; the arguments mean what they mean in
+        :func:`mtkit.decode.generate.generate_translations`."""
+        groups = self.candidates(sentences, mbr=mbr, **kwargs)
+        return [group[0] for group in groups] if mbr is None else choose(groups, mbr.utility)
+
+    def candidates(
         self,
         sentences: Sequence[str],
         *,
+        mbr: MBR | None,
         beam_size: int = 4,
-        length_penalty: float = 1.0,
+        length_penalty: float | None = 1.0,
         max_new_tokens: int = 256,
         max_len_a: float = MAX_LEN_A,
         max_len_b: int = MAX_LEN_B,
         batch_size: int = 32,
         prompt: str | None = None,
         progress: bool = False,
-    ) -> list[str]:
-        """Translate ``sentences``; the arguments mean what they mean in
-        :func:`mtkit.decode.generate.generate_translations`."""
+    ) -> list[list[str]]:
+        """As :func:`mtkit.decode.generate.translation_candidates`: the beam's best, or ``mbr.samples`` candidates
+        (CTranslate2's nucleus sampling under ``mbr.seed``, or the beam's n-best list)."""
+        import ctranslate2
+
         texts = apply_prompt(sentences, prompt)
         limit = self.info.get("position_limit")
         if limit is not None:
@@ -66,18 +80,32 @@ class CT2Translator:
         # transformers forces </s> as the last of max_new_tokens when the model says so (BART); CTranslate2 stops
         # without it, so one fewer token gives the same output.
         forced_eos = self.generation_config is not None and self.generation_config.forced_eos_token_id is not None
-        out: list[str] = [""] * len(texts)
+        penalty = {} if length_penalty is None else {"length_penalty": length_penalty}  # None: CTranslate2's 1
+        search = {"beam_size": beam_size, **penalty}
+        if mbr is not None and mbr.candidates == "beam":
+            search = {"beam_size": max(beam_size, mbr.samples), **penalty}
+        if mbr is not None and mbr.candidates == "sample":  # sampling_topk 0: the whole (nucleus-cut) distribution
+            search = {"beam_size": 1, "sampling_topk": 0, "sampling_topp": mbr.sampling("ct2")["top_p"]}
+            # CTranslate2 seeds a thread's generator once, when that thread first samples: a translator reloaded
+            # after set_random_seed has fresh threads, so each call draws the same samples for the same seed
+            ctranslate2.set_random_seed(mbr.seed)
+            del self.translator  # one copy of the weights at a time
+            self.translator = ctranslate2.Translator(**self._load)
+        n = 1 if mbr is None else mbr.samples
+        out: list[list[str]] = [[] for _ in texts]
         for idx in length_sorted_batches(texts, batch_size, progress):
             ids = self.tokenizer([texts[i] for i in idx], truncation=limit is not None, max_length=limit).input_ids
             bound = output_bound(max(map(len, ids)), max_new_tokens, max_len_a, max_len_b) - forced_eos
             results = self.translator.translate_batch(
                 [self.tokenizer.convert_ids_to_tokens(x) for x in ids],
-                beam_size=beam_size,
-                length_penalty=length_penalty,
+                **search,
+                num_hypotheses=n,
                 max_decoding_length=max(1, bound),
                 max_batch_size=batch_size,
             )
             for i, result in zip(idx, results):
-                tokens = self.tokenizer.convert_tokens_to_ids(result.hypotheses[0])
-                out[i] = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
+                out[i] = [
+                    self.tokenizer.decode(self.tokenizer.convert_tokens_to_ids(hyp), skip_special_tokens=True).strip()
+                    for hyp in result.hypotheses
+                ]
         return out

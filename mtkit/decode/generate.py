@@ -9,6 +9,7 @@ import torch
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit
+from mtkit.decode.mbr import MBR, choose
 from mtkit.errors import UserError
 
 
@@ -26,6 +27,7 @@ def generate_translations(
     batch_size: int = 32,
     prompt: str | None = None,
     progress: bool = False,
+    mbr: MBR | None = None,
     **generate_kwargs,
 ) -> list[str]:
     """Translate ``sentences`` in length-sorted batches and return them in input order.
@@ -34,28 +36,79 @@ def generate_translations(
     ``"translate English to German: {source}"``). Each batch generates at most
     :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
     never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
-    never gets an empty translation). Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
-    ZeRO-3, for instance: processes whose batches stop at different lengths keep stepping together).
+    never gets an empty translation). With ``mbr``, each translation is the minimum-Bayes-risk choice among
+    :func:`translation_candidates` (:mod:`mtkit.decode.mbr`); without, the beam's best. Extra keyword arguments
+    go to ``generate`` (``synced_gpus=True`` under ZeRO-3, for instance: processes whose batches stop at different
+    lengths keep stepping together).
     """
+    options = dict(beam_size=beam_size, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
+    options |= dict(max_len_a=max_len_a, max_len_b=max_len_b, batch_size=batch_size, prompt=prompt)
+    groups = translation_candidates(model, tokenizer, sentences, mbr=mbr, progress=progress, **options,
+                                    **generate_kwargs)  # fmt: skip
+    return [group[0] for group in groups] if mbr is None else choose(groups, mbr.utility)
+
+
+@torch.no_grad()
+def translation_candidates(
+    model,
+    tokenizer,
+    sentences: Sequence[str],
+    *,
+    mbr: MBR | None,
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+    max_new_tokens: int = 256,
+    max_len_a: float = MAX_LEN_A,
+    max_len_b: int = MAX_LEN_B,
+    batch_size: int = 32,
+    prompt: str | None = None,
+    progress: bool = False,
+    **generate_kwargs,
+) -> list[list[str]]:
+    """For each sentence, its beam-search translation (``mbr`` None) or ``mbr.samples`` MBR candidates: epsilon
+    samples (drawn under ``mbr.seed`` without touching the caller's random state) or the beam's n-best list.
+    Arguments as in :func:`generate_translations`."""
     texts = apply_prompt(sentences, prompt)
     limit = position_limit(model.config)
     if limit is not None:  # longer inputs or outputs would index past the position table
         max_new_tokens = min(max_new_tokens, limit)
     device = next(model.parameters()).device
+    decode, n = _decoding(mbr, beam_size, length_penalty)
     was_training = model.training
     model.eval()
-    out: list[str] = [""] * len(texts)
-    for idx in length_sorted_batches(texts, batch_size, progress):
-        enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True, max_length=limit)
-        longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
-        bound = output_bound(longest, max_new_tokens, max_len_a, max_len_b)
-        enc = {k: v.to(device, non_blocking=True) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        beam = {"num_beams": beam_size, "length_penalty": length_penalty} if beam_size > 1 else {"num_beams": 1}
-        ids = model.generate(**enc, **beam, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
-        for i, text in zip(idx, tokenizer.batch_decode(ids, skip_special_tokens=True)):
-            out[i] = text.strip()
+    out: list[list[str]] = [[] for _ in texts]
+    gpus = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=gpus):  # sampling leaves the caller's random state (training's) as it was
+        if mbr is not None:
+            torch.manual_seed(mbr.seed)
+        for idx in length_sorted_batches(texts, batch_size, progress):
+            enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
+                            max_length=limit)  # fmt: skip
+            longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
+            bound = output_bound(longest, max_new_tokens, max_len_a, max_len_b)
+            enc = {k: v.to(device, non_blocking=True) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+            ids = model.generate(**enc, **decode, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
+            decoded = [text.strip() for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
+            for j, i in enumerate(idx):
+                out[i] = decoded[j * n : (j + 1) * n]
     model.train(was_training)
     return out
+
+
+def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> tuple[dict, int]:
+    """``generate``'s search arguments, and how many outputs each source gets."""
+    penalty = {} if length_penalty is None else {"length_penalty": length_penalty}  # None: the model's own
+    if mbr is None:
+        return ({"num_beams": beam_size, **penalty} if beam_size > 1 else {"num_beams": 1}), 1
+    if mbr.candidates == "beam":
+        beams = max(beam_size, mbr.samples)
+        return {"num_beams": beams, **penalty, "num_return_sequences": mbr.samples}, mbr.samples
+    cut = mbr.sampling("hf")
+    sample = {"do_sample": True, "num_beams": 1, "num_return_sequences": mbr.samples, "top_k": 0, "temperature": 1.0}
+    sample["top_p"] = cut["top_p"]
+    if cut["epsilon"] > 0:
+        sample["epsilon_cutoff"] = cut["epsilon"]
+    return sample, mbr.samples
 
 
 class Translator:
@@ -94,3 +147,7 @@ class Translator:
     def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
         """Translate a list of sentences; keyword arguments as in :func:`generate_translations`."""
         return generate_translations(self.model, self.tokenizer, sentences, **kwargs)
+
+    def candidates(self, sentences: Sequence[str], *, mbr: MBR | None, **kwargs) -> list[list[str]]:
+        """Each sentence's MBR candidates (without ``mbr``: its beam translation): :func:`translation_candidates`."""
+        return translation_candidates(self.model, self.tokenizer, sentences, mbr=mbr, **kwargs)

@@ -1,4 +1,4 @@
-"""Validation across processes: the token-level loss, and beam-search translations of a corpus."""
+"""Validation across processes: the token-level loss, and translations of a corpus (beam search or MBR)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from accelerate.utils import DistributedType, gather_object
 from mtkit.config import EvalConfig
 from mtkit.data.batching import to_device
 from mtkit.decode.generate import generate_translations
+from mtkit.decode.mbr import mbr_settings
 from mtkit.distributed.deepspeed import unwrapped
 from mtkit.distributed.fsdp import gathered_root
 from mtkit.model.loss import token_loss_sum
@@ -35,9 +36,16 @@ def validation_loss(accelerator: Accelerator, model, batches: Iterable[dict]) ->
 
 
 def translate_corpus(
-    accelerator: Accelerator, model, tokenizer, sources: list[str], cfg: EvalConfig, prompt: str | None = None
+    accelerator: Accelerator,
+    model,
+    tokenizer,
+    sources: list[str],
+    cfg: EvalConfig,
+    prompt: str | None = None,
+    seed: int = 0,
 ) -> list[str]:
-    """Translate ``sources``, each process a contiguous share, and return all translations in order."""
+    """Translate ``sources``, each process a contiguous share, and return all translations in order (beam search,
+    or MBR with ``--decoding mbr``, each process sampling under ``seed`` plus its index)."""
     sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
     synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
     per = -(-len(sources) // accelerator.num_processes)
@@ -57,6 +65,7 @@ def translate_corpus(
             max_len_b=cfg.max_len_b,
             batch_size=cfg.eval_batch_size,
             prompt=prompt,
+            mbr=mbr_settings(cfg, seed + accelerator.process_index),
             **({"synced_gpus": True} if synced else {}),
         )
     return gather_object(hyps[:real])

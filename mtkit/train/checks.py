@@ -144,6 +144,7 @@ RESUMABLE: dict[str, str] = {
     "eval_steps": _EVALUATION,
     "eval_max_samples": _EVALUATION,
     "eval_batch_size": _EVALUATION,
+    **dict.fromkeys(("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p"), _EVALUATION),
     "num_beams": "decoding of evaluations and of final/ (its generation config)",
     "length_penalty": "decoding of evaluations and of final/ (its generation config)",
     "max_new_tokens": "decoding of evaluations and of final/ (its generation config)",

@@ -333,7 +333,9 @@ class Trainer:
         sources = rows["source"]
         if self.prompt is not None:
             sources = [self.prompt.render(s, lang) for s, lang in zip(sources, rows["lang"])]
-        hyps = translate_corpus(self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval)
+        hyps = translate_corpus(
+            self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval, seed=self.cfg.train.seed
+        )
         if save_as and self.accelerator.is_main_process:
             (self.out / "translations").mkdir(exist_ok=True)
             records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]

@@ -119,6 +119,11 @@ def steps(data: Path, out: Path, smoke: bool, translate_model: str | None) -> li
         "--reference", f"{test}.de.gz", "--ct2_types", ct2, "--batch_size", "64",
         *(["--max_sentences", "50"] if smoke else []),
     ], 240, gpu=False))  # fmt: skip
+    found.append(Step("decoding", [
+        py, "scripts/benchmark.py", "decoding", "--model", model, "--source", f"{test}.en.gz",
+        "--reference", f"{test}.de.gz", "--batch_size", "64",
+        *(["--max_sentences", "20", "--samples", "2,4"] if smoke else ["--samples", "8,16,32"]),
+    ], 600, gpu=False))  # fmt: skip
     return found
 
 

@@ -8,6 +8,7 @@ from testing_utils import MULTI30K, read_gz_lines, run_script
 from transformers import GenerationConfig
 
 from mtkit.decode.generate import Translator
+from mtkit.decode.mbr import MBR
 
 
 def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):
@@ -92,3 +93,43 @@ def test_quality_benchmark_trains_both_for_the_budget_and_scores_the_test_split(
         hyps = open(r["translations"], encoding="utf-8").read().splitlines()
         assert len(hyps) == len(references) == 48
         assert r["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [references]).score)
+
+
+def test_decoding_benchmark_scores_beam_and_mbr_and_their_gender_figures(tiny_run, small_geneval, tmp_path):
+    final, report, work = tiny_run / "final", tmp_path / "decoding.json", tmp_path / "work"
+    src, ref = MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz"
+    res = run_script(
+        "benchmark.py", "decoding", "--model", str(final), "--source", str(src), "--reference", str(ref),
+        "--max_sentences", "10", "--batch_size", "5", "--samples", "2,3", "--threads", "1", "--json", str(report),
+        "--mtgeneval_dir", str(small_geneval), "--mtgeneval_split", "test", "--work", str(work),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    record = json.loads(report.read_text())
+    systems = {r["system"]: r for r in record["systems"]}
+    assert list(systems) == ["beam", "MBR chrF, N=2 (epsilon 0.02)", "MBR chrF, N=3 (epsilon 0.02)"]
+    refs, sources = read_gz_lines(ref, 10), read_gz_lines(src, 10)
+    gen = GenerationConfig.from_pretrained(final)
+    options = {"beam_size": 4, "batch_size": 5, "length_penalty": gen.length_penalty}
+    options |= {"max_new_tokens": gen.max_new_tokens, "max_len_a": gen.max_len_a, "max_len_b": gen.max_len_b}
+    translator = Translator(final, device="cpu")
+    beam = translator.translate(sources, **options)
+    mbr = translator.translate(sources, mbr=MBR(samples=3, seed=0), **options)
+    for name, hyps in (("beam", beam), ("MBR chrF, N=3 (epsilon 0.02)", mbr)):
+        assert systems[name]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+        assert systems[name]["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+    for r in systems.values():
+        for metric in ("bleu", "chrf"):
+            assert r[f"{metric}_delta"] == pytest.approx(r[metric] - systems["beam"][metric])
+            low, high = r[f"{metric}_delta_ci95"]
+            assert low <= high
+        assert r["slowdown"] == pytest.approx(r["seconds"] / systems["beam"]["seconds"])
+    # the gender rows are the two bias reports' figures, the second one decoded with MBR
+    rows = record["settings"]["mtgeneval"]
+    assert [row["system"] for row in rows] == ["beam", "MBR chrF, N=3"]
+    for folder, row in (("beam", rows[0]), ("mbr", rows[1])):
+        metrics = json.loads((work / folder / "metrics.json").read_text())
+        de = metrics["languages"]["de"]
+        assert row["bleu_gap"].startswith(f"{de['bleu_gap']:.1f} [")
+        assert row["accuracy_pair"].startswith(f"{100 * de['accuracy_pair']:.1f}")
+    generation = json.loads((work / "mbr" / "metrics.json").read_text())["config"]["hypotheses"]["generation"]
+    assert generation["mbr"]["samples"] == 3 and generation["mbr"]["candidates"] == "sample"

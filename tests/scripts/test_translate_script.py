@@ -98,3 +98,24 @@ def test_bad_model_is_one_line_and_exit_2(tmp_path):
     assert res.stderr.strip().splitlines() == [
         f"error: --model: {tmp_path / 'nope'} is not a model directory (no config.json there)"
     ]
+
+
+def test_mbr_decoding_chooses_the_candidate_of_highest_expected_chrf(tiny_run):
+    """``--decoding mbr``: each output is the candidate (seeded epsilon samples, with the model's saved bounds)
+    whose mean sentence chrF against all candidates is highest, computed here with sacreBLEU."""
+    import numpy as np
+    import sacrebleu
+
+    from mtkit.decode.mbr import MBR
+
+    final = str(tiny_run / "final")
+    texts = [a for s in SENTENCES for a in ("--text", s)]
+    mbr = ["--decoding", "mbr", "--mbr_samples", "5", "--epsilon", "0", "--seed", "7"]
+    res = run_script("translate.py", "--model", final, *FAST, *mbr, *texts)
+    assert res.returncode == 0, res.stderr[-2000:]
+    groups = Translator(final).candidates(
+        SENTENCES, mbr=MBR(samples=5, epsilon=0.0, seed=7), beam_size=2, max_new_tokens=12, **saved(final)
+    )
+    means = [[np.mean([sacrebleu.sentence_chrf(h, [r]).score for r in g]) for h in g] for g in groups]
+    assert res.stdout.splitlines() == [g[int(np.argmax(m))] for g, m in zip(groups, means)]
+    assert all(len(set(g)) > 1 for g in groups)
