@@ -61,18 +61,31 @@ from mtkit.flags import option
 from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
+def add_corpus_args(sub: argparse.ArgumentParser, model_help: str) -> None:
+    """``--model``, ``--source``, ``--reference`` and ``--max_sentences``: what the translation benchmarks share."""
+    sub.add_argument("--model", required=True, help=model_help)
+    sub.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
+    sub.add_argument("--reference", required=True, help="their reference translations")
+    first = ranged("eval_max_samples", "max_sentences")
+    sub.add_argument("--max_sentences", type=first, help="use the first N sentences")
+
+
+def read_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The first ``--max_sentences`` lines of ``--source`` and ``--reference``, which must have as many lines."""
+    sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
+    if len(sources) != len(references):
+        raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
+    n = args.max_sentences or len(sources)
+    return sources[:n], references[:n]
+
+
 def parser() -> argparse.ArgumentParser:
     p = Parser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(
         dest="benchmark", required=True, parser_class=Parser
     )  # no abbreviations: recipe flags pass through
     t = sub.add_parser("translate", help="generate vs CTranslate2: speed and BLEU", allow_abbrev=False)
-    t.add_argument("--model", required=True, help="a save_pretrained model folder (a run's final/)")
-    t.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
-    t.add_argument("--reference", required=True, help="their reference translations")
-    t.add_argument(
-        "--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="use the first N sentences"
-    )
+    add_corpus_args(t, "a save_pretrained model folder (a run's final/)")
     beams = ranged("num_beams")
     t.add_argument(*option("num_beams", "beam_size"), dest="beam_size", type=beams, default=4, help="beam size")
     t.add_argument("--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32)
@@ -83,12 +96,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--ct2_types", default="float32,int8", help="CTranslate2 quantizations, comma-separated")
     t.add_argument("--json", help="also write the record to this file")
     d = sub.add_parser("decoding", help="beam search vs MBR: BLEU, chrF, time, gender gap", allow_abbrev=False)
-    d.add_argument("--model", required=True, help="a run's final/ (or a CTranslate2 folder with --engine ct2)")
-    d.add_argument("--source", required=True, help="source sentences, one per line (.gz allowed)")
-    d.add_argument("--reference", required=True, help="their reference translations")
-    d.add_argument(
-        "--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="use the first N sentences"
-    )
+    add_corpus_args(d, "a run's final/ (or a CTranslate2 folder with --engine ct2)")
     d.add_argument("--samples", default="8,16,32", help="MBR candidate counts, comma-separated")
     d.add_argument("--candidates", choices=("sample", "beam"), default="sample", help="MBR candidates")
     d.add_argument("--engine", choices=("hf", "ct2"), default="hf", help="hf: epsilon sampling; ct2: nucleus")
@@ -166,13 +174,10 @@ def train_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[di
 def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
     if flags:
         raise UserError(f"unrecognized arguments: {' '.join(flags)}")
-    sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
-    if len(sources) != len(references):
-        raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
-    n = args.max_sentences or len(sources)
-    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": n}
+    sources, references = read_corpus(args)
+    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": len(sources)}
     records = translation_bench.run(
-        Path(args.model), sources[:n], references[:n], beam_size=args.beam_size, batch_size=args.batch_size,
+        Path(args.model), sources, references, beam_size=args.beam_size, batch_size=args.batch_size,
         max_new_tokens=args.max_new_tokens, threads=args.threads, ct2_types=tuple(args.ct2_types.split(",")),
     )  # fmt: skip
     return records, translation_bench.COLUMNS, settings
@@ -187,14 +192,11 @@ def decoding_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list
         raise UserError(f"--samples: expected comma-separated integers, got {args.samples!r}") from None
     if not samples or min(samples) < 1:
         raise UserError("--samples: every count must be at least 1")
-    sources, references = read_lines(Path(args.source)), read_lines(Path(args.reference))
-    if len(sources) != len(references):
-        raise UserError(f"--reference: {len(references)} lines, --source has {len(sources)}")
-    n = args.max_sentences or len(sources)
+    sources, references = read_corpus(args)
     torch.set_num_threads(args.threads)
-    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": n}
+    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": len(sources)}
     records = decoding_bench.run(
-        args.model, sources[:n], references[:n], samples=samples, candidates=args.candidates, engine=args.engine,
+        args.model, sources, references, samples=samples, candidates=args.candidates, engine=args.engine,
         epsilon=args.epsilon, beam_size=args.num_beams, batch_size=args.batch_size, seed=args.seed,
     )  # fmt: skip
     if args.mtgeneval_dir:
