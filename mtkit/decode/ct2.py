@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound
-from mtkit.decode.mbr import MBR, choose
+from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
 
 #: CTranslate2's weight types (``--quantization``); int8 is the fast choice on CPU, int8_float16 or bfloat16 on GPU.
@@ -51,9 +51,8 @@ class CT2Translator:
 
     def translate(self, sentences: Sequence[str], *, mbr: MBR | None = None, **kwargs) -> list[str]:
         """Translate ``sentences``; the arguments mean what they mean in
-        :func:`mtkit.decode.generate.generate_translations`."""
-        groups = self.candidates(sentences, mbr=mbr, **kwargs)
-        return [group[0] for group in groups] if mbr is None else choose(groups, mbr.utility)
+        :func:`mtkit.decode.generate.translation_candidates`."""
+        return translations(self.candidates(sentences, mbr=mbr, **kwargs), mbr)
 
     def candidates(
         self,

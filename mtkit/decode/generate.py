@@ -9,43 +9,16 @@ import torch
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit
-from mtkit.decode.mbr import MBR, choose
+from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
 
 
-@torch.no_grad()
 def generate_translations(
-    model,
-    tokenizer,
-    sentences: Sequence[str],
-    *,
-    beam_size: int = 4,
-    length_penalty: float = 1.0,
-    max_new_tokens: int = 256,
-    max_len_a: float = MAX_LEN_A,
-    max_len_b: int = MAX_LEN_B,
-    batch_size: int = 32,
-    prompt: str | None = None,
-    progress: bool = False,
-    mbr: MBR | None = None,
-    **generate_kwargs,
+    model, tokenizer, sentences: Sequence[str], *, mbr: MBR | None = None, **options
 ) -> list[str]:
-    """Translate ``sentences`` in length-sorted batches and return them in input order.
-
-    ``prompt`` is a template with ``{source}`` (for T5-style models, e.g.
-    ``"translate English to German: {source}"``). Each batch generates at most
-    :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
-    never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
-    never gets an empty translation). With ``mbr``, each translation is the minimum-Bayes-risk choice among
-    :func:`translation_candidates` (:mod:`mtkit.decode.mbr`); without, the beam's best. Extra keyword arguments
-    go to ``generate`` (``synced_gpus=True`` under ZeRO-3, for instance: processes whose batches stop at different
-    lengths keep stepping together).
-    """
-    options = dict(beam_size=beam_size, length_penalty=length_penalty, max_new_tokens=max_new_tokens)
-    options |= dict(max_len_a=max_len_a, max_len_b=max_len_b, batch_size=batch_size, prompt=prompt)
-    groups = translation_candidates(model, tokenizer, sentences, mbr=mbr, progress=progress, **options,
-                                    **generate_kwargs)  # fmt: skip
-    return [group[0] for group in groups] if mbr is None else choose(groups, mbr.utility)
+    """Translate ``sentences`` in length-sorted batches and return them in input order: the beam's best, or with
+    ``mbr`` the minimum-Bayes-risk choice among :func:`translation_candidates` (whose arguments ``options`` are)."""
+    return translations(translation_candidates(model, tokenizer, sentences, mbr=mbr, **options), mbr)
 
 
 @torch.no_grad()
@@ -67,7 +40,14 @@ def translation_candidates(
 ) -> list[list[str]]:
     """For each sentence, its beam-search translation (``mbr`` None) or ``mbr.samples`` MBR candidates: epsilon
     samples (drawn under ``mbr.seed`` without touching the caller's random state) or the beam's n-best list.
-    Arguments as in :func:`generate_translations`."""
+
+    ``prompt`` is a template with ``{source}`` (for T5-style models, e.g.
+    ``"translate English to German: {source}"``). Each batch generates at most
+    :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
+    never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
+    never gets an empty translation). Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
+    ZeRO-3, for instance: processes whose batches stop at different lengths keep stepping together).
+    """
     texts = apply_prompt(sentences, prompt)
     limit = position_limit(model.config)
     if limit is not None:  # longer inputs or outputs would index past the position table
@@ -145,7 +125,7 @@ class Translator:
         return self.model.generation_config
 
     def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
-        """Translate a list of sentences; keyword arguments as in :func:`generate_translations`."""
+        """Translate a list of sentences; keyword arguments as in :func:`translation_candidates`."""
         return generate_translations(self.model, self.tokenizer, sentences, **kwargs)
 
     def candidates(self, sentences: Sequence[str], *, mbr: MBR | None, **kwargs) -> list[list[str]]:

@@ -97,6 +97,11 @@ def choose(groups: Sequence[Sequence[str]], utility: str | Utility = "chrf") -> 
     return [group[int(np.argmax(eu))] for group, eu in zip(groups, expected_utilities_batch(groups, function))]
 
 
+def translations(groups: Sequence[Sequence[str]], mbr: MBR | None) -> list[str]:
+    """Each sentence's translation from its candidates: the beam's one without ``mbr``, else the MBR choice."""
+    return [group[0] for group in groups] if mbr is None else choose(groups, mbr.utility)
+
+
 def mbr_settings(options, seed: int) -> MBR | None:
     """The :class:`MBR` that ``options`` (a run's eval config or a script's arguments: ``decoding``,
     ``mbr_samples``, ``mbr_candidates``, ``epsilon``, ``top_p``; ``None`` where not given) ask for; ``None`` for beam
