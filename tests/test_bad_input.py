@@ -1,8 +1,8 @@
 """Bad input, across the scripts: each case ends with one ``error:`` line naming the file or flag and what is
 wrong, a non-zero status, no traceback, and nothing written or changed (the inputs and the finished run they use are
-hashed before and after). The cases come in categories (:data:`CATEGORIES`, listed in the README's "When things go
-wrong"). The scripts' entry points run in this process (as ``cli_entry`` wraps them) to keep the suite fast;
-tests/scripts/ runs each script for real."""
+hashed before and after). The cases come in categories (:data:`CATEGORIES`, listed in docs/troubleshooting.md,
+"When things go wrong"). The scripts' entry points run in this process (as ``cli_entry`` wraps them) to keep the
+suite fast; tests/scripts/ runs each script for real."""
 
 from __future__ import annotations
 
@@ -386,8 +386,9 @@ def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
     assert all(counts[category] >= least for category, least in CATEGORIES.items()), counts
 
 
-def test_the_readme_lists_the_categories_and_their_counts(tmp_path):
-    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## When things go wrong")[1].split("\n## ")[0]
+def test_the_docs_list_the_categories_and_their_counts(tmp_path):
+    page = REPO / "docs" / "troubleshooting.md"
+    readme = page.read_text(encoding="utf-8").split("## When things go wrong")[1].split("\n## ")[0]
     found = cases(tmp_path, tmp_path / "run")
     assert f"holds {len(found)} such cases" in readme
     for category in CATEGORIES:

@@ -4,7 +4,7 @@ settings; their agreement (the share of identical outputs) and the BLEU of CTran
 transformers'. The greedy figures are held to a bound per weight type (:data:`BOUNDS`): a broken conversion (T5 in
 float16 on a GPU, wrong weights) decodes into padding or other sentences and falls far below it, a correct one stays
 near-identical in float32 and close in the others. Beam figures are reported only: the two engines stop their beams
-by different rules, which alone changes outputs of a correct conversion (README, CTranslate2)."""
+by different rules, which alone changes outputs of a correct conversion (docs/translation.md, CTranslate2)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ SAMPLE = (
 #: CTranslate2's outputs against transformers' that a conversion must reach; either will do (a model whose outputs
 #: are one word each has a BLEU of 0 when all of them agree, one that repeats a word a high BLEU when few agree).
 #: float32 computes what transformers computes: near-identical. The half types round every weight to 8 or 11 bits,
-#: int8/int16 to 256 or 65,536 levels, which flips close choices of an untrained model. Measured (README,
+#: int8/int16 to 256 or 65,536 levels, which flips close choices of an untrained model. Measured (docs/translation.md,
 #: CTranslate2): correct conversions reach at least 1.00/100 (float32), 0.81/74 (half types) and 0.50/38 (integer
 #: types) on random-weight test models and far more on trained ones; broken ones (another seed's weights, shuffled
 #: rows) at most 0.03/0.2.

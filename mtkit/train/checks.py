@@ -206,6 +206,6 @@ def check_resume(cfg: RunConfig, out: Path, resuming: bool) -> bool:
     what = "its checkpoints were" if resuming else "its tokenizer/ was"
     raise UserError(
         f"--output_dir {out}: {what} made with other settings ({', '.join(changed)}), which cannot change on resume; "
-        "train into a new --output_dir, or pass --overwrite_output_dir to start this one afresh (README, Resuming, "
-        "lists what may change)"
+        "train into a new --output_dir, or pass --overwrite_output_dir to start this one afresh (docs/training.md, "
+        "'What may change on resume', lists the keys that may)"
     )
