@@ -1,11 +1,35 @@
 """`make demo` end to end: the real Makefile target, with a smaller corpus and fewer updates."""
 
 import json
+import re
 import sys
 
 import pytest
 from huggingface_hub import ModelCard
-from testing_utils import run_script
+from testing_utils import REPO, run_script
+
+#: the header of the README's table of the demo's showcase sentences and what the demo model makes of them
+SHOWCASE_HEADER = "| English (`make demo`) | the demo model's Spanish |"
+
+
+def makefile_sentences() -> list[str]:
+    """The sentences `make demo` translates (its ``--text`` arguments)."""
+    recipe = (REPO / "Makefile").read_text(encoding="utf-8").split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r'--text "([^"]+)"', recipe)
+
+
+def readme_showcase(text: str) -> list[tuple[str, str]]:
+    """(English, Spanish) rows of the README's showcase table."""
+    table = text.split(SHOWCASE_HEADER + "\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    return [tuple(cell.strip() for cell in row.strip("|").split("|")[:2]) for row in table]
+
+
+def test_the_readme_shows_what_the_demo_model_makes_of_each_showcase_sentence():
+    sentences = makefile_sentences()
+    assert len(sentences) == 3
+    shown = readme_showcase((REPO / "README.md").read_text(encoding="utf-8"))
+    assert [english for english, _ in shown] == sentences
+    assert all(spanish for _, spanish in shown)
 
 
 def make_demo(out, corpus_args: str, demo_args: str, timeout: int):
@@ -51,3 +75,8 @@ def test_make_demo_full(tmp_path):
     results, metrics = check_outputs(out, res)
     assert results["test_bleu"] > 20
     assert metrics["languages"]["es"]["bleu"] > 20
+    # the README shows the showcase's translations as they come out
+    printed = res.stdout.split("translate.py", 1)[1].split("bias_report.py", 1)[0]
+    hyps = [line for line in printed.splitlines() if line and not line.startswith(("\t", " "))]
+    shown = readme_showcase((REPO / "README.md").read_text(encoding="utf-8"))
+    assert hyps[: len(makefile_sentences())] == [spanish for _, spanish in shown]
