@@ -189,6 +189,7 @@ def _marian(out: Path, target_langs: tuple[str, ...], multi: bool) -> None:
 def _m2m100(out: Path, target_langs: tuple[str, ...]) -> None:
     import sentencepiece as spm
     from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+    from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
     model_proto = _spm(_corpus(target_langs), vocab_size=1000, model_type="bpe")
     work = out / ".spm"
@@ -201,8 +202,11 @@ def _m2m100(out: Path, target_langs: tuple[str, ...]) -> None:
         if not (sp.is_control(i) or sp.is_unknown(i)):
             vocab.setdefault(sp.id_to_piece(i), len(vocab))
     (work / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    # The hub's tokenizer_config.json lists the 100 language tokens as special tokens; without that list
+    # transformers 5 leaves them unregistered (they still map to ids, but are neither special nor in len(tok)).
+    codes = [f"__{code}__" for code in FAIRSEQ_LANGUAGE_CODES["m2m100"]]
     tok = M2M100Tokenizer(str(work / "vocab.json"), str(work / "sentencepiece.bpe.model"), src_lang="en",
-                          model_max_length=1024)  # fmt: skip
+                          model_max_length=1024, additional_special_tokens=codes)  # fmt: skip
     # As in the hub's config: the dictionary, its 100 language tokens (not counted by len(tok)), 8 made-up words.
     config = M2M100Config(
         vocab_size=tok.vocab_size + len(tok.lang_code_to_id) + tok.num_madeup_words, pad_token_id=1, bos_token_id=0,
@@ -239,15 +243,18 @@ def _fairseq_multilingual(out: Path, target_langs: tuple[str, ...], family: str)
         tok = _fast_from_spm(NllbTokenizer, spm_path, src_lang="eng_Latn", model_max_length=1024)
         config = M2M100Config(
             vocab_size=len(tok), pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
-            scale_embedding=True, activation_function="relu", **_DIMS,
+            scale_embedding=True, activation_function="relu", tokenizer_class="NllbTokenizer", **_DIMS,
         )  # fmt: skip
         model = M2M100ForConditionalGeneration(config)
         generation = dict(bos_token_id=0, decoder_start_token_id=2, eos_token_id=2, max_length=200, pad_token_id=1)
     else:
-        tok = _fast_from_spm(MBart50Tokenizer, spm_path, src_lang="en_XX", model_max_length=1024)
+        # The hub's special_tokens_map.json names <s> as bos_token (MBart50Tokenizer's defaults leave it unset).
+        tok = _fast_from_spm(MBart50Tokenizer, spm_path, src_lang="en_XX", model_max_length=1024, bos_token="<s>")
         config = MBartConfig(
             vocab_size=len(tok), pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
-            forced_eos_token_id=2, scale_embedding=True, activation_function="gelu", **_DIMS,
+            forced_eos_token_id=2, scale_embedding=True, activation_function="gelu", normalize_before=True,
+            add_final_layer_norm=True, normalize_embedding=True, static_position_embeddings=False,
+            tokenizer_class="MBart50Tokenizer", **_DIMS,
         )  # fmt: skip
         model = MBartForConditionalGeneration(config)
         generation = dict(bos_token_id=0, decoder_start_token_id=2, early_stopping=True, eos_token_id=2,
