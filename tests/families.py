@@ -1,48 +1,61 @@
 """Tiny, offline stand-ins for the Hub's translation-model families, each as a user gets it from the Hub.
 
 The Hub is unreachable in tests, so each family is rebuilt here with its REAL architecture and its REAL tokenizer
-class, with random weights and a sentencepiece model trained in about a second on a few thousand lines of the shared
-Multi30k and MT-GenEval data. :func:`build_family` writes a folder laid out like a hub checkout (``save_pretrained``
-of model and tokenizer, plus ``generation_config.json``), whose special-token ids, ``decoder_start_token_id`` and
-generation config follow the hub checkpoint it stands for (:data:`HUB_IDS`):
+class, random weights (seed 0; d_model 32, one layer each side) and a sentencepiece model trained in about a second on
+a few thousand lines of the shared Multi30k and MT-GenEval data. :func:`build_family` writes a folder laid out like a
+hub checkout (``save_pretrained`` of model and tokenizer, ``generation_config.json``, the tokenizer's own files) whose
+special-token ids, ``decoder_start_token_id`` and generation config are those of the checkpoint in :data:`HUB_IDS`;
+tests/test_families.py checks all of it against transformers and CTranslate2 called directly.
 
-============== ======================================= ============================== ===========================
-family         architecture + tokenizer                target language chosen by      language tokens
-============== ======================================= ============================== ===========================
-marian         MarianMTModel + MarianTokenizer (slow)  the model (one target)         none
-marian_multi   MarianMTModel + MarianTokenizer (slow)  ``>>es<<`` at the source start  ``>>de<<`` ... (+ variants)
-m2m100         M2M100ForConditionalGeneration +        ``tgt_lang`` / forced BOS      ``__de__`` (src_lang="de")
-               M2M100Tokenizer (slow)
-nllb           M2M100ForConditionalGeneration +        ``tgt_lang`` / forced BOS      ``deu_Latn``
-               NllbTokenizer (fast; = NllbTokenizerFast)
-mbart50        MBartForConditionalGeneration +         ``tgt_lang`` / forced BOS      ``de_DE``
-               MBart50Tokenizer (fast)
-mt5            MT5ForConditionalGeneration +           ``<2de>`` at the source start   ``<2de>`` (MADLAD-400)
-               T5Tokenizer (fast)
-flan_t5        T5ForConditionalGeneration +            prompt text                    none
-               T5Tokenizer (fast)
-============== ======================================= ============================== ===========================
+============ ============================== ================================ ==================================
+family       model class + tokenizer class  target language chosen by        ids and generation config (hub)
+============ ============================== ================================ ==================================
+marian       MarianMTModel +                the model (one target)           </s> 0, <pad> last = decoder start;
+             MarianTokenizer (slow only)                                     bad_words_ids [[pad]], forced_eos,
+marian_multi same                           ``>>es<<`` opening the source;   num_beams 4, max_length 512
+                                            labels carry no code
+m2m100       M2M100ForConditionalGeneration ``tgt_lang="de"`` -> ``__de__``   <s> 0 <pad> 1 </s> 2 <unk> 3,
+             + M2M100Tokenizer (slow only)  starts the labels; generate:      decoder start </s>; num_beams 5,
+                                            ``forced_bos_token_id``          max_length 200, early_stopping
+nllb         M2M100ForConditionalGeneration ``tgt_lang="deu_Latn"``, same    same ids; max_length 200 only
+             + NllbTokenizerFast                                             (no beams, no forced BOS)
+mbart50      MBartForConditionalGeneration  ``tgt_lang="de_DE"``, same        same ids; forced_eos 2, num_beams 5,
+             + MBart50TokenizerFast                                          max_length 200, early_stopping
+mt5          MT5ForConditionalGeneration +  ``<2de>`` opening the source     <pad> 0 = decoder start, </s> 1,
+             T5TokenizerFast                (MADLAD-400)                     <unk> 2
+flan_t5      T5ForConditionalGeneration +   prompt text                      same
+             T5TokenizerFast
+============ ============================== ================================ ==================================
 
-API (shared with the library's family tests):
+Source: ``[code] text </s>`` (NLLB, mBART-50, M2M100; NLLB's ``legacy_behaviour=True``: ``text </s> [code]``);
+``>>es<< text`` / ``<2es> text`` written by the user (Marian multi-target, MADLAD). No hub generation config forces
+the target language: ``generate`` needs ``forced_bos_token_id`` (NLLB, mBART-50, M2M100), CTranslate2
+``target_prefix=[[code]]``.
 
-- :data:`FAMILIES`: the family names above.
+API:
+
+- :data:`FAMILIES`: the families above; :data:`MORE_FAMILIES`: ``marian_mul`` (opus-mt-en-mul style multi-target
+  Marian whose tokens are ISO 639-3, ``>>deu<<``), built on request only.
 - ``build_family(family, out, *, target_langs=("de", "es"))``: writes the checkout into ``out`` (created) and
-  returns it. Source language is always English. ``target_langs`` (ISO 639-1, any of de/es/fr/it/pt) are the
-  languages the fixture's spm is trained on; the multilingual families' tokenizers carry ALL their real language
-  codes anyway (NLLB's 202, mBART-50's 52, M2M100's 100); ``marian_multi`` knows ``>>xx<<`` for every language of
-  :data:`LANGS` plus regional variants (``>>pt_BR<<``, ``>>es_AR<<``, ``>>fr_CA<<``) as en-ROMANCE does (no
-  ``>>en<<``: it is one-to-many); ``mt5`` knows ``<2xx>`` for English and :data:`LANGS`. MADLAD's ``<2xx>`` are
-  pieces of its sentencepiece model, not added tokens, so ``"<2de> A man"`` encodes as ``▁ <2de> ▁A ▁man </s>``.
-  ``marian`` is one-target: only ``target_langs[0]`` matters (its :data:`FAMILY_LANG_CODES` entry is empty).
+  returns it. The source is English; ``target_langs`` (some of :data:`LANGS`) are the languages the target side of
+  the sentencepiece model is trained on. One-target ``marian`` uses ``target_langs[0]`` only. The multilingual
+  tokenizers carry ALL their real language codes whatever ``target_langs`` is (NLLB's 202, mBART-50's 52, M2M100's
+  100); multi-target Marian vocabularies have a token for every language of :data:`LANGS` plus a few more
+  (:data:`MARIAN_EXTRA_CODES`: ``>>pt_BR<<``-style variants for en-ROMANCE, none of them for ``>>en<<``); MADLAD's
+  ``<2xx>`` exist for English and :data:`LANGS` and are pieces of the sentencepiece model (not added tokens), so
+  ``"<2de> A man"`` encodes as ``▁ <2de> ▁A ▁man </s>``.
 - ``FAMILY_LANG_CODES[family]``: ISO 639-1 code -> the TOKEN the family puts in sequences (``de`` -> ``deu_Latn``,
-  ``de_DE``, ``__de__``, ``>>de<<``, ``<2de>``); empty for families without language tokens. Note that
-  M2M100's tokenizer takes the bare ISO code as ``src_lang``/``tgt_lang`` (``"de"``) and emits ``__de__``, while
-  NLLB and mBART-50 take the token itself.
-- ``TGT_LANG_ARG[family]``: ISO code -> what to pass as ``src_lang``/``tgt_lang`` to that family's tokenizer.
+  ``de_DE``, ``__de__``, ``>>de<<``, ``>>deu<<``, ``<2de>``); empty for families without language tokens.
+- ``TGT_LANG_ARG[family]``: ISO code -> what the tokenizer takes as ``src_lang``/``tgt_lang`` (M2M100: the bare
+  ``"de"``; NLLB and mBART-50: the token itself).
 - :data:`HUB_IDS`: the hub checkpoint each family imitates.
-- ``training_lines(lang, n)``: real sentences of one language from ../shared/data (for spm training or test input).
+- ``training_lines(lang, n)``: the first ``n`` real sentences of one language from ../shared/data.
 
-The conftest's session fixture ``family_dir(family)`` builds each folder once per test run (default targets).
+The conftest's session fixture ``family_dir(family, target_langs=("de", "es"))`` builds each folder once per test run
+(all xdist workers share it). Quirks of transformers 5.23 the fixtures reproduce because the real checkpoints show
+them too: ``len()`` of an M2M100 tokenizer counts the dictionary and the language tokens but not the 8 made-up
+words the model's embeddings also have; MarianTokenizer has no fast version (no ``backend_tokenizer``) and warns
+without sacremoses.
 """
 
 from __future__ import annotations
@@ -50,11 +63,16 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 from testing_utils import MTGENEVAL, MULTI30K
 
 FAMILIES: tuple[str, ...] = ("marian", "marian_multi", "m2m100", "nllb", "mbart50", "mt5", "flan_t5")
+
+#: Built on request only: opus-mt-en-mul style Marian, whose target tokens are ISO 639-3 (``>>deu<<``).
+MORE_FAMILIES: tuple[str, ...] = ("marian_mul",)
 
 #: Target languages a fixture can be built for (English is the source).
 LANGS: tuple[str, ...] = ("de", "es", "fr", "it", "pt")
@@ -62,6 +80,7 @@ LANGS: tuple[str, ...] = ("de", "es", "fr", "it", "pt")
 HUB_IDS: dict[str, str] = {
     "marian": "Helsinki-NLP/opus-mt-en-de",
     "marian_multi": "Helsinki-NLP/opus-mt-en-ROMANCE",
+    "marian_mul": "Helsinki-NLP/opus-mt-en-mul",
     "m2m100": "facebook/m2m100_418M",
     "nllb": "facebook/nllb-200-distilled-600M",
     "mbart50": "facebook/mbart-large-50-one-to-many-mmt",
@@ -76,6 +95,7 @@ _ISO = ("en", *LANGS)
 FAMILY_LANG_CODES: dict[str, dict[str, str]] = {
     "marian": {},
     "marian_multi": {lang: f">>{lang}<<" for lang in LANGS},
+    "marian_mul": {"de": ">>deu<<", "es": ">>spa<<", "fr": ">>fra<<", "it": ">>ita<<", "pt": ">>por<<"},
     "m2m100": {lang: f"__{lang}__" for lang in _ISO},
     "nllb": _NLLB,
     "mbart50": _MBART50,
@@ -85,7 +105,11 @@ FAMILY_LANG_CODES: dict[str, dict[str, str]] = {
 
 TGT_LANG_ARG: dict[str, dict[str, str]] = {"m2m100": {lang: lang for lang in _ISO}, "nllb": _NLLB, "mbart50": _MBART50}
 
-MARIAN_VARIANTS = (">>pt_BR<<", ">>es_AR<<", ">>fr_CA<<")
+#: Language tokens a multi-target Marian vocabulary has besides those of :data:`LANGS` (as the real ones do).
+MARIAN_EXTRA_CODES: dict[str, tuple[str, ...]] = {
+    "marian_multi": (">>pt_BR<<", ">>es_AR<<", ">>fr_CA<<"),
+    "marian_mul": (">>cat<<", ">>ron<<", ">>nld<<"),
+}
 
 #: Small enough to build in seconds, big enough to have every piece of the real architecture.
 _DIMS = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
@@ -141,24 +165,23 @@ def _save_generation_config(model, out: Path, **settings) -> None:
     model.generation_config.save_pretrained(out)
 
 
-def _marian(out: Path, target_langs: tuple[str, ...], multi: bool) -> None:
+def _marian(out: Path, target_langs: tuple[str, ...], codes: list[str]) -> None:
+    """opus-mt; ``codes``: the multi-target model's language tokens (none: one target)."""
+    import sentencepiece as spm
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
+    multi = bool(codes)
     targets = target_langs if multi else target_langs[:1]
     source = _spm(training_lines("en", 1500), vocab_size=600, model_type="unigram")
     target = _spm([line for lang in targets for line in training_lines(lang, 1500 // len(targets))],
                   vocab_size=600, model_type="unigram")  # fmt: skip
-    work = out / ".spm"
-    work.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp())
     (work / "source.spm").write_bytes(source)
     (work / "target.spm").write_bytes(target)
     # opus-mt's joint vocab.json: </s> 0, <unk> 1, language tokens, the pieces of both spm models, <pad> last.
-    import sentencepiece as spm
-
     vocab = {"</s>": 0, "<unk>": 1}
-    if multi:
-        for code in [*(f">>{lang}<<" for lang in LANGS), *MARIAN_VARIANTS]:
-            vocab[code] = len(vocab)
+    for code in codes:
+        vocab[code] = len(vocab)
     for model in (source, target):
         sp = spm.SentencePieceProcessor(model_proto=model)
         for i in range(sp.get_piece_size()):
@@ -181,9 +204,7 @@ def _marian(out: Path, target_langs: tuple[str, ...], multi: bool) -> None:
         model, out, bad_words_ids=[[pad]], bos_token_id=0, decoder_start_token_id=pad, eos_token_id=eos,
         forced_eos_token_id=eos, max_length=512, num_beams=4, pad_token_id=pad, renormalize_logits=True,
     )  # fmt: skip
-    for path in work.iterdir():
-        path.unlink()
-    work.rmdir()
+    shutil.rmtree(work)
 
 
 def _m2m100(out: Path, target_langs: tuple[str, ...]) -> None:
@@ -192,8 +213,7 @@ def _m2m100(out: Path, target_langs: tuple[str, ...]) -> None:
     from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
 
     model_proto = _spm(_corpus(target_langs), vocab_size=1000, model_type="bpe")
-    work = out / ".spm"
-    work.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp())
     (work / "sentencepiece.bpe.model").write_bytes(model_proto)
     # fairseq's dictionary order: <s> <pad> </s> <unk>, then the pieces; language tokens come after it.
     vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
@@ -219,9 +239,7 @@ def _m2m100(out: Path, target_langs: tuple[str, ...]) -> None:
         model, out, bos_token_id=0, decoder_start_token_id=2, early_stopping=True, eos_token_id=2, max_length=200,
         num_beams=5, pad_token_id=1,
     )  # fmt: skip
-    for path in work.iterdir():
-        path.unlink()
-    work.rmdir()
+    shutil.rmtree(work)
 
 
 def _fairseq_multilingual(out: Path, target_langs: tuple[str, ...], family: str) -> None:
@@ -294,15 +312,15 @@ def build_family(family: str, out: Path, *, target_langs: tuple[str, ...] = ("de
     """A hub-like checkout of ``family`` (see the module docstring) in ``out``, with random weights (seed 0)."""
     import torch
 
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    if family not in (*FAMILIES, *MORE_FAMILIES):
+        raise ValueError(f"unknown family {family!r}; choose one of {', '.join((*FAMILIES, *MORE_FAMILIES))}")
     unknown = [lang for lang in target_langs if lang not in LANGS]
     if not target_langs or unknown:
         raise ValueError(f"target_langs must be some of {LANGS}, got {target_langs}")
     out = Path(out)
     torch.manual_seed(0)
     if family.startswith("marian"):
-        _marian(out, tuple(target_langs), multi=family == "marian_multi")
+        _marian(out, tuple(target_langs), [*FAMILY_LANG_CODES[family].values(), *MARIAN_EXTRA_CODES.get(family, ())])
     elif family == "m2m100":
         _m2m100(out, tuple(target_langs))
     elif family in ("nllb", "mbart50"):

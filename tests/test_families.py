@@ -13,7 +13,7 @@ import pytest
 import sentencepiece as spm
 import torch
 import transformers
-from families import FAMILIES, build_family
+from families import FAMILIES, MORE_FAMILIES, build_family
 from testing_utils import MTGENEVAL
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig
 
@@ -22,6 +22,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig
 CLASSES = {
     "marian": ("MarianTokenizer", "MarianMTModel", "marian", False),
     "marian_multi": ("MarianTokenizer", "MarianMTModel", "marian", False),
+    "marian_mul": ("MarianTokenizer", "MarianMTModel", "marian", False),
     "m2m100": ("M2M100Tokenizer", "M2M100ForConditionalGeneration", "m2m_100", False),
     "nllb": ("NllbTokenizerFast", "M2M100ForConditionalGeneration", "m2m_100", True),
     "mbart50": ("MBart50TokenizerFast", "MBartForConditionalGeneration", "mbart", True),
@@ -33,6 +34,7 @@ CLASSES = {
 TOKENIZER_FILES = {
     "marian": {"source.spm", "target.spm", "vocab.json"},
     "marian_multi": {"source.spm", "target.spm", "vocab.json"},
+    "marian_mul": {"source.spm", "target.spm", "vocab.json"},
     "m2m100": {"sentencepiece.bpe.model", "vocab.json"},
     "nllb": {"sentencepiece.bpe.model", "tokenizer.json"},
     "mbart50": {"sentencepiece.bpe.model", "tokenizer.json"},
@@ -43,6 +45,12 @@ TOKENIZER_FILES = {
 NLLB = {"en": "eng_Latn", "de": "deu_Latn", "es": "spa_Latn", "fr": "fra_Latn", "it": "ita_Latn", "pt": "por_Latn"}
 MBART50 = {"en": "en_XX", "de": "de_DE", "es": "es_XX", "fr": "fr_XX", "it": "it_IT", "pt": "pt_XX"}
 TARGETS = ("de", "es")
+#: The multi-target Marian tokens: opus-mt-en-ROMANCE's ISO 639-1, opus-mt-en-mul's ISO 639-3.
+MARIAN_CODES = {
+    "marian_multi": {"de": ">>de<<", "es": ">>es<<", "fr": ">>fr<<", "it": ">>it<<", "pt": ">>pt<<"},
+    "marian_mul": {"de": ">>deu<<", "es": ">>spa<<", "fr": ">>fra<<", "it": ">>ita<<", "pt": ">>por<<"},
+}
+ALL = (*FAMILIES, *MORE_FAMILIES)
 
 
 def _all_codes(family: str) -> list[str]:
@@ -99,7 +107,7 @@ def loaded(family_dir):
     return get
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", ALL)
 def test_auto_classes_give_the_real_tokenizer_and_architecture(loaded, family):
     path, tok, model = loaded(family)
     tok_class, model_class, model_type, fast = CLASSES[family]
@@ -113,7 +121,7 @@ def test_auto_classes_give_the_real_tokenizer_and_architecture(loaded, family):
     assert (model.config.pad_token_id, model.config.eos_token_id) == (tok.pad_token_id, tok.eos_token_id)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", ALL)
 def test_generation_config_follows_the_hub(loaded, family):
     path, tok, model = loaded(family)
     gen = GenerationConfig.from_pretrained(path)
@@ -162,14 +170,15 @@ def test_fairseq_tokenizers_put_the_codes_where_the_real_ones_do(loaded, family,
         assert legacy.convert_ids_to_tokens(legacy(src)["input_ids"]) == [*_pieces(spm_file, src), "</s>", "eng_Latn"]
 
 
-@pytest.mark.parametrize("family", ["marian", "marian_multi", "mt5", "flan_t5"])
+@pytest.mark.parametrize("family", ["marian", "marian_multi", "marian_mul", "mt5", "flan_t5"])
 def test_prompted_and_one_target_families_encode_like_their_sentencepiece_models(loaded, family):
     path, tok, _ = loaded(family)
     marian = family.startswith("marian")
     for target in TARGETS if family != "marian" else ("de",):
         for src, tgt in zip(_lines("en"), _lines(target)):
-            if family == "marian_multi":  # the target's token opens the source, the labels carry no code
-                text, expected = f">>{target}<< {src}", [f">>{target}<<", *_marian_pieces(path, "source", src)]
+            if family in MARIAN_CODES:  # the target's token opens the source, the labels carry no code
+                code = MARIAN_CODES[family][target]
+                text, expected = f"{code} {src}", [code, *_marian_pieces(path, "source", src)]
             elif family == "mt5":  # MADLAD's <2xx> is a piece of its sentencepiece model
                 text = f"<2{target}> {src}"
                 expected = _pieces(path / "spiece.model", text)
@@ -185,11 +194,11 @@ def test_prompted_and_one_target_families_encode_like_their_sentencepiece_models
             assert tok.convert_ids_to_tokens(enc["labels"]) == [*labels, "</s>"]
 
 
-@pytest.mark.parametrize("family", ["nllb", "mbart50", "m2m100", "marian_multi", "mt5"])
+@pytest.mark.parametrize("family", ["nllb", "mbart50", "m2m100", "marian_multi", "marian_mul", "mt5"])
 def test_language_tokens_map_to_one_id_and_back(loaded, family):
     _, tok, model = loaded(family)
-    if family == "marian_multi":
-        codes = [f">>{lang}<<" for lang in ("de", "es", "fr", "it", "pt")]
+    if family in MARIAN_CODES:
+        codes = list(MARIAN_CODES[family].values())
         assert set(codes) <= set(tok.supported_language_codes)  # what MarianTokenizer reads from vocab.json
     elif family == "mt5":
         codes = [f"<2{lang}>" for lang in ("en", "de", "es", "fr", "it", "pt")]
@@ -202,7 +211,7 @@ def test_language_tokens_map_to_one_id_and_back(loaded, family):
     assert max(ids) < model.config.vocab_size
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", ALL)
 def test_generate_runs_and_emits_the_forced_target_token(loaded, family):
     _, tok, model = loaded(family)
     src = _lines("en", 2)
@@ -210,8 +219,8 @@ def test_generate_runs_and_emits_the_forced_target_token(loaded, family):
     if family in ("nllb", "mbart50", "m2m100"):
         code = {"nllb": NLLB["es"], "mbart50": MBART50["es"], "m2m100": "__es__"}[family]
         forced = {"forced_bos_token_id": tok.convert_tokens_to_ids(code)}
-    elif family == "marian_multi":
-        src = [f">>es<< {s}" for s in src]
+    elif family in MARIAN_CODES:
+        src = [f"{MARIAN_CODES[family]['es']} {s}" for s in src]
     elif family == "mt5":
         src = [f"<2es> {s}" for s in src]
     torch.manual_seed(0)
