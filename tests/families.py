@@ -132,13 +132,14 @@ def training_lines(lang: str, n: int) -> list[str]:
 
 
 def _spm(lines: list[str], *, vocab_size: int, model_type: str, **options) -> bytes:
-    """A sentencepiece model trained in memory (about a second on a few thousand lines)."""
+    """A sentencepiece model trained in memory (about a second on a few thousand lines; one thread: the same model
+    on every run and every machine)."""
     import sentencepiece as spm
 
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=buf, vocab_size=vocab_size, model_type=model_type,
-        character_coverage=1.0, minloglevel=2, hard_vocab_limit=False, **options,
+        character_coverage=1.0, minloglevel=2, hard_vocab_limit=False, num_threads=1, **options,
     )  # fmt: skip
     return buf.getvalue()
 
