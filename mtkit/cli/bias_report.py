@@ -319,10 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         settings, origins = resolve_settings(args, sorted(data.languages))
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
-        check_model(args.model, references, force=args.force)  # before anything is translated
         languages = ModelLanguages.load(args.model)
         for lang in sorted(data.languages):  # each one the model's family has a code for
             languages.check(lang, "--target_langs")
+        check_model(args.model, references, force=args.force)  # before anything is translated
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)

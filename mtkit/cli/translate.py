@@ -10,7 +10,7 @@ from transformers import GenerationConfig
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
-from mtkit.data.languages import check_code
+from mtkit.data.languages import ModelLanguages, check_code
 from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
 from mtkit.decode.mbr import mbr_settings
@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
         check_code(args.target_lang, "--target_lang")
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    if lang:  # one the model's family has a code for (or a one-target model's own), before the model loads
+        ModelLanguages.load(args.model).check(lang)
     check_model_language(args.model, lang, force=args.force)  # before the model loads
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
     # the language a model of several is told its family's way (a forced first token, a source prefix)

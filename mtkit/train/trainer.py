@@ -95,8 +95,8 @@ class Trainer:
         tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
+        check_run_languages(cfg)  # language codes, and ones a pretrained model's family has
         self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
-        check_run_languages(cfg)  # codes, and languages a pretrained model's family has
         check_run_coverage(cfg, self.raw["train"])  # a given tokenizer must write every target language
         check_selection(cfg, self.raw["validation"].column_names)
         check_bias_report(cfg)
