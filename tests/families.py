@@ -22,7 +22,8 @@ nllb         M2M100ForConditionalGeneration ``tgt_lang="deu_Latn"``, same    sam
 mbart50      MBartForConditionalGeneration  ``tgt_lang="de_DE"``, same        same ids; forced_eos 2, num_beams 5,
              + MBart50TokenizerFast                                          max_length 200, early_stopping
 mt5          MT5ForConditionalGeneration +  ``<2de>`` opening the source     <pad> 0 = decoder start, </s> 1,
-             T5TokenizerFast                (MADLAD-400)                     <unk> 2
+             T5TokenizerFast                (MADLAD-400)                     <unk> 2; embeddings padded to a
+                                                                             multiple of 128 past len(tok)
 flan_t5      T5ForConditionalGeneration +   prompt text                      same
              T5TokenizerFast
 ============ ============================== ================================ ==================================
@@ -296,14 +297,13 @@ def _t5(out: Path, target_langs: tuple[str, ...], family: str) -> None:
     )  # fmt: skip
     tok = _fast_from_spm(T5Tokenizer, spm_path, model_max_length=512)
     ids = dict(pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    # T5's embeddings are padded to a multiple of 128 rows past the tokenizer (flan-t5: 32100 -> 32128, mT5: 250100
+    # -> 250112): the model has ids no token maps to.
+    dims = dict(vocab_size=-(-len(tok) // 128) * 128, feed_forward_proj="gated-gelu", tie_word_embeddings=False)
     if family == "mt5":
-        model = MT5ForConditionalGeneration(
-            MT5Config(vocab_size=len(tok), feed_forward_proj="gated-gelu", tie_word_embeddings=False, **ids, **_T5_DIMS)
-        )
+        model = MT5ForConditionalGeneration(MT5Config(**dims, **ids, **_T5_DIMS))
     else:
-        model = T5ForConditionalGeneration(
-            T5Config(vocab_size=len(tok), feed_forward_proj="gated-gelu", tie_word_embeddings=False, **ids, **_T5_DIMS)
-        )
+        model = T5ForConditionalGeneration(T5Config(**dims, **ids, **_T5_DIMS))
     model.save_pretrained(out)
     tok.save_pretrained(out)
     _save_generation_config(model, out, **ids)

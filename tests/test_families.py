@@ -147,6 +147,10 @@ def test_generation_config_follows_the_hub(loaded, family):
         assert (gen.decoder_start_token_id, gen.pad_token_id, gen.eos_token_id) == (0, 0, 1)
     if family == "m2m100":  # the hub's 128112 = dictionary + 100 language tokens + 8 made-up words
         assert model.config.vocab_size == len(tok) + 8
+    elif family in ("mt5", "flan_t5"):  # flan-t5: 32100 tokens, 32128 embeddings
+        assert model.config.vocab_size % 128 == 0 and 0 < model.config.vocab_size - len(tok) < 128
+    else:
+        assert model.config.vocab_size == len(tok)
 
 
 @pytest.mark.parametrize("family", ["nllb", "mbart50", "m2m100"])
@@ -232,7 +236,7 @@ def test_generate_runs_and_emits_the_forced_target_token(loaded, family):
         assert (out[:, 1:] != tok.pad_token_id).all()
 
 
-@pytest.mark.parametrize("family", ["marian", "m2m100", "nllb", "mbart50", "flan_t5"])
+@pytest.mark.parametrize("family", ["marian", "marian_multi", "m2m100", "nllb", "mbart50", "mt5", "flan_t5"])
 def test_ctranslate2_converts_the_fixture_and_takes_the_target_code_as_prefix(loaded, family, tmp_path):
     ctranslate2 = pytest.importorskip("ctranslate2")
     path, _, _ = loaded(family)
@@ -241,7 +245,8 @@ def test_ctranslate2_converts_the_fixture_and_takes_the_target_code_as_prefix(lo
         family, (None, None)
     )
     tok = AutoTokenizer.from_pretrained(path, **({"src_lang": src_lang} if src_lang else {}))
-    source = tok.convert_ids_to_tokens(tok(_lines("en", 1)[0])["input_ids"])
+    prompt = {"marian_multi": ">>es<< ", "mt5": "<2es> "}.get(family, "")
+    source = tok.convert_ids_to_tokens(tok(prompt + _lines("en", 1)[0])["input_ids"])
     result = ctranslate2.Translator(str(tmp_path / "ct2")).translate_batch(
         [source], target_prefix=[[code]] if code else None, max_decoding_length=6
     )
