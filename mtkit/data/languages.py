@@ -106,7 +106,7 @@ class ModelLanguages:
     @classmethod
     def of(cls, tokenizer, model: str | Path = "the model") -> ModelLanguages:
         """The languages of ``tokenizer`` (of ``model``, named in errors)."""
-        vocabulary = _vocabulary(tokenizer)
+        vocabulary = [t for t in _vocabulary(tokenizer) if "_" in t or t.startswith((">>", "<2"))]  # the candidates
         for family in FAMILIES:
             codes: dict[str, str] = {}
             for token in vocabulary:

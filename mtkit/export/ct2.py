@@ -1,4 +1,5 @@
-"""Conversion of a ``save_pretrained`` model folder to CTranslate2, carrying what decoding needs from the original:
+"""Conversion of a ``save_pretrained`` model folder (BART, T5/mT5/MADLAD, MarianMT, M2M100/NLLB-200, mBART-50) to
+CTranslate2, carrying what decoding needs from the original:
 the tokenizer, ``generation_config.json`` (beam, length penalty, output bounds), ``prompt.json`` and
 ``mtkit_ct2.json`` (the source model, the quantization, the position limit and the self-check's figures). Float16
 types are refused for T5-family models (:func:`mtkit.train.checks.check_float16`), and every conversion checks
