@@ -19,7 +19,7 @@ SOURCES = ["A man is walking his dog.", "Two children play in the park.", "The d
 TARGETS = ["Ein Mann geht mit seinem Hund.", "Dos niños juegan en el parque.", "Die Ärztin sagte, sie sei müde."]
 LANGS = ["de", "es", "de"]
 
-CODED = ("marian_multi", "m2m100", "nllb", "mbart50", "mt5")
+CODED = ("marian_multi", "marian_mul", "m2m100", "nllb", "mbart50", "mt5")
 
 
 @pytest.mark.parametrize("family", [*CODED, "marian", "flan_t5"])
@@ -47,7 +47,7 @@ def test_each_label_row_starts_with_its_own_target_code(family, family_dir):
         assert direct.convert_ids_to_tokens(s[0]) == codes["en"]
 
 
-@pytest.mark.parametrize("family", ["marian_multi", "mt5"])
+@pytest.mark.parametrize("family", ["marian_multi", "marian_mul", "mt5"])
 def test_source_prefix_families_read_the_code_first(family, family_dir):
     tok = AutoTokenizer.from_pretrained(family_dir(family))
     src, tgt = ModelLanguages.of(tok).encode_pairs(tok, SOURCES, TARGETS, LANGS, "en")
