@@ -62,7 +62,11 @@ def model_fingerprint(model: str) -> dict[str, object]:
 
 
 def cache_key(
-    fingerprint: dict[str, object], settings: GenerationSettings, prompt: str | None, sources: Sequence[str]
+    fingerprint: dict[str, object],
+    settings: GenerationSettings,
+    prompt: str | None,
+    sources: Sequence[str],
+    lang: str | None = None,
 ) -> str:
     """Hash of everything the cached hypotheses depend on (device excluded, and batch size unless MBR samples)."""
     config = asdict(settings) | {"prompt": prompt}
@@ -73,6 +77,7 @@ def cache_key(
         "model": fingerprint,
         "settings": config,
         "sources": hashlib.sha256("\n".join(sources).encode("utf-8")).hexdigest(),
+        "target_lang": lang,  # told to the model its family's way (a forced token, a source prefix)
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
@@ -101,7 +106,7 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
         prompt = settings.prompt_for(lang)
         for kind, sources in kinds.items():
             path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
-            key = cache_key(fingerprint, settings, prompt, sources)
+            key = cache_key(fingerprint, settings, prompt, sources, lang)
             lines = _cached(path, key_path, key, len(sources))
             if lines is not None:
                 print(f"reusing cached hypotheses {path}", file=sys.stderr)
@@ -122,6 +127,7 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
                 batch_size=settings.batch_size,
                 mbr=settings.mbr,
                 progress=True,
+                target_langs=lang,
             )
             out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
             atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))

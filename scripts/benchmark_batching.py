@@ -93,7 +93,7 @@ def main() -> None:
     model = AutoModelForSeq2SeqLM.from_config(
         preset_config(args.model, vocab_size=len(tok), pad_token_id=1, bos_token_id=0, eos_token_id=2)
     )
-    collator = Seq2SeqCollator(tok, model)
+    collator = Seq2SeqCollator.for_model(tok, model)
     dataset = data.select_columns(["input_ids", "attention_mask", "labels"])
     tps_c = throughput(model, dataset, by_count, collator, args.steps)
     tps_t = throughput(model, dataset, by_tokens, collator, args.steps)

@@ -186,3 +186,19 @@ def small_geneval(shared_geneval: Path, tmp_path: Path) -> Path:
     from geneval_helpers import make_subset
 
     return make_subset(shared_geneval, tmp_path / "geneval", ("de", "es"), 25)
+
+
+@pytest.fixture(scope="session")
+def family_dir(tmp_path_factory) -> Callable[..., Path]:
+    """``family_dir(family, target_langs=("de", "es"))``: a hub-like checkout of one translation-model family (tiny,
+    random weights, its real architecture and tokenizer class; see tests/families.py), built once per test run."""
+    from families import build_family
+
+    if not (MULTI30K.is_dir() and MTGENEVAL.is_dir()):
+        pytest.skip("../shared/data (multi30k, mt-geneval) is not there")
+
+    def get(family: str, target_langs: tuple[str, ...] = ("de", "es")) -> Path:
+        name = f"family-{family}-{'-'.join(target_langs)}"
+        return once(tmp_path_factory, name, lambda out: build_family(family, out, target_langs=target_langs))
+
+    return get

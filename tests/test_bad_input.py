@@ -408,3 +408,52 @@ def test_a_ds_config_that_is_not_json_is_one_line(multi30k_small, tmp_path, monk
         lines = err.getvalue().strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: deepspeed_config_file {tmp_path / 'in' / name}: ")
         assert expected in lines[0]
+
+
+def test_languages_a_model_cannot_write_are_one_line(family_dir, multi30k_small, tmp_path):
+    """A language a family has no code for, another target for a one-target model (opus-mt-en-de), and a value that
+    is no language code: one error line naming the flag, the model and the codes it has, before anything is
+    written."""
+    from testing_utils import MTGENEVAL
+
+    nllb, marian, t5 = (str(family_dir(family)) for family in ("nllb", "marian", "flan_t5"))
+    table = tmp_path / "gender.jsonl"
+    table.write_text(
+        "".join(
+            f'{{"source": "The doctor is {p}.", "reference": "x", "gender": "{g}", "language": "es"}}\n'
+            for p, g in (("she", "feminine"), ("he", "masculine"))
+        )
+    )
+    report = ["--data", str(table), "--out", str(tmp_path / "report")]
+    run = ["--output_dir", str(tmp_path / "run")]
+    found = [
+        ("translate", ["--model", nllb, "--text", "Hi.", "--target_lang", "kl"],
+         f"--target_lang: {nllb} has no language code for 'kl' (NLLB-200 codes: af (afr_Latn)"),
+        ("translate", ["--model", marian, "--text", "Hi.", "--target_lang", "es"],
+         f"--target_lang: {marian} is a single-target model (it translates into de only); it cannot write es"),
+        ("translate", ["--model", t5, "--text", "Hi.", "--target_lang", "spanish"],
+         "--target_lang: 'spanish' is not a language code"),
+        ("translate", ["--model", nllb, "--text", "Hi."], f"--target_lang: required for {nllb}, which writes several"),
+        ("bias_report", [*report, "--model", marian], "--target_langs: " + marian + " is a single-target model"),
+        ("bias_report", [*report, "--model", nllb, "--target_langs", "spanish"],
+         "--target_langs: 'spanish' is not a language code"),
+        ("train", ["--data_dir", str(multi30k_small), *FAST_RUN, "--model_name_or_path", marian, "--target_lang", "fr",
+                   *run], f"--target_lang: {marian} is a single-target model"),
+        ("train", ["--data_dir", str(multi30k_small), *FAST_RUN, "--target_lang", "spanish", *run],
+         "--target_lang: 'spanish' is not a language code"),
+        ("train", ["--mtgeneval_dir", str(MTGENEVAL), "--target_langs", "de,kl",
+                   "--model_name_or_path", nllb, *run], f"--target_langs: {nllb} has no language code for 'kl'"),
+    ]  # fmt: skip
+    before = digest(tmp_path)
+    for script, argv, expected in found:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = SCRIPTS[script](argv)
+            except SystemExit as exit_:
+                code = exit_.code
+        lines = err.getvalue().strip().splitlines()
+        errors = [line for line in lines if line.startswith("error")]
+        assert code == 2 and len(errors) == 1 and expected in errors[0], (script, argv, err.getvalue()[-500:])
+        assert "Traceback" not in err.getvalue()
+    assert digest(tmp_path) == before

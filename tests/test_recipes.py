@@ -98,3 +98,22 @@ def test_the_cpu_flan_t5_recipe_runs_on_a_stand_in_model(tiny_t5, tmp_path):
     assert "de, es, fr, it, pt" in res.stdout and (out / "final" / "prompt.json").is_file()
     held_out = [json.loads(line) for line in (out / "validation_split.jsonl").read_text().splitlines()]
     assert len(held_out) == 0.2 * 12000  # the recipe's 80/20 split of the 12,000 dev pairs
+
+
+@pytest.mark.parametrize(("recipe", "family"), [("opus_mt_en_de_mtgeneval", "marian"), ("nllb_600m_mtgeneval", "nllb")])
+def test_the_family_recipes_run_on_stand_in_models(recipe, family, family_dir, tmp_path):
+    """The opus-mt and NLLB recipes as written, the hub model swapped for its tiny stand-in (tests/families.py) and
+    the run cut to one update: every language of the recipe trained, and final/ written."""
+    if not MTGENEVAL.is_dir():
+        pytest.skip("../shared/data/mt-geneval is not there")
+    out = tmp_path / "run"
+    langs = parse_config(["--config", str(REPO / "recipes" / f"{recipe}.yaml")]).data.languages()
+    model = family_dir(family, tuple(langs) if len(langs) > 1 else ("de", "es"))  # its sentencepiece covers them
+    res = train_in_process(
+        "--config", str(REPO / "recipes" / f"{recipe}.yaml"), "--mtgeneval_dir", str(MTGENEVAL),
+        "--model_name_or_path", str(model), "--output_dir", str(out), "--max_steps", "1",
+        "--eval_steps", "1", "--eval_max_samples", "10", "--max_new_tokens", "4", "--num_beams", "1",
+        "--max_tokens", "1024", "--report_to", "none", "--disable_tqdm", "--mixed_precision", "no",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"pairs in {', '.join(langs)}" in res.stdout and (out / "final" / "model.safetensors").is_file()

@@ -28,6 +28,7 @@ from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
+from mtkit.data.languages import ModelLanguages, check_codes
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
@@ -301,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
+        check_codes(args.target_langs, "--target_langs")
     out = Path(args.out)
     check_writable(out, "--out")
     if args.hyp_dir:
@@ -317,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         settings, origins = resolve_settings(args, sorted(data.languages))
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
+        languages = ModelLanguages.load(args.model)
+        for lang in sorted(data.languages):  # each one the model's family has a code for
+            languages.check(lang, "--target_langs")
         check_model(args.model, references, force=args.force)  # before anything is translated
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples

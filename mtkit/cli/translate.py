@@ -10,6 +10,7 @@ from transformers import GenerationConfig
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
+from mtkit.data.languages import ModelLanguages, check_code
 from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
 from mtkit.decode.mbr import mbr_settings
@@ -84,10 +85,16 @@ def main(argv: list[str] | None = None) -> None:
     if mbr is not None:
         mbr.sampling(args.engine)  # --epsilon with --engine ct2 is refused before the model loads
     lines = read_lines(Path(args.input)) if args.input else None
+    if args.target_lang is not None:
+        check_code(args.target_lang, "--target_lang")
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    if lang:  # one the model's family has a code for (or a one-target model's own), before the model loads
+        ModelLanguages.load(args.model).check(lang)
     check_model_language(args.model, lang, force=args.force)  # before the model loads
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
+    # the language a model of several is told its family's way (a forced first token, a source prefix)
+    target = translator.languages.target_for(lang, translator.tokenizer, translator.generation_config)
     gen = translator.generation_config or GenerationConfig()
     options = {
         "beam_size": first_set(args.num_beams, gen.num_beams, 4),
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
         "batch_size": args.batch_size,
         "mbr": mbr,
+        "target_langs": target,
     }
 
     def wrap(sentences: list[str]) -> list[str]:

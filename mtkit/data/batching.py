@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+import torch
 from torch.utils.data import Sampler
 
 from mtkit.errors import UserError
@@ -175,17 +176,30 @@ PAD_TO_MULTIPLE_OF = 8
 class Seq2SeqCollator:
     """Pads a list of tokenized pairs into model tensors and counts, on the host, what the batch holds.
 
-    The counts (``batch["stats"]``: sentences, real and padded source/target tokens) are plain ints taken
-    before any tensor reaches the accelerator, so the training step never has to read them back from it.
+    ``decoder_input_ids`` are the labels shifted right behind the model's decoder start token (padding where the labels
+    are ``-100``), for every family: the model's own forward is never asked to build them. The collator holds two
+    token ids and no tokenizer or model, so it pickles into data-loader worker processes. The counts
+    (``batch["stats"]``: sentences, real and padded source/target tokens) are plain ints taken before any tensor
+    reaches the accelerator, so the training step never has to read them back from it.
     """
 
-    def __init__(self, tokenizer, model, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF) -> None:
-        from transformers import DataCollatorForSeq2Seq
-
+    def __init__(self, pad_token_id: int, decoder_start_token_id: int, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF):
+        self.pad_token_id, self.decoder_start_token_id = int(pad_token_id), int(decoder_start_token_id)
         self.pad_to_multiple_of = pad_to_multiple_of
-        self._pad = DataCollatorForSeq2Seq(
-            tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=pad_to_multiple_of
-        )
+
+    @classmethod
+    def for_model(cls, tokenizer, model, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF) -> Seq2SeqCollator:
+        """The collator of ``model`` (its decoder start token) and ``tokenizer`` (its padding token)."""
+        from mtkit.data.languages import decoder_start_token_id
+
+        return cls(tokenizer.pad_token_id, decoder_start_token_id(model), pad_to_multiple_of)
+
+    def _padded(self, rows: list, value: int) -> torch.Tensor:
+        width = int(padded_lengths([max(map(len, rows))], self.pad_to_multiple_of)[0])
+        out = torch.full((len(rows), width), value, dtype=torch.long)
+        for i, row in enumerate(rows):
+            out[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
+        return out
 
     def __call__(self, features: list[dict]) -> dict:
         stats = {
@@ -193,7 +207,15 @@ class Seq2SeqCollator:
             "src_tokens": sum(len(f["input_ids"]) for f in features),
             "tgt_tokens": sum(len(f["labels"]) for f in features),
         }
-        batch = dict(self._pad(features))
+        batch = {
+            "input_ids": self._padded([f["input_ids"] for f in features], self.pad_token_id),
+            "attention_mask": self._padded([[1] * len(f["input_ids"]) for f in features], 0),
+            "labels": self._padded([f["labels"] for f in features], -100),
+        }
+        decoder_input_ids = torch.full_like(batch["labels"], self.pad_token_id)
+        decoder_input_ids[:, 0] = self.decoder_start_token_id
+        decoder_input_ids[:, 1:] = batch["labels"][:, :-1]
+        batch["decoder_input_ids"] = decoder_input_ids.masked_fill_(decoder_input_ids == -100, self.pad_token_id)
         stats["src_len"] = int(batch["input_ids"].shape[1])
         stats["tgt_len"] = int(batch["labels"].shape[1])
         batch["stats"] = stats

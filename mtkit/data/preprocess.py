@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from datasets import Dataset, DatasetDict
 
 from mtkit.config import DataConfig, RunConfig
 from mtkit.data.batching import column_array
+from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
 
@@ -32,14 +34,14 @@ def tokenize_split(
     """
 
     prompt = Prompt.parse(cfg.prompt, cfg.source_lang) if cfg.prompt else None
+    languages = ModelLanguages.of(tokenizer)
 
     def encode(batch: dict) -> dict:
         sources = batch["source"]
+        langs = batch["lang"] if "lang" in batch else [cfg.target_lang] * len(sources)
         if prompt is not None:  # each pair in its own target language's prompt
-            langs = batch["lang"] if "lang" in batch else [cfg.target_lang] * len(sources)
             sources = [prompt.render(s, lang) for s, lang in zip(sources, langs)]
-        src = tokenizer(sources, verbose=False)["input_ids"]
-        tgt = tokenizer(text_target=batch["target"], verbose=False)["input_ids"]
+        src, tgt = languages.encode_pairs(tokenizer, sources, batch["target"], langs, cfg.source_lang)
         out = {"input_ids": [], "attention_mask": [], "labels": [], "length": [], "truncated": []}
         for s, t in zip(src, tgt):
             cut = len(s) > cfg.max_source_length or len(t) > cfg.max_target_length
@@ -53,13 +55,14 @@ def tokenize_split(
 
     cache_file = None
     if cache_dir is not None:
+        languages.set_languages(tokenizer, cfg.source_lang, cfg.languages()[0])  # one state to fingerprint
         key = hashlib.sha256(
             "|".join(
                 [
                     split._fingerprint,
                     _tokenizer_fingerprint(tokenizer),
                     str((prompt, cfg.source_lang, cfg.max_source_length, cfg.max_target_length)),
-                    "truncated-column",  # the layout of the cached rows
+                    "truncated-column, languages per pair",  # the layout of the cached rows
                 ]
             ).encode()
         ).hexdigest()[:16]
@@ -75,11 +78,19 @@ def tokenize_split(
 
 
 def _tokenizer_fingerprint(tokenizer) -> str:
-    """The tokenizer's definition, without the truncation/padding state that encoding calls leave behind."""
-    spec = json.loads(tokenizer.backend_tokenizer.to_str())
-    spec.pop("truncation", None)
-    spec.pop("padding", None)
-    return json.dumps(spec, sort_keys=True)
+    """The tokenizer's definition, without the truncation/padding state that encoding calls leave behind: a fast
+    tokenizer's backend definition, a slow one's (Marian's) files as ``save_pretrained`` writes them."""
+    if getattr(tokenizer, "is_fast", False) and hasattr(tokenizer, "backend_tokenizer"):
+        spec = json.loads(tokenizer.backend_tokenizer.to_str())
+        spec.pop("truncation", None)
+        spec.pop("padding", None)
+        return type(tokenizer).__name__ + json.dumps(spec, sort_keys=True)
+    digest = hashlib.sha256(type(tokenizer).__name__.encode())
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer.save_pretrained(tmp)
+        for path in sorted(Path(tmp).iterdir()):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):

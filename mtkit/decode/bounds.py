@@ -29,10 +29,26 @@ def apply_prompt(sentences: Sequence[str], prompt: str | None) -> list[str]:
     return [prompt.format(source=s) if prompt else s for s in sentences]
 
 
-def length_sorted_batches(texts: Sequence[str], batch_size: int, progress: bool = False) -> Iterator[list[int]]:
+def length_sorted_batches(
+    texts: Sequence[str], batch_size: int, progress: bool = False, langs: Sequence[str | None] | None = None
+) -> Iterator[list[int]]:
     """Indices of ``texts`` in batches of ``batch_size``, longest texts first (little padding, and the batch that
-    needs the most memory comes first)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-    starts = range(0, len(order), batch_size)
-    for start in tqdm(starts, desc="translating", unit="batch", disable=not progress):
-        yield order[start : start + batch_size]
+    needs the most memory comes first); with ``langs`` (each text's target language), a batch holds one language."""
+    key = [langs[i] or "" for i in range(len(texts))] if langs is not None else [""] * len(texts)
+    order = sorted(range(len(texts)), key=lambda i: (key[i], -len(texts[i])))
+    batches: list[list[int]] = []
+    for i in order:
+        if not batches or len(batches[-1]) == batch_size or key[batches[-1][0]] != key[i]:
+            batches.append([])
+        batches[-1].append(i)
+    batches.sort(key=lambda batch: -len(texts[batch[0]]))  # stable: without langs, the order above
+    yield from tqdm(batches, desc="translating", unit="batch", disable=not progress)
+
+
+def target_languages(langs: Sequence[str | None] | str | None, n: int) -> list[str | None]:
+    """Each of ``n`` sentences' target language: ``langs`` per sentence, one for all, or ``None`` for all."""
+    if langs is None or isinstance(langs, str):
+        return [langs] * n
+    if len(langs) != n:
+        raise ValueError(f"{len(langs)} target languages for {n} sentences")
+    return list(langs)

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
-from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound
+from mtkit.data.languages import ModelLanguages
+from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, target_languages
 from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
 
@@ -48,6 +49,10 @@ class CT2Translator:
             "intra_threads": threads,
         }
         self.translator = ctranslate2.Translator(**self._load)
+        self.languages = ModelLanguages.of(self.tokenizer, path)
+        # what transformers forces through the generation config, CTranslate2 gets as a target prefix
+        forced = getattr(self.generation_config, "forced_bos_token_id", None)
+        self.default_lang = self.languages.language_of(self.tokenizer, forced)
 
     def translate(self, sentences: Sequence[str], *, mbr: MBR | None = None, **kwargs) -> list[str]:
         """Translate ``sentences``; the arguments mean what they mean in
@@ -67,12 +72,15 @@ class CT2Translator:
         batch_size: int = 32,
         prompt: str | None = None,
         progress: bool = False,
+        target_langs: Sequence[str | None] | str | None = None,
     ) -> list[list[str]]:
         """As :func:`mtkit.decode.generate.translation_candidates`: the beam's best, or ``mbr.samples`` candidates
-        (CTranslate2's nucleus sampling under ``mbr.seed``, or the beam's n-best list)."""
+        (CTranslate2's nucleus sampling under ``mbr.seed``, or the beam's n-best list); a family that forces the target
+        language's token gets it as ``target_prefix``."""
         import ctranslate2
 
-        texts = apply_prompt(sentences, prompt)
+        langs = [lang or self.default_lang for lang in target_languages(target_langs, len(sentences))]
+        texts = [self.languages.source_text(t, lang) for t, lang in zip(apply_prompt(sentences, prompt), langs)]
         limit = self.info.get("position_limit")
         if limit is not None:
             max_new_tokens = min(max_new_tokens, limit)
@@ -92,11 +100,13 @@ class CT2Translator:
             self.translator = ctranslate2.Translator(**self._load)
         n = 1 if mbr is None else mbr.samples
         out: list[list[str]] = [[] for _ in texts]
-        for idx in length_sorted_batches(texts, batch_size, progress):
+        for idx in length_sorted_batches(texts, batch_size, progress, langs):
             ids = self.tokenizer([texts[i] for i in idx], truncation=limit is not None, max_length=limit).input_ids
             bound = output_bound(max(map(len, ids)), max_new_tokens, max_len_a, max_len_b) - forced_eos
+            prefix = self.languages.target_prefix(langs[idx[0]])
             results = self.translator.translate_batch(
                 [self.tokenizer.convert_ids_to_tokens(x) for x in ids],
+                target_prefix=None if prefix is None else [prefix] * len(idx),
                 **search,
                 num_hypotheses=n,
                 max_decoding_length=max(1, bound),
@@ -104,7 +114,8 @@ class CT2Translator:
             )
             for i, result in zip(idx, results):
                 out[i] = [
-                    self.tokenizer.decode(self.tokenizer.convert_tokens_to_ids(hyp), skip_special_tokens=True).strip()
+                    self.tokenizer.decode(self.tokenizer.convert_tokens_to_ids(hyp[len(prefix or ()) :]),
+                                          skip_special_tokens=True).strip()
                     for hyp in result.hypotheses
-                ]
+                ]  # fmt: skip
         return out

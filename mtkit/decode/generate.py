@@ -8,7 +8,8 @@ from pathlib import Path
 import torch
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
-from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit
+from mtkit.data.languages import ModelLanguages
+from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit, target_languages
 from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
 
@@ -36,6 +37,8 @@ def translation_candidates(
     batch_size: int = 32,
     prompt: str | None = None,
     progress: bool = False,
+    target_langs: Sequence[str | None] | str | None = None,
+    languages: ModelLanguages | None = None,
     **generate_kwargs,
 ) -> list[list[str]]:
     """For each sentence, its beam-search translation (``mbr`` None) or ``mbr.samples`` MBR candidates: epsilon
@@ -45,10 +48,14 @@ def translation_candidates(
     ``"translate English to German: {source}"``). Each batch generates at most
     :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
     never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
-    never gets an empty translation). Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
+    never gets an empty translation). ``target_langs`` (one language, or one per sentence) is told to the model its
+    family's way (:class:`mtkit.data.languages.ModelLanguages`: a forced first token, or a source prefix), a batch
+    holding one language. Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
     ZeRO-3, for instance: processes whose batches stop at different lengths keep stepping together).
     """
-    texts = apply_prompt(sentences, prompt)
+    languages = languages or ModelLanguages.of(tokenizer)
+    langs = target_languages(target_langs, len(sentences))
+    texts = [languages.source_text(text, lang) for text, lang in zip(apply_prompt(sentences, prompt), langs)]
     limit = position_limit(model.config)
     if limit is not None:  # longer inputs or outputs would index past the position table
         max_new_tokens = min(max_new_tokens, limit)
@@ -61,13 +68,17 @@ def translation_candidates(
     with torch.random.fork_rng(devices=gpus):  # sampling leaves the caller's random state (training's) as it was
         if mbr is not None:
             torch.manual_seed(mbr.seed)
-        for idx in length_sorted_batches(texts, batch_size, progress):
+        for idx in length_sorted_batches(texts, batch_size, progress, langs):
             enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
                             max_length=limit)  # fmt: skip
             longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
             bound = output_bound(longest, max_new_tokens, max_len_a, max_len_b)
             enc = {k: v.to(device, non_blocking=True) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-            ids = model.generate(**enc, **decode, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
+            forced = languages.forced_token_id(tokenizer, langs[idx[0]])
+            language = {} if forced is None else {"forced_bos_token_id": forced}
+            ids = model.generate(**enc, **decode, **language, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
+            if forced is not None:  # the language token is no text (M2M100's tokenizer would decode it)
+                ids = ids.masked_fill(ids == forced, tokenizer.pad_token_id)
             decoded = [text.strip() for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
             for j, i in enumerate(idx):
                 out[i] = decoded[j * n : (j + 1) * n]
@@ -118,6 +129,7 @@ class Translator:
         except OSError as err:
             raise UserError(f"--model: cannot load {model}: {str(err).splitlines()[0]}") from None
         self.model.to(self.device).eval()
+        self.languages = ModelLanguages.of(self.tokenizer, model)
 
     @property
     def generation_config(self):
@@ -126,8 +138,10 @@ class Translator:
 
     def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
         """Translate a list of sentences; keyword arguments as in :func:`translation_candidates`."""
-        return generate_translations(self.model, self.tokenizer, sentences, **kwargs)
+        return generate_translations(self.model, self.tokenizer, sentences, languages=self.languages, **kwargs)
 
     def candidates(self, sentences: Sequence[str], *, mbr: MBR | None, **kwargs) -> list[list[str]]:
         """Each sentence's MBR candidates (without ``mbr``: its beam translation): :func:`translation_candidates`."""
-        return translation_candidates(self.model, self.tokenizer, sentences, mbr=mbr, **kwargs)
+        return translation_candidates(
+            self.model, self.tokenizer, sentences, mbr=mbr, languages=self.languages, **kwargs
+        )

@@ -43,9 +43,11 @@ def translate_corpus(
     cfg: EvalConfig,
     prompt: str | None = None,
     seed: int = 0,
+    langs: list[str] | None = None,
 ) -> list[str]:
-    """Translate ``sources``, each process a contiguous share, and return all translations in order (beam search,
-    or MBR with ``--decoding mbr``, each process sampling under ``seed`` plus its index)."""
+    """Translate ``sources`` (into ``langs``, each source's target language), each process a contiguous share, and
+    return all translations in order (beam search, or MBR with ``--decoding mbr``, each process sampling under
+    ``seed`` plus its index)."""
     sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
     synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
     per = -(-len(sources) // accelerator.num_processes)
@@ -53,6 +55,10 @@ def translate_corpus(
     real = len(share)
     # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3 and FSDP).
     share = share + [sources[-1]] * (per - real)
+    targets = None
+    if langs is not None:
+        targets = langs[accelerator.process_index * per : (accelerator.process_index + 1) * per]
+        targets = targets + [langs[-1]] * (per - real)
     with gathered_root(accelerator, model):
         hyps = generate_translations(
             unwrapped(accelerator, model),
@@ -65,6 +71,7 @@ def translate_corpus(
             max_len_b=cfg.max_len_b,
             batch_size=cfg.eval_batch_size,
             prompt=prompt,
+            target_langs=targets,
             mbr=mbr_settings(cfg, seed + accelerator.process_index),
             **({"synced_gpus": True} if synced else {}),
         )

@@ -21,6 +21,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from mtkit.config import RunConfig
+from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.textio import atomic_write
 
@@ -237,6 +238,21 @@ def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
     ]
 
 
+def choosing_language(model_dir: Path, langs: list[str]) -> list[str]:
+    """How to choose among several target languages of a family that marks them (a forced token, a source code)."""
+    languages = ModelLanguages.load(model_dir)
+    if languages.family is None or len(langs) < 2:
+        return []
+    codes = ", ".join(f"{lang} `{languages.token(lang)}`" for lang in langs)
+    how = (
+        'pass `forced_bos_token_id=tokenizer.convert_tokens_to_ids("CODE")` to `generate`'
+        if languages.forces_target
+        else 'start the source with the code (`"CODE " + text`)'
+    )
+    return [f"This model writes {len(langs)} languages; to choose one, {how} with its {languages.family.name} code "
+            f"({codes}), or give `scripts/translate.py` `--target_lang`.", ""]  # fmt: skip
+
+
 def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, valid, test, results) -> str:
     """The markdown of the card below its metadata."""
     d, m, o, t = cfg.data, cfg.model, cfg.optim, cfg.train
@@ -296,6 +312,7 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         "",
     ]
     out += usage(str(model_dir), prompt, d.languages()[0])
+    out += choosing_language(model_dir, d.languages())
     if results.get("ct2_model"):
         out += [f"A CTranslate2 conversion sits beside it (`{Path(results['ct2_model']).name}/`; `ctranslate2/` "
                 "in its hub repository): `python scripts/translate.py --engine ct2 --model DIR`.", ""]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Conversion of a ``save_pretrained`` model folder to CTranslate2, carrying what decoding needs from the original:
+"""Conversion of a ``save_pretrained`` model folder (BART, T5/mT5/MADLAD, MarianMT, M2M100/NLLB-200, mBART-50) to
+CTranslate2, carrying what decoding needs from the original:
 the tokenizer, ``generation_config.json`` (beam, length penalty, output bounds), ``prompt.json`` and
 ``mtkit_ct2.json`` (the source model, the quantization, the position limit and the self-check's figures). Float16
 types are refused for T5-family models (:func:`mtkit.train.checks.check_float16`), and every conversion checks
@@ -70,9 +71,16 @@ def export_ct2(
     class Converter(ctranslate2.converters.TransformersConverter):
         def load_model(self, model_class, path, **kwargs):
             model = super().load_model(model_class, path, **kwargs)
-            if model.config.model_type == "bart" and not hasattr(model.config, "normalize_before"):
-                model.config.normalize_before = False  # transformers' BART is post-norm; the converter asks
+            if model.config.model_type in ("bart", "mbart") and not hasattr(model.config, "normalize_before"):
+                # the converter asks: transformers' BART is post-norm, mBART pre-norm
+                model.config.normalize_before = model.config.model_type == "mbart"
+            if model.config.model_type == "mbart" and getattr(model.config, "tokenizer_class", None) is None:
+                # mBART-50 starts from </s>; the converter takes a config without a tokenizer class for mBART-25's
+                model.config.tokenizer_class = type(AutoTokenizer.from_pretrained(str(path))).__name__
             return model
+
+        def load_tokenizer(self, tokenizer_class, path, **kwargs):
+            return _Vocabulary(super().load_tokenizer(tokenizer_class, path, **kwargs), config.get("vocab_size"))
 
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -101,3 +109,27 @@ def export_ct2(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+class _Vocabulary:
+    """A tokenizer as CTranslate2's converters read it, with M2M100's language tokens (``__de__``, kept outside the
+    slow tokenizer's ``get_vocab``) in its vocabulary and the made-up words that fill the model's embedding table."""
+
+    def __init__(self, tokenizer, vocab_size: int | None) -> None:
+        self._tokenizer, self._vocab_size = tokenizer, vocab_size
+
+    def __getattr__(self, name: str):
+        return getattr(self._tokenizer, name)
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = dict(self._tokenizer.get_vocab())
+        vocab.update(getattr(self._tokenizer, "lang_token_to_id", None) or {})
+        return vocab
+
+    @property
+    def bos_token(self) -> str | None:  # mBART-50's tokenizer names <s> its cls token only
+        return self._tokenizer.bos_token or getattr(self._tokenizer, "cls_token", None)
+
+    @property
+    def num_madeup_words(self) -> int:
+        return max(0, (self._vocab_size or 0) - len(self.get_vocab()))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
+from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.errors import UserError
 from mtkit.textio import read_lines
@@ -171,6 +172,29 @@ def inputs(model_dir: Path, sample: Sample) -> list[str]:
     return [prompt.render(s, lang or default) for s, lang in zip(sample.sources, sample.langs)]
 
 
+def target_langs(model_dir: Path, sample: Sample) -> list[str | None]:
+    """Each sample row's target language: its own, else the model's saved prompt's first, else the one its generation
+    config forces, else (a model of several languages) German or its first."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    prompt = Prompt.load(model_dir)
+    default = prompt.languages[0] if prompt is not None and prompt.languages else None
+    if default is None:
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+        languages = ModelLanguages.of(tokenizer, model_dir)
+        if languages.family is not None:
+            saved = (
+                GenerationConfig.from_pretrained(str(model_dir))
+                if (model_dir / "generation_config.json").is_file()
+                else None
+            )
+            forced = getattr(saved, "forced_bos_token_id", None)
+            default = languages.language_of(tokenizer, forced) or (
+                "de" if "de" in languages.codes else next(iter(languages.codes))
+            )
+    return [lang or default for lang in sample.langs]
+
+
 def compare(transformers: Sequence[str], ctranslate2: Sequence[str], references: Sequence[str] | None = None) -> dict:
     """Agreement (share of identical outputs), BLEU of ``ctranslate2`` against ``transformers``, and with
     ``references`` each engine's BLEU against them and the difference (CTranslate2's minus transformers')."""
@@ -214,10 +238,14 @@ def summary(figures: dict, quantization: str) -> str:
     return line
 
 
-def _outputs(translator, texts: list[str], options: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Greedy outputs and outputs under ``options`` (the same list when its beam is 1)."""
-    greedy = translator.translate(texts, **(options | {"beam_size": 1}))
-    return greedy, greedy if options["beam_size"] == 1 else translator.translate(texts, **options)
+def _outputs(
+    translator, texts: list[str], langs: list[str | None], options: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """Greedy outputs and outputs under ``options`` (the same list when its beam is 1), into ``langs``."""
+    greedy = translator.translate(texts, target_langs=langs, **(options | {"beam_size": 1}))
+    if options["beam_size"] == 1:
+        return greedy, greedy
+    return greedy, translator.translate(texts, target_langs=langs, **options)
 
 
 def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str, flag: str) -> dict:
@@ -231,15 +259,15 @@ def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str
     from mtkit.decode.generate import Translator
 
     start = time.perf_counter()
-    texts = inputs(model_dir, sample)
+    texts, langs = inputs(model_dir, sample), target_langs(model_dir, sample)
     reference = Translator(model_dir, dtype="fp32")
     options = decoding_options(reference.generation_config)
-    hf_greedy, hf_beam = _outputs(reference, texts, options)
+    hf_greedy, hf_beam = _outputs(reference, texts, langs, options)
     device = reference.device
     del reference
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, options)
+    ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, langs, options)
     figures: dict[str, Any] = {"sample": sample.origin, "sentences": len(texts), "decoding": options}
     figures["greedy"] = compare(hf_greedy, ct2_greedy)
     figures["beam"] = {"beam_size": options["beam_size"], **compare(hf_beam, ct2_beam, sample.references)}

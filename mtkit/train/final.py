@@ -9,6 +9,7 @@ from accelerate import Accelerator
 from transformers import GenerationConfig
 
 from mtkit.config import RunConfig
+from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
@@ -31,13 +32,30 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
             save_lora(plain, state_dict, final)
         else:
             plain.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+    languages, targets = ModelLanguages.of(tokenizer), cfg.data.languages()
+    languages.set_languages(tokenizer, cfg.data.source_lang, targets[0])  # plain `tokenizer(text)` reads the source
     tokenizer.save_pretrained(str(final))
-    generation = GenerationConfig.from_model_config(plain.config)
+    generation = _generation_config(cfg, plain)
+    if len(targets) == 1 and languages.forces_target:  # plain `generate` writes the run's one target language
+        generation.forced_bos_token_id = languages.forced_token_id(tokenizer, targets[0])
     generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
     generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
     generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
     if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
         generation.update(length_penalty=cfg.eval.length_penalty)
+    else:  # nor the beam settings of a pretrained generation config
+        generation.update(length_penalty=None, early_stopping=None, num_beam_groups=None, diversity_penalty=None)
     generation.save_pretrained(str(final))
     if prompt is not None:
         prompt.save(final)
+
+
+def _generation_config(cfg: RunConfig, model) -> GenerationConfig:
+    """The pretrained model's generation config (its forced tokens, Marian's ``bad_words_ids``...), else one made from
+    the model's config; the run then sets what it decided (beam, length penalty, bounds)."""
+    if cfg.model.model_name_or_path:
+        try:
+            return GenerationConfig.from_pretrained(cfg.model.model_name_or_path)
+        except OSError:  # none saved with the model
+            pass
+    return GenerationConfig.from_model_config(model.config)

@@ -24,6 +24,7 @@ from mtkit.config import RunConfig
 from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.data.corpus import held_out, load_parallel
 from mtkit.data.coverage import check_run_coverage
+from mtkit.data.languages import check_run_languages
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import configure_deepspeed, zero_stage
@@ -94,6 +95,7 @@ class Trainer:
         tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
+        check_run_languages(cfg)  # language codes, and ones a pretrained model's family has
         self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
         check_run_coverage(cfg, self.raw["train"])  # a given tokenizer must write every target language
         check_selection(cfg, self.raw["validation"].column_names)
@@ -108,7 +110,7 @@ class Trainer:
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self._announce(model, len(data["train"]))
         multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
-        self.collator = Seq2SeqCollator(self.tokenizer, model, pad_to_multiple_of=multiple)
+        self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, pad_to_multiple_of=multiple)
         self.train_data = data["train"]
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
@@ -331,11 +333,11 @@ class Trainer:
         With ``save_as``, the rows and their translations go to ``<output_dir>/translations/<save_as>.jsonl``."""
         rows = balanced_subset(self.raw[split], max_samples)
         sources = rows["source"]
+        langs = rows["lang"] if "lang" in rows.column_names else [self.cfg.data.target_lang] * len(sources)
         if self.prompt is not None:
-            sources = [self.prompt.render(s, lang) for s, lang in zip(sources, rows["lang"])]
-        hyps = translate_corpus(
-            self.accelerator, self.model, self.tokenizer, sources, self.cfg.eval, seed=self.cfg.train.seed
-        )
+            sources = [self.prompt.render(s, lang) for s, lang in zip(sources, langs)]
+        acc, seed = self.accelerator, self.cfg.train.seed
+        hyps = translate_corpus(acc, self.model, self.tokenizer, sources, self.cfg.eval, seed=seed, langs=langs)
         if save_as and self.accelerator.is_main_process:
             (self.out / "translations").mkdir(exist_ok=True)
             records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]

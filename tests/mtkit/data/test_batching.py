@@ -128,7 +128,7 @@ def test_budget_holds_for_every_padded_batch_of_a_real_corpus(tiny_run):
 
     tok = load_tokenizer(tiny_run / "tokenizer")
     data = tokenize_split(load_folder(MULTI30K, "train", "en", "de"), tok, DataConfig())
-    collator = Seq2SeqCollator(tok, AutoModelForSeq2SeqLM.from_pretrained(tiny_run / "final"))
+    collator = Seq2SeqCollator.for_model(tok, AutoModelForSeq2SeqLM.from_pretrained(tiny_run / "final"))
     budget = 512
     rows = data.select_columns(["input_ids", "attention_mask", "labels"]).with_format(None)
     seen = []

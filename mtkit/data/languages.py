@@ -1,0 +1,266 @@
+"""The languages of each model family: the ISO 639-1 codes the data uses (``de``) and each family's own codes.
+
+A model family marks the target language its own way: NLLB-200 (``deu_Latn``), mBART-50 (``de_DE``) and M2M100
+(``__de__``) put a language token first in the target, so decoding forces it as the first generated token; a
+multi-target Marian model (``>>deu<<``) and MADLAD-400 (``<2de>``) read it at the start of the source; T5, mT5 and
+models trained from scratch are told by their prompt (:mod:`mtkit.data.prompts`) or write one language only. What a
+tokenizer supports is read from the tokenizer itself (the language tokens of its vocabulary), and
+:class:`ModelLanguages` is the one place decoding and training ask how to set a pair's languages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mtkit.errors import UserError
+
+#: What ``--target_lang``/``--target_langs`` accept: an ISO 639-1 (or 639-3) code, optionally with a region or
+#: script (``pt_BR``, ``zh-Hant``).
+_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})?$")
+
+#: ISO 639-1 codes and the ISO 639-3 codes families use for them (NLLB and Marian name individual languages:
+#: ``arb`` for Arabic, ``pes`` for Persian, ``zsm`` for Malay).
+_ISO3 = (
+    "af afr|am amh|ar arb ara|as asm|az azj aze|be bel|bg bul|bn ben|bo bod|bs bos|ca cat|cs ces|cy cym|da dan|"
+    "de deu|el ell|en eng|eo epo|es spa|et est ekk|eu eus|fa pes fas|fi fin|fo fao|fr fra|ga gle|gd gla|gl glg|"
+    "gu guj|ha hau|he heb|hi hin|hr hrv|ht hat|hu hun|hy hye|id ind|ig ibo|is isl|it ita|ja jpn|jv jav|ka kat|"
+    "kk kaz|km khm|kn kan|ko kor|ku kmr|ky kir|lb ltz|lo lao|lt lit|lv lvs lav|mg plt mlg|mi mri|mk mkd|ml mal|"
+    "mn khk mon|mr mar|ms zsm msa|mt mlt|my mya|nb nob|ne npi nep|nl nld|nn nno|no nob nor|ny nya|oc oci|"
+    "om gaz orm|or ory|pa pan|pl pol|ps pbt pus|pt por|ro ron|ru rus|rw kin|sa san|sd snd|si sin|sk slk|"
+    "sl slv|sm smo|sn sna|so som|sq als sqi|sr srp|st sot|su sun|sv swe|sw swh swa|ta tam|te tel|tg tgk|"
+    "th tha|ti tir|tk tuk|tl tgl|tn tsn|tr tur|tt tat|ug uig|uk ukr|ur urd|uz uzn uzb|vi vie|wo wol|xh xho|"
+    "yi ydd yid|yo yor|zh zho cmn|zu zul"
+)
+ISO3: dict[str, tuple[str, ...]] = {row.split()[0]: tuple(row.split()[1:]) for row in _ISO3.split("|")}
+_FROM_ISO3 = {three: two for two, threes in ISO3.items() for three in threes}
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a family names a language: its tokens' shape, and where the token goes (``target``: first target token,
+    forced when decoding; ``source``: first source token, written into the source text)."""
+
+    name: str
+    pattern: str  # a regular expression whose first group is the language part of a token
+    side: str  # "target" or "source"
+    examples: str  # hub ids, for messages and docs
+
+    def iso(self, token: str) -> str | None:
+        """The ISO 639-1 code a token of this family stands for (``deu_Latn`` -> ``de``), or ``None``."""
+        found = re.match(self.pattern, token)
+        if found is None:
+            return None
+        code = found.group(1)
+        base = re.split(r"[_-]", code)[0]
+        return _FROM_ISO3.get(base, base if len(base) == 2 else None) if code == base else code
+
+
+#: The families whose tokenizers carry language tokens, in the order they are recognised.
+FAMILIES = (
+    Family("NLLB-200", r"^([a-z]{3})_[A-Z][a-z]{3}$", "target", "facebook/nllb-200-distilled-600M"),
+    Family("mBART-50", r"^([a-z]{2})_[A-Z]{2}$", "target", "facebook/mbart-large-50-many-to-many-mmt"),
+    Family("M2M100", r"^__([a-z]{2,3})__$", "target", "facebook/m2m100_418M"),
+    Family("Marian", r"^>>([a-z]{2,3}(?:_[A-Za-z]+)?)<<$", "source", "Helsinki-NLP/opus-mt-en-ROMANCE"),
+    Family("MADLAD-400", r"^<2([a-z]{2,3}(?:[_-][A-Za-z]+)?)>$", "source", "google/madlad400-3b-mt"),
+)
+
+
+def check_code(value: str, flag: str = "--target_lang") -> str:
+    """``value`` if it is a language code (``de``, ``pt_BR``), else a one-line error naming ``flag``."""
+    if not isinstance(value, str) or not _LANGUAGE_CODE.match(value):
+        raise UserError(f"{flag}: {value!r} is not a language code (an ISO 639-1 code such as de, es, fr)")
+    return value
+
+
+def check_codes(values: Sequence[str] | None, flag: str = "--target_langs") -> None:
+    """:func:`check_code` for each of ``values``."""
+    for value in values or ():
+        check_code(value, flag)
+
+
+def _vocabulary(tokenizer) -> list[str]:
+    """Every token a tokenizer has, its added (special) tokens included."""
+    tokens = list(tokenizer.get_vocab())
+    tokens += [str(t) for t in getattr(tokenizer, "all_special_tokens", ())]
+    tokens += list(getattr(tokenizer, "lang_token_to_id", None) or ())  # M2M100's language tokens (__de__)
+    return tokens
+
+
+@dataclass(frozen=True)
+class ModelLanguages:
+    """The languages a model's tokenizer can be told about, and how (small and picklable: no tokenizer inside).
+
+    ``codes`` maps ISO 639-1 codes to the family's tokens; ``only_target`` is the one target language of a
+    single-target model (opus-mt-en-de: ``de``); a model without language tokens (``family`` None) is told its target
+    language by its prompt, if at all."""
+
+    model: str
+    family: Family | None = None
+    codes: dict[str, str] = field(default_factory=dict)
+    only_target: str | None = None
+
+    @classmethod
+    def of(cls, tokenizer, model: str | Path = "the model") -> ModelLanguages:
+        """The languages of ``tokenizer`` (of ``model``, named in errors)."""
+        vocabulary = [t for t in _vocabulary(tokenizer) if "_" in t or t.startswith((">>", "<2"))]  # the candidates
+        for family in FAMILIES:
+            codes: dict[str, str] = {}
+            for token in vocabulary:
+                iso = family.iso(token)
+                if iso is not None:
+                    codes.setdefault(iso, token)
+            if len(codes) >= 2:
+                return cls(str(model), family, dict(sorted(codes.items())))
+        only = getattr(tokenizer, "target_lang", None) if type(tokenizer).__name__.startswith("Marian") else None
+        return cls(str(model), None, {}, only if isinstance(only, str) and _LANGUAGE_CODE.match(only) else None)
+
+    @classmethod
+    def load(cls, model: str | Path) -> ModelLanguages:
+        """The languages of the tokenizer saved with ``model`` (a folder or hub id); none when it has no tokenizer."""
+        from transformers import AutoTokenizer
+
+        try:
+            return cls.of(AutoTokenizer.from_pretrained(str(model)), model)
+        except (OSError, ValueError, TypeError):
+            return cls(str(model))
+
+    @property
+    def forces_target(self) -> bool:
+        """Whether decoding must force the target language's token first."""
+        return self.family is not None and self.family.side == "target"
+
+    def describe(self) -> str:
+        """What the model supports, in words, for messages."""
+        if self.family is not None:
+            shown = ", ".join(f"{iso} ({token})" for iso, token in list(self.codes.items())[:12])
+            more = f" and {len(self.codes) - 12} more" if len(self.codes) > 12 else ""
+            return f"{self.family.name} codes: {shown}{more}"
+        return f"it translates into {self.only_target} only"
+
+    def check(self, lang: str, flag: str = "--target_lang") -> str:
+        """``lang`` if the model can be asked for it, else a one-line error naming the model and what it has."""
+        check_code(lang, flag)
+        if self.family is not None and self.token(lang) is None:
+            raise UserError(f"{flag}: {self.model} has no language code for {lang!r} ({self.describe()})")
+        if self.only_target is not None and lang.split("_")[0] != self.only_target.split("_")[0]:
+            raise UserError(
+                f"{flag}: {self.model} is a single-target model ({self.describe()}); it cannot write {lang}"
+            )
+        return lang
+
+    def check_source(self, lang: str, flag: str = "--source_lang") -> None:
+        """A target-token family must know the source language too (its token starts the source)."""
+        check_code(lang, flag)
+        if self.forces_target and self.token(lang) is None:
+            raise UserError(f"{flag}: {self.model} has no language code for {lang!r} ({self.describe()})")
+
+    def token(self, lang: str | None) -> str | None:
+        """The family's token for ``lang`` (``deu_Latn``), ``None`` for a family without tokens or an unknown code."""
+        if lang is None or self.family is None:
+            return None
+        if lang in self.codes:
+            return self.codes[lang]
+        if lang in self.codes.values():  # the family's own code, given as it is
+            return lang
+        return self.codes.get(re.split(r"[_-]", lang)[0])
+
+    def tokenizer_code(self, lang: str) -> str | None:
+        """What the tokenizer's ``src_lang``/``tgt_lang`` take for ``lang`` (M2M100: ``de``; NLLB: ``deu_Latn``)."""
+        token = self.token(lang)
+        if token is None or self.family is None or self.family.name != "M2M100":
+            return token
+        return token.strip("_")
+
+    def forced_token_id(self, tokenizer, lang: str | None) -> int | None:
+        """The id decoding forces as the first target token for ``lang``, or ``None`` when the family has none."""
+        if not self.forces_target or lang is None:
+            return None
+        token = self.token(self.check(lang))
+        return int(tokenizer.convert_tokens_to_ids(token))
+
+    def target_prefix(self, lang: str | None) -> list[str] | None:
+        """CTranslate2's ``target_prefix`` for one sentence into ``lang`` (the forced token), or ``None``."""
+        return [self.token(self.check(lang))] if self.forces_target and lang is not None else None
+
+    def source_text(self, text: str, lang: str | None) -> str:
+        """``text`` as the model reads it when translating into ``lang`` (Marian: ``>>deu<< text``)."""
+        if self.family is None or self.family.side != "source" or lang is None:
+            return text
+        return f"{self.token(self.check(lang))} {text}"
+
+    def language_of(self, tokenizer, token_id: int | None) -> str | None:
+        """The ISO code whose token has id ``token_id`` (a saved ``forced_bos_token_id``), or ``None``."""
+        if token_id is None or self.family is None:
+            return None
+        token = tokenizer.convert_ids_to_tokens(int(token_id))
+        return next((iso for iso, own in self.codes.items() if own == token), None)
+
+    def target_for(self, lang: str | None, tokenizer=None, generation_config=None, flag: str = "--target_lang"):
+        """The target language to decode into: ``lang`` (checked), else the one the model's generation config
+        forces, else a single-target model's; an error when the model needs one and none is known."""
+        if lang:
+            return self.check(lang, flag)
+        forced = getattr(generation_config, "forced_bos_token_id", None)
+        saved = self.language_of(tokenizer, forced) if tokenizer is not None else None
+        if saved is not None:
+            return saved
+        if self.family is not None:
+            raise UserError(f"{flag}: required for {self.model}, which writes several languages ({self.describe()})")
+        return self.only_target
+
+    def set_languages(self, tokenizer, source_lang: str | None, target_lang: str | None) -> None:
+        """Set a target-token family's tokenizer to ``source_lang`` -> ``target_lang`` (``src_lang``/``tgt_lang``)."""
+        if not self.forces_target:
+            return
+        if source_lang is not None and hasattr(tokenizer, "src_lang"):
+            tokenizer.src_lang = self.tokenizer_code(source_lang) or tokenizer.src_lang
+        if target_lang is not None and hasattr(tokenizer, "tgt_lang"):
+            tokenizer.tgt_lang = self.tokenizer_code(target_lang)
+
+    def encode_pairs(
+        self, tokenizer, sources: Sequence[str], targets: Sequence[str], langs: Sequence[str], source_lang: str
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids of each source and target, each pair with its own target language ``langs[i]`` (one tokenizer
+        call per language: the family's token starts the target, or the source)."""
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, lang in enumerate(langs):
+            groups[lang].append(i)
+        src: list[list[int]] = [[] for _ in sources]
+        tgt: list[list[int]] = [[] for _ in sources]
+        for lang, idx in groups.items():
+            self.set_languages(tokenizer, source_lang, lang)
+            texts = [self.source_text(sources[i], lang) for i in idx]
+            enc = tokenizer(texts, text_target=[targets[i] for i in idx], verbose=False)
+            for j, i in enumerate(idx):
+                src[i], tgt[i] = enc["input_ids"][j], enc["labels"][j]
+        return src, tgt
+
+
+def decoder_start_token_id(model) -> int:
+    """The token a model's decoder starts from (its config's, else its generation config's, else padding)."""
+    for config in (model.config, getattr(model, "generation_config", None)):
+        value = getattr(config, "decoder_start_token_id", None)
+        if value is not None:
+            return int(value)
+    return int(model.config.pad_token_id)
+
+
+def check_run_languages(cfg) -> ModelLanguages | None:
+    """A run's languages (``cfg``: a :class:`mtkit.config.RunConfig`): codes, and with a pretrained model or
+    tokenizer, languages its family has (one error line naming the model, the language and the codes it has)."""
+    flag = "--target_langs" if cfg.data.target_langs else "--target_lang"
+    for lang in cfg.data.languages():
+        check_code(lang, flag)
+    check_code(cfg.data.source_lang, "--source_lang")
+    source = cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path
+    if not source:
+        return None
+    languages = ModelLanguages.load(source)
+    for lang in cfg.data.languages():
+        languages.check(lang, flag)
+    languages.check_source(cfg.data.source_lang)
+    return languages
