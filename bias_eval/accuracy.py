@@ -74,3 +74,39 @@ def accuracy_figures(
             replicates[name] = _replicate_shares(counts, hits, counted)
             figures[f"{name}_ci95"] = percentile_interval(replicates[name])
     return figures, replicates
+
+
+LOW_COVERAGE = 0.5  # below this share of hypotheses with a gendered word, the accuracies say little
+LOW_BLEU = 5.0  # below this corpus BLEU the translations barely match the references
+WARNING_DEFINITION = (
+    f"a language is flagged at the top of the report (and on the console) when its coverage is below "
+    f"{LOW_COVERAGE:.0%} (the accuracies say little: a hypothesis without a gendered word counts as correct, so "
+    f"empty, garbled or wrong-language output scores near 100%) or its corpus BLEU is below {LOW_BLEU:g} (the "
+    "translations barely match the references, so neither the gap nor the accuracies describe how the model "
+    "handles gender)"
+)
+
+
+def percent(share: float) -> str:
+    """A share as a percentage: whole percent, one decimal below 10% (so that 0.4% does not read 0%)."""
+    return f"{share:.0%}" if share >= 0.1 or share == 0 else f"{share:.1%}"
+
+
+def reliability_warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """One line per language of a report's ``metrics.json`` (``{"languages": {lang: figures}}``) whose figures
+    say little: coverage below :data:`LOW_COVERAGE`, corpus BLEU below :data:`LOW_BLEU` (see
+    :data:`WARNING_DEFINITION`). Empty when every language is fine."""
+    lines = []
+    for lang, figures in metrics["languages"].items():
+        coverage, bleu = figures.get("coverage"), figures.get("bleu")
+        if coverage is not None and coverage < LOW_COVERAGE:
+            lines.append(
+                f"{lang}: the accuracies say little: only {percent(coverage)} of hypotheses contain a gendered word "
+                f"(below {LOW_COVERAGE:.0%})"
+            )
+        if bleu is not None and bleu < LOW_BLEU:
+            lines.append(
+                f"{lang}: BLEU {bleu:.2f} is below {LOW_BLEU:g}: the translations barely match the references, so "
+                "the gap and the accuracies say little about gender"
+            )
+    return lines

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bias_eval.accuracy import WARNING_DEFINITION
 from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
@@ -21,8 +22,9 @@ from bias_eval.metrics import (
     SENTENCE_BLEU,
     signature,
 )
+from bias_eval.page import report_files
 from bias_eval.plots import make_figures
-from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
+from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
@@ -240,6 +242,7 @@ def build_config(
         "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
         "is the share of correct hypotheses among those drawn (with multiplicity)",
         "coverage": COVERAGE_DEFINITION,
+        "warnings": WARNING_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
         "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
         "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
