@@ -106,7 +106,7 @@ def reliability_warnings(metrics: Mapping[str, Any]) -> list[str]:
             )
         if bleu is not None and bleu < LOW_BLEU:
             lines.append(
-                f"{lang}: BLEU {bleu:.2f} is below {LOW_BLEU:g}: the translations barely match the references, so "
-                "the gap and the accuracies say little about gender"
+                f"{lang}: corpus BLEU {bleu:.2f} (both genders) is below {LOW_BLEU:g}: the translations barely match "
+                "the references, so the gap and the accuracies say little about gender"
             )
     return lines

@@ -52,8 +52,8 @@ def signed(value: float) -> str:
 def _verdict(gap: float, ci: Sequence[float] | None) -> str:
     if ci is None:
         return f"gap masculine {MINUS} feminine {signed(gap)}; no confidence interval (bootstrap off), so no test"
-    where = "significant: the interval excludes 0" if significant(ci) else "not significant: the interval contains 0"
-    return f"gap masculine {MINUS} feminine {signed(gap)}, 95% CI [{signed(ci[0])}, {signed(ci[1])}]: {where}"
+    where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
+    return f"gap masculine {MINUS} feminine {signed(gap)}, 95% CI [{signed(ci[0])}, {signed(ci[1])}]; {where}"
 
 
 def takeaway(metrics: Mapping[str, Any]) -> str:

@@ -64,6 +64,7 @@ figcaption { font-size: 0.9em; color: #444; max-width: 50em; }
 .figrow { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .figrow figure { flex: 1 1 26em; }
 details { margin: 0.8em 0; }
+.scroll { overflow-x: auto; }
 summary { cursor: pointer; font-weight: 600; }
 .example td { max-width: 30em; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: 0.5em; }
@@ -119,12 +120,13 @@ def _full_table(metrics: Mapping[str, Any]) -> list[str]:
     parts = [
         "<details><summary>Every figure per language (n, BLEU, chrF, accuracies and coverage with their 95% "
         "intervals, fair BLEU)</summary>",
-        "<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>",
+        '<div class="scroll"><table><thead><tr>',
+        "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>",
     ]
     for row in rows:
         cells = [f"<th>{_e(row[0])}</th>"] + [f'<td class="num">{_e(c)}</td>' for c in row[1:]]
         parts.append("<tr>" + "".join(cells) + "</tr>")
-    parts += ["</tbody></table></details>"]
+    parts += ["</tbody></table></div></details>"]
     return parts
 
 

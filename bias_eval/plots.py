@@ -107,7 +107,14 @@ def _gap_panel(ax: Axes, labels: list[str], rows: list[Mapping[str, Any]], name:
             ax.errorbar([xi], [gap], yerr=[[gap - ci[0]], [ci[1] - gap]], color=INK, capsize=4, linewidth=1.2)
         filled = significant(ci) is True
         ax.plot([xi], [gap], "o", markersize=7, color=INK, markerfacecolor=INK if filled else "white")
-        ax.annotate(f"{gap:+.2f}", (xi, gap), xytext=(7, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.annotate(
+            f"{gap:+.2f}".replace("-", "\u2212"),
+            (xi, gap),
+            xytext=(7, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
     ax.set_ylabel(f"{title} gap, masculine \u2212 feminine")
     ax.set_title(f"{title} gap with 95% CI", fontsize=10)
 

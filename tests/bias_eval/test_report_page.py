@@ -134,7 +134,7 @@ def test_takeaway_agrees_with_an_independent_bootstrap(reports, system: str) -> 
     assert f"the {who} sentences score {abs(ref['gap']):.2f} BLEU above" in sentence, sentence
     significant = ref["low"] > 0 or ref["high"] < 0
     assert ("not significant" not in sentence) == significant, (sentence, ref)
-    assert ("significant: the interval excludes 0" in sentence) == significant
+    assert ("; significant, the interval excludes 0" in sentence) == significant
     stated = _percent_in(sentence, "N% of the hypotheses contain a gendered word")
     assert stated == pytest.approx(100 * _coverage(root, hyp_dir), abs=0.5)
     assert re.search(r"95% CI \[[+\u2212]\d+\.\d\d, [+\u2212]\d+\.\d\d\]", sentence)
