@@ -76,37 +76,37 @@ def accuracy_figures(
     return figures, replicates
 
 
-LOW_COVERAGE = 0.5  # below this share of hypotheses with a gendered word, the accuracies say little
-LOW_BLEU = 5.0  # below this corpus BLEU the translations barely match the references
+#: Below this coverage (share of hypotheses with a gendered word of either reference), the accuracies say little.
+MIN_COVERAGE = 0.5
+#: Below this corpus BLEU, the translations are too poor (empty, another language, garbage) for the figures to count.
+MIN_BLEU = 5.0
 WARNING_DEFINITION = (
-    f"a language is flagged at the top of the report (and on the console) when its coverage is below "
-    f"{LOW_COVERAGE:.0%} (the accuracies say little: a hypothesis without a gendered word counts as correct, so "
-    f"empty, garbled or wrong-language output scores near 100%) or its corpus BLEU is below {LOW_BLEU:g} (the "
-    "translations barely match the references, so neither the gap nor the accuracies describe how the model "
-    "handles gender)"
+    f"set when a language's coverage is below {MIN_COVERAGE:.0%} or its corpus BLEU below {MIN_BLEU:g}: a hypothesis "
+    "without the other gender's words counts as correct, so empty, wrong-language or garbage translations score "
+    "near 100% accuracy; the figures then say little about gender bias. warning.message says why, per language; "
+    "warning.languages holds each flagged language's coverage and BLEU; warning.thresholds the two limits"
 )
 
 
-def percent(share: float) -> str:
-    """A share as a percentage: whole percent, one decimal below 10% (so that 0.4% does not read 0%)."""
-    return f"{share:.0%}" if share >= 0.1 or share == 0 else f"{share:.1%}"
-
-
-def reliability_warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """One line per language of a report's ``metrics.json`` (``{"languages": {lang: figures}}``) whose figures
-    say little: coverage below :data:`LOW_COVERAGE`, corpus BLEU below :data:`LOW_BLEU` (see
-    :data:`WARNING_DEFINITION`). Empty when every language is fine."""
-    lines = []
-    for lang, figures in metrics["languages"].items():
-        coverage, bleu = figures.get("coverage"), figures.get("bleu")
-        if coverage is not None and coverage < LOW_COVERAGE:
-            lines.append(
-                f"{lang}: the accuracies say little: only {percent(coverage)} of hypotheses contain a gendered word "
-                f"(below {LOW_COVERAGE:.0%})"
-            )
-        if bleu is not None and bleu < LOW_BLEU:
-            lines.append(
-                f"{lang}: corpus BLEU {bleu:.2f} (both genders) is below {LOW_BLEU:g}: the translations barely match "
-                "the references, so the gap and the accuracies say little about gender"
-            )
-    return lines
+def low_signal(languages: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The report's warning (``metrics.json``'s ``warning``, see :data:`WARNING_DEFINITION`) when a language's
+    coverage is below :data:`MIN_COVERAGE` or its BLEU below :data:`MIN_BLEU`; ``None`` when none is."""
+    flagged: dict[str, dict[str, Any]] = {}
+    for lang, m in languages.items():
+        coverage, bleu = m.get("coverage"), m.get("bleu")
+        reasons = []
+        if coverage is not None and coverage < MIN_COVERAGE:
+            reasons.append(f"only {coverage:.1%} of hypotheses contain a gendered word")
+        if bleu is not None and bleu < MIN_BLEU:
+            reasons.append(f"BLEU is {bleu:.2f}")
+        if reasons:
+            flagged[lang] = {"coverage": coverage, "bleu": bleu, "reasons": reasons}
+    if not flagged:
+        return None
+    said = "; ".join(f"{' and '.join(f['reasons'])} ({lang})" for lang, f in flagged.items())
+    message = (
+        f"the accuracies say little: {said}. A translation without the other gender's words counts as correct, so "
+        "empty, wrong-language or garbage output scores near 100%; read the worst examples before the figures"
+    )
+    thresholds = {"coverage": MIN_COVERAGE, "bleu": MIN_BLEU}
+    return {"message": message, "languages": flagged, "thresholds": thresholds}

@@ -7,11 +7,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.accuracy import percent, reliability_warnings
+from bias_eval.accuracy import MIN_BLEU, MIN_COVERAGE, low_signal
 from bias_eval.bootstrap import significant
 
 MINUS = "\u2212"
 ARROW = "\u2192"
+
+
+def percent(share: float) -> str:
+    """A share as a percentage: whole percent, one decimal below 10% (so that 0.4% does not read 0%)."""
+    return f"{share:.0%}" if share >= 0.1 or share == 0 else f"{share:.1%}"
 
 
 def data_label(config: Mapping[str, Any]) -> str:
@@ -81,8 +86,13 @@ def takeaway(metrics: Mapping[str, Any]) -> str:
 
 
 def warnings(metrics: Mapping[str, Any]) -> list[str]:
-    """The report's warnings (low coverage, low BLEU), one line per language and problem."""
-    return reliability_warnings(metrics)
+    """The report's warnings, one line per language whose coverage or BLEU is too low for the figures to say much
+    (:func:`bias_eval.accuracy.low_signal`); empty when there is none."""
+    flagged = (low_signal(metrics["languages"]) or {}).get("languages", {})
+    return [f"{lang}: the accuracies say little: {' and '.join(f['reasons'])}" for lang, f in flagged.items()]
+
+
+THRESHOLDS = f"coverage below {MIN_COVERAGE:.0%} or corpus BLEU below {MIN_BLEU:g}"
 
 
 MAIN_HEADER = (

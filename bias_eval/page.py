@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.headline import main_header, main_rows, takeaway, title, warnings
+from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
 from bias_eval.report import (
     NOT_PAIRED,
     decision,
@@ -96,7 +96,9 @@ def _warning_box(lines: Sequence[str]) -> list[str]:
     items = "".join(f"<li>{_e(line)}</li>" for line in lines)
     return [
         '<div class="warning" role="alert"><strong>Read with care: these figures say little.</strong>'
-        f'<ul>{items}</ul>See "warnings" in the Definitions below.</div>'
+        f"<ul>{items}</ul>Flagged at {THRESHOLDS}: a translation without the other gender's words counts as "
+        'correct, so empty, wrong-language or garbage output scores near 100% accuracy (see "warning" in the '
+        "Definitions).</div>"
     ]
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.headline import main_header, main_rows, takeaway, title, warnings
+from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
 from bias_eval.scoring import LanguageResult
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
@@ -155,7 +155,8 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     out = [f"# {title(config)}", ""]
     lines = warnings(metrics)
     if lines:
-        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {_md(line)}" for line in lines], ""]
+        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {_md(line)}" for line in lines]]
+        out += [">", f"> Flagged at {THRESHOLDS} (see warning in the Definitions).", ""]
     out += [takeaway(metrics), "", "## Results", ""]
     header = main_header(metrics)
     out.append("| " + " | ".join(header) + " |")
