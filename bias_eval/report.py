@@ -94,13 +94,14 @@ def _cell(key: str, row: Mapping[str, Any]) -> str:
 
 
 def table_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (one per language, then macro) of the summary table."""
+    """Header and rows (one per language, then macro when there are several) of the table of every figure."""
     columns = list(TABLE_COLUMNS)
     if metrics["macro"].get("accuracy_context") is not None:
         columns.append(("accuracy context", "accuracy_context"))
     header = ["language", *(title for title, _ in columns)]
     rows = [[lang, *(_cell(key, m) for _, key in columns)] for lang, m in metrics["languages"].items()]
-    rows.append(["macro", *(_cell(key, metrics["macro"]) for _, key in columns)])
+    if len(rows) > 1:  # one language: its macro row would repeat it
+        rows.append(["macro", *(_cell(key, metrics["macro"]) for _, key in columns)])
     return header, rows
 
 

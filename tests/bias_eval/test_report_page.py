@@ -200,3 +200,12 @@ def test_figures_are_written_next_to_the_page_and_linked(reports) -> None:
         assert ET.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
         assert pdf.read_bytes().startswith(b"%PDF-") and b"%%EOF" in pdf.read_bytes()[-64:]
         assert {f"figures/{name}.svg", f"figures/{name}.pdf"} <= links
+
+
+def test_one_language_has_no_macro_row(reports) -> None:
+    """A macro row would only repeat the one language (in the main table, the folded one and report.md)."""
+    report = reports["biased"][0]
+    page = _page(report)
+    heads = [_text(th) for tr in page.iter(f"{{{NS['h']}}}tr") for th in tr.findall("h:th", NS)[:1]]
+    assert "es" in heads and not any(h.startswith("macro") for h in heads)
+    assert "| macro" not in (report / "report.md").read_text(encoding="utf-8")
