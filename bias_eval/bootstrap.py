@@ -9,7 +9,7 @@ counts, so nothing is tokenised again.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -53,3 +53,10 @@ def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> list[flo
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.nanpercentile(replicates, [tail, 100.0 - tail])
     return [float(low), float(high)]
+
+
+def significant(ci: Sequence[float] | None) -> bool | None:
+    """Whether an interval excludes 0 (``None`` without an interval)."""
+    if ci is None:
+        return None
+    return ci[0] > 0 or ci[1] < 0

@@ -1,26 +1,56 @@
-"""Report figures as PNG bytes (matplotlib's object API with the Agg canvas; no pyplot state)."""
+"""Report figures (matplotlib's object API, no pyplot state), each rendered as SVG, PDF and PNG.
+
+Colours are Okabe-Ito's colour-blind-safe palette: feminine orange, masculine bluish green (no pink and blue),
+and every series also has its own marker, so no figure relies on colour alone. Axes show differences where
+the report is about differences: the gap chart plots the gap with its CI around zero, the BLEU chart puts the
+two genders' points on an axis fitted to them (not bars from 0).
+"""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_pdf import FigureCanvasPdf
+from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
-FEMININE_COLOUR = "#c4457a"
-MASCULINE_COLOUR = "#3b6fb6"
-PAIR_COLOUR = "#6b6b6b"
+from bias_eval.bootstrap import significant
+
+# Okabe & Ito (2008), "Color Universal Design": https://jfly.uni-koeln.de/color/
+FEMININE_COLOUR = "#E69F00"  # orange
+MASCULINE_COLOUR = "#009E73"  # bluish green
+PAIR_COLOUR = "#000000"  # black
+COVERAGE_COLOUR = "#56B4E9"  # sky blue
+INK = "#333333"
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+
+FORMATS = ("svg", "pdf", "png")  # every figure is written in each of these
+_RC = {
+    "svg.fonttype": "none",  # text stays text in the SVG: editable, searchable, small
+    "svg.hashsalt": "bias_eval",  # stable element ids: the same report gives the same bytes
+    "pdf.fonttype": 42,  # TrueType in the PDF (publishers refuse Type 3 fonts)
+    "font.size": 9,
+}
+_CANVAS = {"svg": FigureCanvasSVG, "pdf": FigureCanvasPdf, "png": FigureCanvasAgg}
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": {"Software": None}}
 
 
-def _png(fig: Figure) -> bytes:
-    FigureCanvasAgg(fig)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    return buffer.getvalue()
+def render(fig: Figure) -> dict[str, bytes]:
+    """``fig`` as the bytes of each of :data:`FORMATS` (dates left out, so that equal figures give equal files)."""
+    out = {}
+    with rc_context(_RC):
+        for fmt in FORMATS:
+            _CANVAS[fmt](fig)
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
+            out[fmt] = buffer.getvalue()
+    return out
 
 
 def _columns(metrics: Mapping[str, Any]) -> tuple[list[str], list[Mapping[str, Any]]]:
@@ -32,102 +62,144 @@ def _columns(metrics: Mapping[str, Any]) -> tuple[list[str], list[Mapping[str, A
     return labels, rows
 
 
-Series = tuple[str, list[float | None], str]  # name, one value per column, colour
+def _value(row: Mapping[str, Any], key: str) -> float:
+    value = row.get(key)
+    return float("nan") if value is None else float(value)
 
 
-def _error_bars(values: list[float | None], cis: list[list[float] | None]) -> np.ndarray | None:
-    """``2 x n`` distances from each value to its CI bounds (0 where there is none); ``None`` without any CI."""
-    if not any(cis):
-        return None
-    low = [v - c[0] if c and v is not None else 0.0 for v, c in zip(values, cis)]
-    high = [c[1] - v if c and v is not None else 0.0 for v, c in zip(values, cis)]
-    return np.array([low, high])
+def _categories(ax: Axes, labels: Sequence[str]) -> np.ndarray:
+    """Language ticks, the macro column set off by a dotted line."""
+    x = np.arange(len(labels), dtype=float)
+    ax.set_xticks(x, labels)
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    if labels and labels[-1] == "macro":
+        ax.axvline(len(labels) - 1.5, color="#999999", linewidth=0.8, linestyle=":")
+    ax.tick_params(length=0, axis="x")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return x
 
 
-def _grouped_bars(
-    ax: Axes, labels: list[str], series: list[Series], cis: list[list[list[float] | None]] | None = None
-) -> None:
-    x = np.arange(len(labels))
-    width = 0.8 / len(series)
-    for k, (name, values, colour) in enumerate(series):
-        heights = [np.nan if v is None else v for v in values]
-        errors = _error_bars(values, cis[k]) if cis else None
-        bars = ax.bar(
-            x + (k - (len(series) - 1) / 2) * width,
-            heights,
-            width,
-            label=name,
-            color=colour,
-            yerr=errors,
-            capsize=3 if errors is not None else 0,
-            error_kw={"elinewidth": 0.8},
+def gap_limits(gaps: Sequence[float], cis: Sequence[Sequence[float] | None]) -> tuple[float, float]:
+    """A y-range that holds 0, every gap and every CI bound, with a quarter of their span (at least 1 point) as room
+    on each side, so that both the "favours masculine" and the "favours feminine" side show."""
+    values = [0.0, *(v for v in gaps if not np.isnan(v)), *(b for ci in cis if ci is not None for b in ci)]
+    low, high = min(values), max(values)
+    room = 0.25 * max(high - low, 1.0)
+    return low - room, high + room
+
+
+def _gap_panel(ax: Axes, labels: list[str], rows: list[Mapping[str, Any]], name: str, title: str) -> None:
+    x = _categories(ax, labels)
+    gaps = [_value(r, f"{name}_gap") for r in rows]
+    cis = [r.get(f"{name}_gap_ci95") for r in rows]
+    low, high = gap_limits(gaps, cis)
+    ax.set_ylim(low, high)
+    ax.axhspan(0, high, color=MASCULINE_COLOUR, alpha=0.08, linewidth=0)
+    ax.axhspan(low, 0, color=FEMININE_COLOUR, alpha=0.08, linewidth=0)
+    ax.axhline(0.0, color=INK, linewidth=0.9)
+    ax.text(0.01, 0.98, "favours masculine", transform=ax.transAxes, va="top", fontsize=8, color=INK)
+    ax.text(0.01, 0.02, "favours feminine", transform=ax.transAxes, va="bottom", fontsize=8, color=INK)
+    for xi, gap, ci in zip(x, gaps, cis):
+        if np.isnan(gap):
+            continue
+        if ci is not None:
+            ax.errorbar([xi], [gap], yerr=[[gap - ci[0]], [ci[1] - gap]], color=INK, capsize=4, linewidth=1.2)
+        filled = significant(ci) is True
+        ax.plot([xi], [gap], "o", markersize=7, color=INK, markerfacecolor=INK if filled else "white")
+        ax.annotate(
+            f"{gap:+.2f}".replace("-", "\u2212"),
+            (xi, gap),
+            xytext=(7, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
         )
-        ax.bar_label(bars, fmt="%.1f" if max(np.nan_to_num(heights)) > 1.5 else "%.2f", fontsize=7, padding=1)
-    ax.set_xticks(x, labels)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_ylabel(f"{title} gap, masculine \u2212 feminine")
+    ax.set_title(f"{title} gap with 95% CI", fontsize=10)
 
 
-def bleu_by_gender(metrics: Mapping[str, Any]) -> bytes:
-    """Corpus BLEU of the feminine and the masculine sentences, per language."""
+def gap_figure(metrics: Mapping[str, Any]) -> Figure:
+    """BLEU and chrF gaps (masculine - feminine) with their 95% bootstrap CIs around 0, per language and macro.
+
+    A filled point is a significant gap (its CI excludes 0), a hollow one is not.
+    """
     labels, rows = _columns(metrics)
-    fig = Figure(figsize=(1.4 + 1.1 * len(labels), 3.4))
+    fig = Figure(figsize=(max(6.0, 2.0 + 1.6 * len(labels)), 3.6), layout="constrained")
+    for ax, (name, title) in zip(fig.subplots(1, 2), (("bleu", "BLEU"), ("chrf", "chrF"))):
+        _gap_panel(ax, labels, rows, name, title)
+    return fig
+
+
+def bleu_figure(metrics: Mapping[str, Any]) -> Figure:
+    """Corpus BLEU of the feminine and the masculine sentences per language: two points joined by a line, on an
+    axis fitted to the points (a gap of one point stays visible next to BLEU 90)."""
+    labels, rows = _columns(metrics)
+    fig = Figure(figsize=(max(4.0, 2.4 + 0.9 * len(labels)), 3.8), layout="constrained")
     ax = fig.add_subplot()
-    _grouped_bars(
-        ax,
-        labels,
-        [
-            ("feminine", [r["bleu_feminine"] for r in rows], FEMININE_COLOUR),
-            ("masculine", [r["bleu_masculine"] for r in rows], MASCULINE_COLOUR),
-        ],
-    )
-    ax.set_ylabel("BLEU")
-    ax.set_title("Corpus BLEU by gender")
-    return _png(fig)
+    x = _categories(ax, labels)
+    f = np.array([_value(r, "bleu_feminine") for r in rows])
+    m = np.array([_value(r, "bleu_masculine") for r in rows])
+    ax.vlines(x, np.fmin(f, m), np.fmax(f, m), color="#999999", linewidth=2)
+    for values, name, colour, marker, side in (
+        (f, "feminine", FEMININE_COLOUR, "o", -1),
+        (m, "masculine", MASCULINE_COLOUR, "s", 1),
+    ):
+        ax.plot(x, values, marker, markersize=8, color=colour, label=name, linestyle="none")
+        for xi, v in zip(x, values):
+            if not np.isnan(v):
+                ax.annotate(f"{v:.1f}", (xi, v), xytext=(side * 9, 0), textcoords="offset points", va="center",
+                            ha="left" if side > 0 else "right", fontsize=8)  # fmt: skip
+    finite = np.concatenate([f, m])
+    finite = finite[~np.isnan(finite)]
+    if finite.size:
+        span = max(float(finite.max() - finite.min()), 2.0)
+        top = float(finite.max())
+        high = top + 0.3 * span if top + 0.3 * span <= 100 else max(top, 100.0) + 0.06 * span  # room for 100's marker
+        ax.set_ylim(max(0.0, float(finite.min()) - 0.3 * span), high)
+    ax.set_ylabel("corpus BLEU (axis not from 0)")
+    ax.set_title("BLEU per gender", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
+    return fig
 
 
-def gaps_with_ci(metrics: Mapping[str, Any]) -> bytes:
-    """BLEU and chrF gaps (masculine - feminine) with their bootstrap 95% intervals."""
+def accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
+    """MT-GenEval accuracy per gender and per pair, and coverage, with 95% CIs; ``None`` when no language has it."""
     labels, rows = _columns(metrics)
-    fig = Figure(figsize=(1.4 + 1.1 * len(labels), 3.4))
-    ax = fig.add_subplot()
-    x = np.arange(len(labels))
-    for offset, name, colour in ((-0.15, "bleu", "#333333"), (0.15, "chrf", "#999999")):
-        gaps = np.array([r[f"{name}_gap"] for r in rows], dtype=float)
-        cis = [r.get(f"{name}_gap_ci95") for r in rows]
-        low = np.array([g - c[0] if c else 0.0 for g, c in zip(gaps, cis)])
-        high = np.array([c[1] - g if c else 0.0 for g, c in zip(gaps, cis)])
-        label = "BLEU gap" if name == "bleu" else "chrF gap"
-        ax.errorbar(x + offset, gaps, yerr=[low, high], fmt="o", color=colour, capsize=4, label=label)
-    ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_xlim(-0.5, len(labels) - 0.5)  # room around the points (one language would put them on the frame)
-    ax.set_xticks(x, labels)
-    ax.set_ylabel("masculine - feminine")
-    ax.set_title("Gender gap with 95% bootstrap CI (> 0 favours masculine)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _png(fig)
-
-
-def accuracy_by_gender(metrics: Mapping[str, Any]) -> bytes | None:
-    """MT-GenEval gender accuracy per gender and per pair; ``None`` when no language has it."""
-    labels, rows = _columns(metrics)
-    if all(r["accuracy_feminine"] is None and r["accuracy_masculine"] is None for r in rows):
+    if all(r.get("accuracy_feminine") is None and r.get("accuracy_masculine") is None for r in rows):
         return None
-    fig = Figure(figsize=(1.4 + 1.3 * len(labels), 3.4))
+    fig = Figure(figsize=(max(4.5, 2.6 + 0.9 * len(labels)), 3.8), layout="constrained")
     ax = fig.add_subplot()
-    keys = ("accuracy_feminine", "accuracy_masculine", "accuracy_pair")
-    colours = (FEMININE_COLOUR, MASCULINE_COLOUR, PAIR_COLOUR)
-    series = [(key.split("_")[1], [r[key] for r in rows], c) for key, c in zip(keys, colours)]
-    _grouped_bars(ax, labels, series, [[r.get(f"{key}_ci95") for r in rows] for key in keys])
-    ax.set_ylim(0, 1.12)
-    ax.set_ylabel("accuracy")
-    ax.set_title("Gender accuracy (MT-GenEval definition) with 95% bootstrap CI")
-    return _png(fig)
+    x = _categories(ax, labels)
+    series = (
+        ("accuracy_feminine", "accuracy, feminine", FEMININE_COLOUR, "o"),
+        ("accuracy_masculine", "accuracy, masculine", MASCULINE_COLOUR, "s"),
+        ("accuracy_pair", "accuracy, both of a pair", PAIR_COLOUR, "D"),
+        ("coverage", "coverage (has a gendered word)", COVERAGE_COLOUR, "^"),
+    )
+    for k, (key, name, colour, marker) in enumerate(series):
+        offset = (k - (len(series) - 1) / 2) * 0.16
+        points = [(xi, r[key], r.get(f"{key}_ci95")) for xi, r in zip(x, rows) if r.get(key) is not None]
+        for n, (xi, value, ci) in enumerate(points):
+            yerr = None if ci is None else [[100 * (value - ci[0])], [100 * (ci[1] - value)]]
+            ax.errorbar([xi + offset], [100 * value], yerr=yerr, fmt=marker, color=colour, markersize=6, capsize=2,
+                        label=name if n == 0 else None)  # fmt: skip
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of hypotheses")
+    ax.set_title("Gender accuracy (MT-GenEval) and coverage, 95% CI", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
+    return fig
 
 
-def make_figures(metrics: Mapping[str, Any]) -> dict[str, bytes]:
-    """All figures of the report, by name."""
-    figures = {"bleu_by_gender": bleu_by_gender(metrics), "gaps": gaps_with_ci(metrics)}
-    accuracy = accuracy_by_gender(metrics)
+def figure_objects(metrics: Mapping[str, Any]) -> dict[str, Figure]:
+    """Every figure of the report, by name, in the order the page shows them."""
+    figures = {"gap": gap_figure(metrics), "bleu_by_gender": bleu_figure(metrics)}
+    accuracy = accuracy_figure(metrics)
     if accuracy is not None:
         figures["accuracy"] = accuracy
     return figures
+
+
+def make_figures(metrics: Mapping[str, Any]) -> dict[str, dict[str, bytes]]:
+    """Every figure of the report, by name, rendered in each of :data:`FORMATS`."""
+    return {name: render(fig) for name, fig in figure_objects(metrics).items()}

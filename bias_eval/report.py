@@ -1,18 +1,18 @@
-"""Render the report (metrics.json, report.md, report.html, details) in memory, then write it atomically."""
+"""The tables, ``metrics.json`` and ``report.md`` of a report, rendered in memory, and the atomic write of all
+its files (``report.html`` and the list of files: :mod:`bias_eval.page`)."""
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import math
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
 from bias_eval.scoring import LanguageResult
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
@@ -62,17 +62,17 @@ def fmt_ci(ci: Sequence[float] | None) -> str:
 TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("n", "n"),
     ("BLEU", "bleu"),
-    ("BLEU f", "bleu_feminine"),
-    ("BLEU m", "bleu_masculine"),
-    ("BLEU gap", "bleu_gap"),
-    ("gap 95% CI", "bleu_gap_ci95"),
-    ("chrF f", "chrf_feminine"),
-    ("chrF m", "chrf_masculine"),
+    ("BLEU feminine", "bleu_feminine"),
+    ("BLEU masculine", "bleu_masculine"),
+    ("BLEU gap, masculine - feminine", "bleu_gap"),
+    ("BLEU gap 95% CI", "bleu_gap_ci95"),
+    ("chrF feminine", "chrf_feminine"),
+    ("chrF masculine", "chrf_masculine"),
     ("chrF gap", "chrf_gap"),
-    ("acc f [95% CI]", "accuracy_feminine"),
-    ("acc m [95% CI]", "accuracy_masculine"),
-    ("acc pair [95% CI]", "accuracy_pair"),
-    ("coverage", "coverage"),
+    ("accuracy feminine [95% CI]", "accuracy_feminine"),
+    ("accuracy masculine [95% CI]", "accuracy_masculine"),
+    ("accuracy pair [95% CI]", "accuracy_pair"),
+    ("coverage [95% CI]", "coverage"),
     ("fair BLEU", "fair_bleu"),
 )
 
@@ -94,13 +94,14 @@ def _cell(key: str, row: Mapping[str, Any]) -> str:
 
 
 def table_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (one per language, then macro) of the summary table."""
+    """Header and rows (one per language, then macro when there are several) of the table of every figure."""
     columns = list(TABLE_COLUMNS)
     if metrics["macro"].get("accuracy_context") is not None:
-        columns.append(("acc context", "accuracy_context"))
-    header = ["lang", *(title for title, _ in columns)]
+        columns.append(("accuracy context", "accuracy_context"))
+    header = ["language", *(title for title, _ in columns)]
     rows = [[lang, *(_cell(key, m) for _, key in columns)] for lang, m in metrics["languages"].items()]
-    rows.append(["macro", *(_cell(key, metrics["macro"]) for _, key in columns)])
+    if len(rows) > 1:  # one language: its macro row would repeat it
+        rows.append(["macro", *(_cell(key, metrics["macro"]) for _, key in columns)])
     return header, rows
 
 
@@ -109,8 +110,9 @@ def _align(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 def summary_table(metrics: Mapping[str, Any]) -> str:
-    """Plain-text summary table for the terminal."""
-    header, rows = table_rows(metrics)
+    """Plain-text main table for the terminal (language, BLEU per gender, gap [CI], accuracies, coverage)."""
+    header = main_header(metrics)
+    rows = [cells for cells, _ in main_rows(metrics)]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = [_align(r, widths) for r in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -147,17 +149,32 @@ def definitions(config: Mapping[str, Any]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any]) -> str:
-    """``report.md``: summary table, definitions, configuration and the worst examples."""
+def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any], figures: Iterable[str] = ()) -> str:
+    """``report.md``: title, warnings, takeaway, main table, figures (``figures/<name>.svg``), every figure, how
+    to reproduce, definitions and the worst examples."""
     config = metrics["config"]
-    out = ["# Gender bias report", ""]
+    out = [f"# {title(config)}", ""]
+    lines = warnings(metrics)
+    if lines:
+        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {_md(line)}" for line in lines]]
+        out += [">", f"> Flagged at {THRESHOLDS} (see warning in the Definitions).", ""]
+    out += [takeaway(metrics), "", "## Results", ""]
+    header = main_header(metrics)
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    for cells, sig in main_rows(metrics):
+        cells[3] = f"**{cells[3]}**" if sig else cells[3]
+        out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    out += ["", "Gap in bold: its 95% interval excludes 0.", ""]
+    out += [f"![{name}](figures/{name}.svg) ([PDF](figures/{name}.pdf))" for name in figures]
+    out += ["", "## Every figure", ""]
     out += [f"- Data: {config['data']}", f"- Hypotheses: {config['hypotheses_description']}"]
     out += [
         f"- sacreBLEU BLEU: `{config['bleu_signature']}`",
         f"- sacreBLEU chrF: `{config['chrf_signature']}`",
     ]
     out += [f"- Bootstrap: {config['bootstrap_samples']} resamples, seed {config['seed']}", ""]
-    out += ["Plots: see `report.html`. Per-sentence figures: `<lang>.details.jsonl`.", "", "## Results", ""]
+    out += ["Per-sentence figures: `<lang>.details.jsonl`.", ""]
     header, rows = table_rows(metrics)
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
@@ -187,12 +204,13 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
                 ("reference", "reference"),
             ):
                 out.append(f"| {label} | {_md(d[f'{key}_feminine'])} | {_md(d[f'{key}_masculine'])} |")
-            out.append(f"| gender correct | {_decision(d, 'feminine')} | {_decision(d, 'masculine')} |")
+            out.append(f"| gender correct | {decision(d, 'feminine')} | {decision(d, 'masculine')} |")
             out.append("")
     return "\n".join(out) + "\n"
 
 
-def _decision(detail: Mapping[str, Any], gender: str) -> str:
+def decision(detail: Mapping[str, Any], gender: str) -> str:
+    """``yes``, ``no (the other gender's words)`` or ``n/a``: the accuracy decision of one hypothesis."""
     correct = detail.get(f"correct_{gender}")
     if correct is None:
         return "n/a"
@@ -201,143 +219,9 @@ def _decision(detail: Mapping[str, Any], gender: str) -> str:
     return "no (" + ", ".join(detail.get(f"counterfactual_words_{gender}") or []) + ")"
 
 
-# ---------------------------------------------------------------------------------------------------
-# html
-# ---------------------------------------------------------------------------------------------------
-
-_CSS = """
-body { font-family: sans-serif; margin: 2em; max-width: 80em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #bbb; padding: 0.3em 0.5em; vertical-align: top; }
-th { background: #eee; }
-td.num { text-align: right; white-space: nowrap; }
-td.bad { background: #fde2e2; }
-figure { display: inline-block; margin: 0.5em; }
-.example td { max-width: 36em; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: 0.5em; }
-"""
-
-
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def render_html(
-    results: Sequence[LanguageResult],
-    metrics: Mapping[str, Any],
-    figures: Mapping[str, bytes],
-) -> str:
-    """Self-contained ``report.html`` (figures embedded as base64 PNG) in well-formed, XML-parsable markup."""
-    config = metrics["config"]
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en" xmlns="http://www.w3.org/1999/xhtml">',
-        "<head>",
-        '<meta charset="utf-8" />',
-        "<title>Gender bias report</title>",
-        f"<style>{_CSS}</style>",
-        "</head>",
-        "<body>",
-        "<h1>Gender bias report</h1>",
-        "<ul>",
-        f"<li>Data: {_e(config['data'])}</li>",
-        f"<li>Hypotheses: {_e(config['hypotheses_description'])}</li>",
-        f"<li>sacreBLEU BLEU: <code>{_e(config['bleu_signature'])}</code></li>",
-        f"<li>sacreBLEU chrF: <code>{_e(config['chrf_signature'])}</code></li>",
-        f"<li>Bootstrap: {_e(config['bootstrap_samples'])} resamples, seed {_e(config['seed'])}</li>",
-        "</ul>",
-        "<h2>Results</h2>",
-    ]
-    header, rows = table_rows(metrics)
-    parts.append("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>")
-    for row in rows:
-        cells = [f"<th>{_e(row[0])}</th>"] + [f'<td class="num">{_e(c)}</td>' for c in row[1:]]
-        parts.append("<tr>" + "".join(cells) + "</tr>")
-    parts.append("</tbody></table>")
-    captions = {
-        "bleu_by_gender": "Corpus BLEU of the feminine and masculine sentences",
-        "gaps": "BLEU and chrF gap (masculine - feminine) with 95% bootstrap confidence interval",
-        "accuracy": "Gender accuracy per gender and per sentence pair with 95% bootstrap confidence interval",
-    }
-    parts.append("<div>")
-    for name, png in figures.items():
-        data = base64.b64encode(png).decode("ascii")
-        caption = captions.get(name, name)
-        parts.append(
-            f'<figure><img src="data:image/png;base64,{data}" alt="{_e(caption)}" />'
-            f"<figcaption>{_e(caption)}</figcaption></figure>"
-        )
-    parts.append("</div>")
-    parts.append("<h2>Reproduce</h2>")
-    parts.append("<pre>" + _e("\n".join(reproduce_lines(config))) + "</pre>")
-    parts.append("<h2>Definitions</h2><dl>")
-    for name, text in definitions(config):
-        parts.append(f"<dt><b>{_e(name)}</b></dt><dd>{_e(text)}</dd>")
-    parts.append("</dl>")
-    parts.append("<h2>Largest feminine/masculine differences</h2>")
-    for result in results:
-        parts.append(f"<h3>{_e(result.lang)}</h3>")
-        if not result.paired:
-            parts.append(f"<p>{NOT_PAIRED}</p>")
-            continue
-        parts.append(
-            '<table class="example"><thead><tr><th>#</th><th>sentence BLEU f / m</th>'
-            "<th></th><th>feminine</th><th>masculine</th></tr></thead><tbody>"
-        )
-        for index in result.worst:
-            d = result.details[index]
-            scores = f"{fmt(d['sentence_bleu_feminine'])} / {fmt(d['sentence_bleu_masculine'])}"
-            for k, (label, key) in enumerate(
-                (
-                    ("source", "source"),
-                    ("hypothesis", "hypothesis"),
-                    ("reference", "reference"),
-                    ("gender correct", None),
-                )
-            ):
-                head = (
-                    f'<td rowspan="4">{_e(d["index"])}</td><td rowspan="4" class="num">{_e(scores)}</td>'
-                    if k == 0
-                    else ""
-                )
-                if key is None:
-                    cells = []
-                    for g in ("feminine", "masculine"):
-                        cls = ' class="bad"' if d.get(f"correct_{g}") is False else ""
-                        cells.append(f"<td{cls}>{_e(_decision(d, g))}</td>")
-                    body = "".join(cells)
-                else:
-                    body = f"<td>{_e(d[f'{key}_feminine'])}</td><td>{_e(d[f'{key}_masculine'])}</td>"
-                parts.append(f"<tr>{head}<th>{_e(label)}</th>{body}</tr>")
-        parts.append("</tbody></table>")
-    parts += ["</body>", "</html>"]
-    return "\n".join(parts) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------------
-# files
-# ---------------------------------------------------------------------------------------------------
-
-
 def jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
     """One strict-JSON object per line."""
     return "".join(json.dumps(clean_json(row), ensure_ascii=False) + "\n" for row in rows)
-
-
-def report_files(
-    results: Sequence[LanguageResult], metrics: Mapping[str, Any], figures: Mapping[str, bytes]
-) -> dict[str, bytes]:
-    """Every output file of the report, by name relative to OUTDIR."""
-    files = {
-        "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-        "report.md": render_markdown(results, metrics).encode("utf-8"),
-        "report.html": render_html(results, metrics, figures).encode("utf-8"),
-    }
-    for result in results:
-        files[f"{result.lang}.details.jsonl"] = jsonl(result.details).encode("utf-8")
-        if result.context_details is not None:
-            files[f"{result.lang}.context.details.jsonl"] = jsonl(result.context_details).encode("utf-8")
-    return files
 
 
 def write_report(outdir: Path, files: Mapping[str, bytes]) -> None:
@@ -351,11 +235,13 @@ def write_report(outdir: Path, files: Mapping[str, bytes]) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", suffix=".tmp", dir=outdir.parent))
     try:
         for name, data in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)  # figures/
             (staging / name).write_bytes(data)
         if not outdir.exists():
             os.rename(staging, outdir)
             return
         for name in files:
+            (outdir / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / name, outdir / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -136,10 +136,10 @@ def bias_table(report: str | Path) -> Markdown:
 
 
 def bias_figures(report: str | Path) -> list[Image]:
-    """The report's plots (BLEU by gender, gaps with CIs, accuracy by gender) as inline images."""
+    """The report's plots (gaps with CIs, BLEU by gender, accuracy by gender) as inline images."""
     from bias_eval.plots import make_figures
 
-    return [Image(data=png, format="png") for png in make_figures(_metrics(report)).values()]
+    return [Image(data=fig["png"], format="png") for fig in make_figures(_metrics(report)).values()]
 
 
 def worst_examples(report: str | Path, lang: str, n: int = 5) -> HTML:

@@ -144,7 +144,7 @@ def test_gender_bias_report(tiny_t5, tiny_run, geneval_slice, tmp_path, monkeypa
         MTGENEVAL_DIR=str(geneval_slice), SPLIT="test", LANGS=["de"], OUT=str(tmp_path),
         REPORT_ARGS=["--max_new_tokens", "12", "--num_beams", "1", "--bootstrap_samples", "100"], EXAMPLES=2,
     )  # fmt: skip
-    tables = [md for md in outputs(nb, "text/markdown") if md.startswith("| lang |")]
+    tables = [md for md in outputs(nb, "text/markdown") if md.startswith("| language |")]
     assert len(tables) == 2
     shown = [h for h in outputs(nb, "text/html") if "mtkit-ex" in h]  # the worst examples, a table per model
     assert len(shown) == 2

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bias_eval.accuracy import WARNING_DEFINITION, low_signal
 from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
@@ -21,8 +22,9 @@ from bias_eval.metrics import (
     SENTENCE_BLEU,
     signature,
 )
+from bias_eval.page import report_files
 from bias_eval.plots import make_figures
-from bias_eval.report import GAP_DEFINITION, metrics_document, report_files, summary_table, write_report
+from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
@@ -158,7 +160,7 @@ def load_data(args: argparse.Namespace) -> GenderedData:
     return load_table(Path(args.data), args.target_langs)
 
 
-def describe_generation(model: str, settings: GenerationSettings) -> str:
+def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
     """One line saying how ``model`` translated."""
     prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
     mbr = settings.mbr
@@ -168,7 +170,7 @@ def describe_generation(model: str, settings: GenerationSettings) -> str:
     return (
         f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
         f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
-        f"{prompt}), cached in OUTDIR/hyps"
+        f"{prompt}), cached in {cache}"
     )
 
 
@@ -222,7 +224,7 @@ def build_config(
             "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
             "cache_dir": "hyps",
         }
-        described = describe_generation(args.model, settings)
+        described = describe_generation(args.model, settings, Path(args.out) / "hyps")
     resampling = (
         "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
         if paired
@@ -242,6 +244,7 @@ def build_config(
         "is the share of correct hypotheses among those drawn (with multiplicity)",
         "coverage": COVERAGE_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
+        "warning": WARNING_DEFINITION,
         "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
         "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
         "(languages resampled independently), not a mean of the per-language bounds",
@@ -327,6 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
     metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
+    metrics["warning"] = low_signal(metrics["languages"])
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))

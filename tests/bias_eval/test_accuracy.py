@@ -178,7 +178,7 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     md = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "acc f [95% CI]" in md and "coverage" in stdout
+    assert "accuracy feminine [95% CI]" in md and "Coverage" in stdout
     for scope in [*metrics["languages"].values(), metrics["macro"]]:
         for key in SHARES:
             lo, hi = scope[f"{key}_ci95"]

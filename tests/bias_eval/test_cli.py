@@ -100,7 +100,7 @@ def test_full_report_numbers_match_sacrebleu(full_report: tuple[Path, str], shar
 
 def test_full_report_files(full_report: tuple[Path, str]) -> None:
     out, stdout = full_report
-    assert "macro" in stdout and "BLEU gap" in stdout  # summary table printed
+    assert "macro" in stdout and "Gap, masculine" in stdout  # main table printed
     for lang in LANGS:
         text = (out / f"{lang}.details.jsonl").read_text(encoding="utf-8")
         rows = [json.loads(line) for line in text.splitlines()]
@@ -117,7 +117,7 @@ def test_full_report_files(full_report: tuple[Path, str]) -> None:
         ):
             assert key in row
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "| lang | n | BLEU |" in md and "## Definitions" in md and "fair_bleu" in md
+    assert "| language | n | BLEU |" in md and "## Definitions" in md and "fair_bleu" in md
     assert not any(p.name.endswith(".tmp") for p in out.parent.iterdir())
 
 
@@ -139,7 +139,7 @@ class _TagBalance(HTMLParser):
             self.stack.pop()
 
 
-def test_html_well_formed_with_embedded_images(full_report: tuple[Path, str]) -> None:
+def test_html_well_formed_with_embedded_figures(full_report: tuple[Path, str]) -> None:
     out, _ = full_report
     text = (out / "report.html").read_text(encoding="utf-8")
     checker = _TagBalance()
@@ -152,10 +152,10 @@ def test_html_well_formed_with_embedded_images(full_report: tuple[Path, str]) ->
     assert len(images) == 3
     for img in images:
         src = img.get("src")
-        assert src.startswith("data:image/png;base64,")
-        assert base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+        assert src.startswith("data:image/svg+xml;base64,")
+        ET.fromstring(base64.b64decode(src.split(",", 1)[1]))  # the embedded SVG parses as XML
     assert "http" not in "".join(img.get("src") for img in images)
-    assert len(root.findall(".//h:table", ns)) == 1 + len(LANGS)
+    assert len(root.findall(".//h:table", ns)) == 2 + len(LANGS)  # main table, every figure, examples per language
 
 
 def test_help_is_clean() -> None:
@@ -236,12 +236,13 @@ def test_good_small_run_then_bad_runs_leave_it_untouched(
     out = tmp_path / "report"
     status, stdout, _ = run_cli(*_geneval_args(small_geneval, good_hyps, out, "--bootstrap_samples", "50"))
     assert status == 0 and "macro" in stdout
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert set(before) == {"metrics.json", "report.md", "report.html", "de.details.jsonl", "es.details.jsonl"}
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    figures = {f"figures/{n}.{f}" for n in ("gap", "bleu_by_gender", "accuracy") for f in ("svg", "pdf", "png")}
+    assert set(before) == {"metrics.json", "report.md", "report.html", "de.details.jsonl", "es.details.jsonl", *figures}
     (good_hyps / "es.masculine.txt").write_text("only one line\n", encoding="utf-8")
     status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
     assert status == 2 and "es.masculine.txt: 1 lines, but the data has 25" in err
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_hyp_line_count(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
@@ -367,7 +368,7 @@ def test_context_subset_report(run_cli, shared_geneval: Path, tmp_path: Path) ->
         *("--bootstrap_samples", "50"),
     )
     assert status == 0, err
-    assert "acc context" in stdout
+    assert "Accuracy in context" in stdout
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["languages"]["fr"]["accuracy_context"] == metrics["macro"]["accuracy_context"] == 1.0
     assert metrics["languages"]["fr"]["n_context"] == 30

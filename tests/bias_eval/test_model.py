@@ -76,7 +76,7 @@ def test_model_report_and_cache(run_cli, small_geneval: Path, tiny_model: Path, 
     ]
     status, stdout, err = run_cli(*args)
     assert status == 0, err
-    assert "translating 25 es feminine sentences" in err and "fair BLEU" in stdout
+    assert "translating 25 es feminine sentences" in err and "Gap, masculine" in stdout  # main table
     for kind in ("feminine", "masculine"):
         hyp = out / "hyps" / f"es.{kind}.txt"
         assert len(read_plain(hyp)) == 25

@@ -1,0 +1,143 @@
+"""What a reader sees first in a report: the title (model and data), the one-sentence takeaway, the warnings and
+the compact main table, all from a report's ``metrics.json`` content."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bias_eval.accuracy import MIN_BLEU, MIN_COVERAGE, low_signal
+from bias_eval.bootstrap import significant
+
+MINUS = "\u2212"
+ARROW = "\u2192"
+
+
+def percent(share: float) -> str:
+    """A share as a percentage: whole percent, one decimal below 10% (so that 0.4% does not read 0%)."""
+    return f"{share:.0%}" if share >= 0.1 or share == 0 else f"{share:.1%}"
+
+
+def data_label(config: Mapping[str, Any]) -> str:
+    """The data set in a few words: ``MT-GenEval dev, EN->de, es`` or ``gendered.csv, into de``."""
+    langs = ", ".join(config.get("languages", []))
+    name = str(config.get("data", "?"))
+    if config.get("split"):  # MT-GenEval: English sources; its name ends with the folder or hub id in brackets
+        return f"{name.split(' (', 1)[0]}, EN{ARROW}{langs}"
+    return f"{Path(name).name}, into {langs}"
+
+
+def system_label(config: Mapping[str, Any]) -> str:
+    """The translation system: the model's folder or hub id, else the hypothesis folder."""
+    hypotheses = config.get("hypotheses", {})
+    if hypotheses.get("model"):
+        return str(hypotheses["model"])
+    return f"the hypotheses in {hypotheses.get('hyp_dir', '?')}"
+
+
+def title(config: Mapping[str, Any]) -> str:
+    """``Gender bias of runs/demo/final on MT-GenEval dev, EN->es``."""
+    return f"Gender bias of {system_label(config)} on {data_label(config)}"
+
+
+def _direction(gap: float) -> str:
+    if gap > 0:
+        return f"the masculine sentences score {gap:.2f} BLEU above the feminine ones"
+    if gap < 0:
+        return f"the feminine sentences score {-gap:.2f} BLEU above the masculine ones"
+    return "the feminine and the masculine sentences score the same BLEU"
+
+
+def signed(value: float) -> str:
+    """``+1.70`` / ``-0.40`` with a typographic minus."""
+    return f"{value:+.2f}".replace("-", MINUS)
+
+
+def _verdict(gap: float, ci: Sequence[float] | None) -> str:
+    if ci is None:
+        return f"gap masculine {MINUS} feminine {signed(gap)}; no confidence interval (bootstrap off), so no test"
+    where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
+    return f"gap masculine {MINUS} feminine {signed(gap)}, 95% CI [{signed(ci[0])}, {signed(ci[1])}]; {where}"
+
+
+def takeaway(metrics: Mapping[str, Any]) -> str:
+    """One sentence: the BLEU gap (masculine - feminine), its 95% CI, whether it is significant (the CI excludes 0)
+    and the coverage (share of hypotheses with a gendered word); over several languages, the macro figures and
+    in how many languages the gap is significant."""
+    languages = metrics["languages"]
+    if len(languages) == 1:
+        ((lang, figures),) = languages.items()
+        subject = f"In {lang}"
+    else:
+        figures, subject = metrics["macro"], f"Averaged over {len(languages)} languages"
+    gap = figures.get("bleu_gap")
+    if gap is None:
+        return f"{subject}, the BLEU gap could not be computed."
+    sentence = f"{subject}, {_direction(gap)} ({_verdict(gap, figures.get('bleu_gap_ci95'))})"
+    cis = [m.get("bleu_gap_ci95") for m in languages.values()]
+    if len(languages) > 1 and all(ci is not None for ci in cis):
+        count = sum(bool(significant(ci)) for ci in cis)
+        sentence += f"; the gap is significant in {count} of {len(languages)} languages"
+    coverage = figures.get("coverage")
+    if coverage is not None:
+        sentence += f", and {percent(coverage)} of the hypotheses contain a gendered word (coverage)"
+    return sentence + "."
+
+
+def warnings(metrics: Mapping[str, Any]) -> list[str]:
+    """The report's warnings, one line per language whose coverage or BLEU is too low for the figures to say much
+    (:func:`bias_eval.accuracy.low_signal`); empty when there is none."""
+    flagged = (low_signal(metrics["languages"]) or {}).get("languages", {})
+    return [f"{lang}: the accuracies say little: {' and '.join(f['reasons'])}" for lang, f in flagged.items()]
+
+
+THRESHOLDS = f"coverage below {MIN_COVERAGE:.0%} or corpus BLEU below {MIN_BLEU:g}"
+
+
+MAIN_HEADER = (
+    "Language",
+    "BLEU feminine",
+    "BLEU masculine",
+    f"Gap, masculine {MINUS} feminine [95% CI]",
+    "Accuracy feminine",
+    "Accuracy masculine",
+    "Coverage",
+)
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _gap_cell(figures: Mapping[str, Any]) -> str:
+    gap, ci = figures.get("bleu_gap"), figures.get("bleu_gap_ci95")
+    if gap is None:
+        return "n/a"
+    return signed(gap) + ("" if ci is None else f" [{signed(ci[0])}, {signed(ci[1])}]")
+
+
+def main_header(metrics: Mapping[str, Any]) -> list[str]:
+    """The main table's header (:data:`MAIN_HEADER`, and the contextual subset's accuracy when it was scored)."""
+    return [*MAIN_HEADER, *(["Accuracy in context"] if _with_context(metrics) else [])]
+
+
+def _with_context(metrics: Mapping[str, Any]) -> bool:
+    return metrics["macro"].get("accuracy_context") is not None
+
+
+def main_rows(metrics: Mapping[str, Any]) -> list[tuple[list[str], bool | None]]:
+    """The main table's rows (one per language, then the macro mean when there are several; cells as in
+    :func:`main_header`), each with whether its gap is significant."""
+    named = list(metrics["languages"].items())
+    if len(named) > 1:
+        named.append(("macro (mean)", metrics["macro"]))
+    rows = []
+    for lang, m in named:
+        bleu = ["n/a" if m.get(k) is None else f"{m[k]:.2f}" for k in ("bleu_feminine", "bleu_masculine")]
+        cells = [lang, *bleu, _gap_cell(m), _share(m.get("accuracy_feminine")), _share(m.get("accuracy_masculine"))]
+        cells.append(_share(m.get("coverage")))
+        if _with_context(metrics):
+            cells.append(_share(m.get("accuracy_context")))
+        rows.append((cells, significant(m.get("bleu_gap_ci95"))))
+    return rows
