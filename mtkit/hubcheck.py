@@ -17,8 +17,11 @@ OFFLINE_HINT += "the copy in the local Hugging Face cache"
 
 
 def is_hub_id(value: str) -> bool:
-    """Whether ``value`` reads as a hub id (``name`` or ``namespace/name``) rather than a path on this machine."""
-    return not value.startswith(("/", ".", "~")) and value.count("/") <= 1 and not Path(value).expanduser().exists()
+    """Whether ``value`` reads as a hub id (``name`` or ``namespace/name``) rather than a path on this machine: not
+    one that exists, nor one inside a folder that does (``runs/demo/finale``: a mistyped path, not a hub id)."""
+    if value.startswith(("/", ".", "~")) or value.count("/") > 1 or Path(value).exists():
+        return False
+    return "/" not in value or not Path(value.split("/")[0]).is_dir()
 
 
 def _go_offline() -> None:

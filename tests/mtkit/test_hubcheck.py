@@ -83,3 +83,13 @@ def test_a_cached_model_with_the_hub_out_of_reach_is_used_at_once(tiny_t5, tmp_p
     assert res.returncode == 0, res.stderr[-3000:]
     assert "the Hugging Face Hub cannot be reached; using the cached copy" in res.stderr and RETRY not in res.stderr
     assert len(res.stdout.strip().splitlines()) == 1
+
+
+def test_paths_on_this_machine_are_never_taken_for_hub_ids(tmp_path, monkeypatch):
+    from mtkit.hubcheck import is_hub_id
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "model").mkdir()
+    assert is_hub_id("google/flan-t5-small") and is_hub_id("t5-small")
+    assert not any(map(is_hub_id, ["model", "runs/finale", "runs/demo/final", "./m", "/m", "~/m"]))
