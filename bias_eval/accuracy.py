@@ -74,3 +74,39 @@ def accuracy_figures(
             replicates[name] = _replicate_shares(counts, hits, counted)
             figures[f"{name}_ci95"] = percentile_interval(replicates[name])
     return figures, replicates
+
+
+#: Below this coverage (share of hypotheses with a gendered word of either reference), the accuracies say little.
+MIN_COVERAGE = 0.5
+#: Below this corpus BLEU, the translations are too poor (empty, another language, garbage) for the figures to count.
+MIN_BLEU = 5.0
+WARNING_DEFINITION = (
+    f"set when a language's coverage is below {MIN_COVERAGE:.0%} or its corpus BLEU below {MIN_BLEU:g}: a hypothesis "
+    "without the other gender's words counts as correct, so empty, wrong-language or garbage translations score "
+    "near 100% accuracy; the figures then say little about gender bias. warning.message says why, per language; "
+    "warning.languages holds each flagged language's coverage and BLEU; warning.thresholds the two limits"
+)
+
+
+def low_signal(languages: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The report's warning (``metrics.json``'s ``warning``, see :data:`WARNING_DEFINITION`) when a language's
+    coverage is below :data:`MIN_COVERAGE` or its BLEU below :data:`MIN_BLEU`; ``None`` when none is."""
+    flagged: dict[str, dict[str, Any]] = {}
+    for lang, m in languages.items():
+        coverage, bleu = m.get("coverage"), m.get("bleu")
+        reasons = []
+        if coverage is not None and coverage < MIN_COVERAGE:
+            reasons.append(f"only {coverage:.1%} of hypotheses contain a gendered word")
+        if bleu is not None and bleu < MIN_BLEU:
+            reasons.append(f"BLEU is {bleu:.2f}")
+        if reasons:
+            flagged[lang] = {"coverage": coverage, "bleu": bleu, "reasons": reasons}
+    if not flagged:
+        return None
+    said = "; ".join(f"{' and '.join(f['reasons'])} ({lang})" for lang, f in flagged.items())
+    message = (
+        f"the accuracies say little: {said}. A translation without the other gender's words counts as correct, so "
+        "empty, wrong-language or garbage output scores near 100%; read the worst examples before the figures"
+    )
+    thresholds = {"coverage": MIN_COVERAGE, "bleu": MIN_BLEU}
+    return {"message": message, "languages": flagged, "thresholds": thresholds}

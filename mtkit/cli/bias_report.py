@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bias_eval.accuracy import WARNING_DEFINITION, low_signal
 from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
@@ -33,6 +34,7 @@ from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.hubcheck import check_hub_source
 from mtkit.textio import check_writable
 
 EPILOG = """examples:
@@ -47,7 +49,10 @@ them when model, settings and sources are unchanged. Without --num_beams, --leng
 --max_new_tokens and --prompt, --model decodes with the settings saved with the model
 (generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
 penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
-With --model a local model folder, its model card (README.md) gets the report's Gender bias section.
+With --update_card and --model a local model folder, its model card (README.md) gets a Gender bias
+section for this data set and split (a report on another set or split gets a section of its own).
+When fewer than half the hypotheses of a language contain a gendered word, or its BLEU is below 5,
+the console, metrics.json ("warning") and the card say that the accuracies say little.
 Flags take underscores (as train.py and translate.py); the dashed spellings of earlier versions
 (--mtgeneval-dir, --beam-size, --max-new-tokens, --langs, ...) are still accepted.
 """
@@ -143,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed, and MBR's sampling seed (12345)")
     out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    out.add_argument(
+        *option("update_card"),
+        action="store_true",
+        help="with --model a local model folder: add this report's Gender bias section to its README.md (one "
+        "section per data set and split; default: the card is left as it is)",
+    )
     return parser
 
 
@@ -157,7 +168,7 @@ def load_data(args: argparse.Namespace) -> GenderedData:
     return load_table(Path(args.data), args.target_langs)
 
 
-def describe_generation(model: str, settings: GenerationSettings) -> str:
+def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
     """One line saying how ``model`` translated."""
     prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
     mbr = settings.mbr
@@ -167,7 +178,7 @@ def describe_generation(model: str, settings: GenerationSettings) -> str:
     return (
         f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
         f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
-        f"{prompt}), cached in OUTDIR/hyps"
+        f"{prompt}), cached in {cache}"
     )
 
 
@@ -221,7 +232,7 @@ def build_config(
             "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
             "cache_dir": "hyps",
         }
-        described = describe_generation(args.model, settings)
+        described = describe_generation(args.model, settings, Path(args.out) / "hyps")
     resampling = (
         "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
         if paired
@@ -241,6 +252,7 @@ def build_config(
         "is the share of correct hypotheses among those drawn (with multiplicity)",
         "coverage": COVERAGE_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
+        "warning": WARNING_DEFINITION,
         "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
         "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
         "(languages resampled independently), not a mean of the per-language bounds",
@@ -264,6 +276,7 @@ def build_config(
     return {
         "data": data.name,
         "split": data.split,
+        "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",
         "languages": sorted(data.languages),
         "paired": paired,
         "context": bool(args.context),
@@ -301,8 +314,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
+    if args.update_card and not local_model_dir(args.model):
+        raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
     out = Path(args.out)
     check_writable(out, "--out")
+    check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.hyp_dir:
         flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
         for flag in (*flags, "mbr_candidates", "epsilon", "top_p"):
@@ -322,13 +338,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
     metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
+    metrics["warning"] = low_signal(metrics["languages"])
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))
+    if metrics["warning"]:
+        print(f"\nWARNING: {metrics['warning']['message']}")
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
     model_dir = local_model_dir(args.model)
-    if model_dir is not None:
+    if model_dir is not None and args.update_card:
         update_card(model_dir, metrics, out)
+    elif model_dir is not None:
+        print(f"model card of {model_dir} left as it is (--update_card adds this report's section)")
     return 0
 
 
