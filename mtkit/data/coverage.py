@@ -218,8 +218,8 @@ def check_coverage(
     coverage = measure_coverage(tokenizer, texts)
     why, advice = _cause(coverage, scratch)
     message = (
-        f"{source} cannot write {coverage.share:.1%} of the {lang} {what} characters: {_examples(coverage)} "
-        f"({kinds(coverage)}) are unknown or lost in decoding{why}, so the model would read and write unknown tokens"
+        f"{source} cannot write {coverage.share:.1%} of the {lang} {what} characters (unknown or lost in decoding: "
+        f"{_examples(coverage)}; {kinds(coverage)}){why}, so the model would read and write unknown tokens"
     )
     return _refuse_or_warn(coverage, message, flag, force, threshold, advice)
 
@@ -249,8 +249,8 @@ def check_language(
     coverage = measure_coverage(tokenizer, [" ".join(letters)])
     why, advice = _cause(coverage, scratch)
     message = (
-        f"{source} cannot write {coverage.share:.1%} of the letters of {lang}: {_examples(coverage)} "
-        f"({kinds(coverage)}) are unknown or lost in decoding{why}, so the model would write unknown tokens"
+        f"{source} cannot write {coverage.share:.1%} of the letters of {lang} (unknown or lost in decoding: "
+        f"{_examples(coverage)}; {kinds(coverage)}){why}, so the model would write unknown tokens"
     )
     return _refuse_or_warn(coverage, message, flag, force, threshold, advice)
 
