@@ -32,7 +32,7 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 		--text "The mechanic told me that she would come tonight." \
 		--text "The engineer finished her report yesterday." --max_new_tokens 64
 	$(PY) scripts/bias_report.py --mtgeneval_dir $(DEMO)/corpus/mt-geneval --split test --target_langs es \
-		--model $(DEMO)/final --max_new_tokens 64 --batch_size 100 --out $(DEMO)/bias_report
+		--model $(DEMO)/final --max_new_tokens 64 --batch_size 100 --out $(DEMO)/bias_report --update_card
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 
 # Two pytest-xdist workers, each test file on one of them (its module fixtures built once); the 25 slowest tests

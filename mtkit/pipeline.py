@@ -76,9 +76,10 @@ def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
 
 def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
     """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
-    decoded with the model's saved prompt and generation settings, and the run's ``--decoding``."""
+    decoded with the model's saved prompt and generation settings, and the run's ``--decoding``; its figures go into
+    the model's card."""
     args = ["--mtgeneval_dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
-    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
+    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out), "--update_card"]
     args += ["--batch_size", str(cfg.eval.eval_batch_size), *decoding_args(cfg)]
     args += ["--force"] if cfg.train.force_coverage else []  # a run forced past the coverage check reports too
     report_main(args)

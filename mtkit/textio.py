@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -168,16 +170,50 @@ def check_writable(path: Path, flag: str, *, file: bool = False) -> None:
         raise UserError(f"{flag} {path}: cannot write in {existing} ({err.strerror or err})") from None
 
 
+def umask() -> int:
+    """The process's file-creation mask: from ``/proc/self/status`` where there is one, else by setting it and
+    setting it back at once."""
+    try:
+        found = re.search(r"^Umask:\s*([0-7]+)$", Path("/proc/self/status").read_text(), re.M)
+    except OSError:
+        found = None
+    if found:
+        return int(found.group(1), 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def follow_umask(path: Path | str, folder: bool = False, like: Path | None = None) -> None:
+    """Give ``path`` the mode an ordinary write would: that of ``like`` when it exists (the file it replaces keeps
+    its mode), else ``0o666`` (``0o777`` with ``folder``) less the umask. ``tempfile``'s files and folders are private
+    (``0o600``, ``0o700``): renamed into place as they are, teammates sharing a run folder could not read them."""
+    try:
+        mode = stat.S_IMODE(like.stat().st_mode) if like is not None else None
+    except OSError:
+        mode = None
+    os.chmod(path, mode if mode is not None else (0o777 if folder else 0o666) & ~umask())
+
+
+def follow_umask_tree(root: Path) -> None:
+    """:func:`follow_umask` for ``root`` and every file and folder under it (symbolic links left alone): for a
+    folder written by libraries that make private files (safetensors writes ``model.safetensors`` as ``0o600``)."""
+    for path in [root, *Path(root).rglob("*")]:
+        if not path.is_symlink():
+            follow_umask(path, folder=path.is_dir())
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``; a write the file
-    system refuses (no space, read-only, a file where a folder goes) is one :class:`UserError` naming ``path``, and
-    leaves no temporary file."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``, with the mode an
+    ordinary write would give it (:func:`follow_umask`); a write the file system refuses (no space, read-only, a
+    file where a folder goes) is one :class:`UserError` naming ``path``, and leaves no temporary file."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        follow_umask(tmp, like=path)
         os.replace(tmp, path)
     except BaseException as err:
         if tmp is not None:

@@ -202,3 +202,30 @@ def family_dir(tmp_path_factory) -> Callable[..., Path]:
         return once(tmp_path_factory, name, lambda out: build_family(family, out, target_langs=target_langs))
 
     return get
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> Path:
+    """``make demo`` in small: a demo corpus (3,000 training pairs, 30 gender pairs), 30 updates of the demo recipe
+    on it, then the demo's bias report on the corpus's gender pairs into the card (``--update_card``), written to
+    ``<run>/bias_report`` beside ``final/``."""
+
+    def build(root: Path) -> None:
+        corpus, run = root / "corpus", root / "run"
+        sizes = ["--n_train", "3000", "--n_valid", "40", "--n_test", "40", "--n_gender_pairs", "30"]
+        res = run_script("demo_corpus.py", str(corpus), *sizes)
+        assert res.returncode == 0, res.stderr[-3000:]
+        res = run_script(
+            "train.py", "--config", "recipes/demo.yaml", "--data_dir", str(corpus), "--output_dir", str(run),
+            "--max_steps", "30", "--eval_steps", "30", "--save_steps", "30", "--eval_max_samples", "20",
+            "--vocab_size", "1000", "--max_new_tokens", "16", "--report_to", "none", "--disable_tqdm",
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr[-3000:]
+        res = run_script(
+            "bias_report.py", "--mtgeneval_dir", str(corpus / "mt-geneval"), "--split", "test", "--target_langs",
+            "es", "--model", str(run / "final"), "--max_new_tokens", "16", "--num_beams", "1", "--bootstrap_samples",
+            "50", "--out", str(run / "bias_report"), "--update_card",
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr[-3000:]
+
+    return once(tmp_path_factory, "demo_run", build) / "run"

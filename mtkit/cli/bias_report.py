@@ -36,6 +36,7 @@ from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.hubcheck import check_hub_source
 from mtkit.textio import check_writable
 
 EPILOG = """examples:
@@ -50,7 +51,10 @@ them when model, settings and sources are unchanged. Without --num_beams, --leng
 --max_new_tokens and --prompt, --model decodes with the settings saved with the model
 (generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
 penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
-With --model a local model folder, its model card (README.md) gets the report's Gender bias section.
+With --update_card and --model a local model folder, its model card (README.md) gets a Gender bias
+section for this data set and split (a report on another set or split gets a section of its own).
+When fewer than half the hypotheses of a language contain a gendered word, or its BLEU is below 5,
+the console, metrics.json ("warning") and the card say that the accuracies say little.
 Flags take underscores (as train.py and translate.py); the dashed spellings of earlier versions
 (--mtgeneval-dir, --beam-size, --max-new-tokens, --langs, ...) are still accepted.
 """
@@ -146,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed, and MBR's sampling seed (12345)")
     out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    out.add_argument(
+        *option("update_card"),
+        action="store_true",
+        help="with --model a local model folder: add this report's Gender bias section to its README.md (one "
+        "section per data set and split; default: the card is left as it is)",
+    )
     return parser
 
 
@@ -268,6 +278,7 @@ def build_config(
     return {
         "data": data.name,
         "split": data.split,
+        "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",
         "languages": sorted(data.languages),
         "paired": paired,
         "context": bool(args.context),
@@ -306,8 +317,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
         check_codes(args.target_langs, "--target_langs")
+    if args.update_card and not local_model_dir(args.model):
+        raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
     out = Path(args.out)
     check_writable(out, "--out")
+    check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.hyp_dir:
         flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
         for flag in (*flags, "mbr_candidates", "epsilon", "top_p"):
@@ -334,10 +348,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))
+    if metrics["warning"]:
+        print(f"\nWARNING: {metrics['warning']['message']}")
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
     model_dir = local_model_dir(args.model)
-    if model_dir is not None:
+    if model_dir is not None and args.update_card:
         update_card(model_dir, metrics, out)
+    elif model_dir is not None:
+        print(f"model card of {model_dir} left as it is (--update_card adds this report's section)")
     return 0
 
 

@@ -15,6 +15,7 @@ from mtkit.data.prompts import resolve
 from mtkit.decode.engines import first_set, load_translator
 from mtkit.decode.mbr import mbr_settings
 from mtkit.errors import UserError
+from mtkit.hubcheck import check_hub_source
 from mtkit.textio import atomic_write, check_writable, read_lines
 
 
@@ -75,6 +76,7 @@ def _parser():
 def main(argv: list[str] | None = None) -> None:
     """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
     args = _parser().parse_args(argv)
+    check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
     if args.output:

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 
 import numpy as np
 
@@ -41,6 +42,13 @@ ALTERNATIVES = (
     "use a multilingual model (google/mt5-base, google/umt5-base or google/byt5-base) or a tokenizer trained for "
     "the pair (train from scratch: no --model_name_or_path/--tokenizer_name)"
 )
+
+#: What to do instead when the model was trained from scratch with a tokenizer learned from its own training data.
+RETRAIN = (
+    "train it again on data that contains them (e.g. sentences with {kinds}), so that its new tokenizer learns them"
+)
+#: Unicode categories (their first letter, or the whole for letters) by the name the refusal gives them.
+KINDS = {"Nd": "digits", "Lu": "capital letters", "L": "letters", "P": "punctuation", "S": "symbols", "N": "numerals"}
 
 _LATIN = "abcdefghijklmnopqrstuvwxyz"
 _DEVANAGARI = "अआइईउऊएऐओऔकखगघचछजझटठडढणतथदधनपफबभमयरलवशषसहािीुूेैोौंः्"
@@ -139,11 +147,51 @@ def _examples(coverage: Coverage, k: int = 5) -> str:
     return " ".join(repr(char) for char, _ in coverage.missing[:k])
 
 
-def _refuse_or_warn(coverage: Coverage, message: str, flag: str, force: bool, threshold: float) -> Coverage:
+def kinds(coverage: Coverage) -> str:
+    """What the uncovered characters are (digits, capital letters, punctuation, ...), most frequent kind first."""
+    found: list[str] = []
+    for char, _ in coverage.missing:
+        category = unicodedata.category(char)
+        name = KINDS.get(category) or KINDS.get(category[0]) or "other characters"
+        found += [name] if name not in found else []
+    return ", ".join(found)
+
+
+def trained_from_scratch(model: str | Path) -> bool:
+    """Whether ``model`` is a folder of a model trained from scratch with a tokenizer learned from its own training
+    data: the run it is the ``final/`` of (its parent's ``config.yaml``), or its model card, says so."""
+    path = Path(model)
+    if not path.is_dir():
+        return False
+    run_config = path.parent / "config.yaml"
+    if path.name == "final" and run_config.is_file():
+        import yaml
+
+        saved = yaml.safe_load(run_config.read_text(encoding="utf-8")) or {}
+        model_keys, tokenizer_keys = saved.get("model") or {}, saved.get("tokenizer") or {}
+        return not model_keys.get("model_name_or_path") and not tokenizer_keys.get("tokenizer_name")
+    card = path / "README.md"
+    return card.is_file() and "trained from scratch" in card.read_text(encoding="utf-8", errors="replace")
+
+
+def _cause(coverage: Coverage, scratch: bool) -> tuple[str, str]:
+    """Why the characters are lost, and what to do, for a tokenizer learned from scratch or a given one."""
+    if scratch:
+        why = (
+            ", because the model's own tokenizer never saw them: it was trained from scratch on its run's training "
+            "data, which has none of them"
+        )
+        return why, RETRAIN.format(kinds=kinds(coverage))
+    return ", for which the tokenizer has no token", ALTERNATIVES
+
+
+def _refuse_or_warn(
+    coverage: Coverage, message: str, flag: str, force: bool, threshold: float, advice: str = ALTERNATIVES
+) -> Coverage:
     if coverage.share <= threshold or coverage.uncovered == 0:
         return coverage
     if not force:
-        raise UserError(f"{message}; {ALTERNATIVES}; or pass {flag} to go on anyway")
+        raise UserError(f"{message}; {advice}; or pass {flag} to go on anyway")
     if os.environ.get("RANK", "0") == "0":  # once per run, not once per process
         print(f"warning: {message}; going on ({flag})", file=sys.stderr)
     return coverage
@@ -159,17 +207,21 @@ def check_coverage(
     threshold: float = THRESHOLD,
     source: str = "the tokenizer",
     what: str = "reference",
+    scratch: bool = False,
 ) -> Coverage:
     """Refuse (:class:`UserError`, one line naming ``lang``, the share, examples, what to use instead and ``flag``)
     a tokenizer that cannot round-trip more than ``threshold`` of the characters of ``lang``'s ``texts``
     (:func:`measure_coverage`; ``what`` names the texts); with ``force``, one warning line on standard error
-    instead. Returns the measure."""
+    instead. The refusal says why the characters are lost and what to do: ``scratch`` for a model trained from scratch
+    with its own tokenizer (:func:`trained_from_scratch`), else for a given, pretrained tokenizer. Returns the
+    measure."""
     coverage = measure_coverage(tokenizer, texts)
+    why, advice = _cause(coverage, scratch)
     message = (
-        f"{source} cannot write {coverage.share:.1%} of the {lang} {what} characters (unknown or lost in "
-        f"decoding: {_examples(coverage)}), so a model using it would read and write unknown tokens"
+        f"{source} cannot write {coverage.share:.1%} of the {lang} {what} characters (unknown or lost in decoding: "
+        f"{_examples(coverage)}; {kinds(coverage)}){why}, so the model would read and write unknown tokens"
     )
-    return _refuse_or_warn(coverage, message, flag, force, threshold)
+    return _refuse_or_warn(coverage, message, flag, force, threshold, advice)
 
 
 def exemplars(lang: str | None) -> str | None:
@@ -187,6 +239,7 @@ def check_language(
     force: bool,
     threshold: float = THRESHOLD,
     source: str = "the tokenizer",
+    scratch: bool = False,
 ) -> Coverage | None:
     """:func:`check_coverage` on ``lang``'s built-in letters (:data:`EXEMPLARS`, each counted once: one letter
     missing of 30 is 3.3%); ``None`` for a language without letters in the table (nothing checked)."""
@@ -194,11 +247,12 @@ def check_language(
     if letters is None:
         return None
     coverage = measure_coverage(tokenizer, [" ".join(letters)])
+    why, advice = _cause(coverage, scratch)
     message = (
         f"{source} cannot write {coverage.share:.1%} of the letters of {lang} (unknown or lost in decoding: "
-        f"{_examples(coverage)}), so a model using it would write unknown tokens"
+        f"{_examples(coverage)}; {kinds(coverage)}){why}, so the model would write unknown tokens"
     )
-    return _refuse_or_warn(coverage, message, flag, force, threshold)
+    return _refuse_or_warn(coverage, message, flag, force, threshold, advice)
 
 
 def target_samples(split, n: int = SAMPLE_LINES, seed: int = 0) -> dict[str, list[str]]:
@@ -227,8 +281,8 @@ def check_run_coverage(cfg: RunConfig, train) -> None:
         return
     from mtkit.data.tokenizer import load_tokenizer
 
-    tokenizer = load_tokenizer(name)
     flag = "--tokenizer_name" if cfg.tokenizer.tokenizer_name else "--model_name_or_path"
+    tokenizer = load_tokenizer(name, flag)
     for lang, texts in target_samples(train, seed=cfg.train.seed).items():
         check_coverage(
             tokenizer, texts, lang, flag="--force_coverage", force=cfg.train.force_coverage,
@@ -252,8 +306,9 @@ def check_model(model: str, texts: dict[str, list[str]], *, force: bool, flag: s
     tokenizer = model_tokenizer(model)
     if tokenizer is None:
         return
+    scratch = trained_from_scratch(model)
     for lang, lines in texts.items():
-        check_coverage(tokenizer, lines, lang, flag=flag, force=force, source=f"--model {model}")
+        check_coverage(tokenizer, lines, lang, flag=flag, force=force, source=f"--model {model}", scratch=scratch)
 
 
 def check_model_language(model: str, lang: str | None, *, force: bool, flag: str = "--force") -> Coverage | None:
@@ -261,4 +316,5 @@ def check_model_language(model: str, lang: str | None, *, force: bool, flag: str
     tokenizer = model_tokenizer(model) if exemplars(lang) is not None else None
     if tokenizer is None:
         return None
-    return check_language(tokenizer, lang, flag=flag, force=force, source=f"--model {model}")
+    scratch = trained_from_scratch(model)
+    return check_language(tokenizer, lang, flag=flag, force=force, source=f"--model {model}", scratch=scratch)

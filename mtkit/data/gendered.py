@@ -72,6 +72,7 @@ class GenderedData:
     name: str
     split: str | None
     languages: dict[str, LanguageData]
+    demo: bool = False  # the gender pairs of the toolkit's synthetic demo corpus (MT-GenEval's layout, not its data)
 
 
 def annotated_keywords(line: str) -> list[str]:

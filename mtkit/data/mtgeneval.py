@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mtkit.data.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from mtkit.data.origin import DEMO_NAME, demo_corpus_root
 from mtkit.errors import UserError
 from mtkit.textio import read_lines
 
@@ -144,4 +145,7 @@ def load_mtgeneval(
                 f"--target_langs: language {lang!r} not present for split {split} in {root} (available: {available})"
             )
     languages = {lang: _load_mtgeneval_language(root, split, lang, context) for lang in sorted(set(wanted))}
+    if demo_corpus_root(root) is not None:
+        name = f"{DEMO_NAME}'s gender pairs ({split}, {root}; MT-GenEval's layout)"
+        return GenderedData(name=name, split=split, languages=languages, demo=True)
     return GenderedData(name=f"MT-GenEval {split} ({root})", split=split, languages=languages)

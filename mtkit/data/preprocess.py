@@ -95,8 +95,10 @@ def _tokenizer_fingerprint(tokenizer) -> str:
 
 def prepare_tokenizer(cfg: RunConfig, train_texts: Dataset, out: Path):
     """The run's tokenizer: given, the pretrained model's, one saved by an earlier attempt, or trained now."""
-    if cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path:
-        return load_tokenizer(cfg.tokenizer.tokenizer_name or cfg.model.model_name_or_path)
+    if cfg.tokenizer.tokenizer_name:
+        return load_tokenizer(cfg.tokenizer.tokenizer_name)
+    if cfg.model.model_name_or_path:
+        return load_tokenizer(cfg.model.model_name_or_path, "--model_name_or_path")
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer.json").exists():
         texts = tokenizer_sample(train_texts, cfg.tokenizer.tokenizer_train_samples, cfg.train.seed)

@@ -66,9 +66,10 @@ def train_tokenizer(
     )
 
 
-def load_tokenizer(name_or_path: str | Path) -> PreTrainedTokenizerFast:
-    """Load a saved or hub tokenizer, with a one-line error when that fails."""
+def load_tokenizer(name_or_path: str | Path, flag: str = "--tokenizer_name") -> PreTrainedTokenizerFast:
+    """Load a saved or hub tokenizer, with a one-line error naming ``flag`` (the option that gave it) when that
+    fails."""
     try:
         return AutoTokenizer.from_pretrained(str(name_or_path))
     except (OSError, ValueError) as err:
-        raise UserError(f"--tokenizer_name: cannot load {name_or_path}: {str(err).splitlines()[0]}") from None
+        raise UserError(f"{flag}: cannot load {name_or_path}: {str(err).splitlines()[0]}") from None

@@ -1,11 +1,12 @@
 """The gender-bias sections of a model card: the figures of a ``scripts/bias_report.py`` report of the model
-(``bias_report.py --model DIR`` and the end of a run with ``--bias_report_split``) and the before/after table of
-``scripts/compare_reports.py``, each between its own HTML comment markers so that a later report replaces it;
-their ``model-index`` results sit beside the translation scores under their own task name."""
+(``bias_report.py --model DIR --update_card`` and the end of a run with ``--bias_report_split``), one section per
+data set and split, and the before/after table of ``scripts/compare_reports.py``, each between its own HTML comment
+markers so that a later report on the same set and split replaces its own section and no other; their
+``model-index`` results sit beside the translation scores under their own task name. A card names only what the
+model folder holds: a report written elsewhere is described, not linked."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,11 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from bias_eval.compare import CHANGE_NOTE, Row, cells, header
 from bias_eval.report import fmt, fmt_ci, fmt_share
 from mtkit.data.mtgeneval_hub import HUB_ID
+from mtkit.data.origin import DEMO_ID, DEMO_NAME
 from mtkit.decode.ct2 import is_ct2_model
 from mtkit.export.card import CARD, MTKIT_TAG, save_card
 
+#: where the card's gender-bias sections go (the training card has it empty, below its Results)
 BIAS = ("<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->")
 COMPARISON = ("<!-- mtkit:bias-comparison -->", "<!-- /mtkit:bias-comparison -->")
 BIAS_TASK = "Gender bias in translation"
@@ -43,6 +46,32 @@ MTGENEVAL_LIMITS = (
     " MT-GenEval covers English into eight languages (ar, de, es, fr, hi, it, pt, ru) with sentences from "
     "Wikipedia; other domains, registers and source languages are not measured."
 )
+DEMO_LIMITS = (
+    f" These pairs come from {DEMO_NAME} (template sentences in MT-GenEval's layout), like the model's training "
+    "data: the figures show what the demo teaches, not how the model would do on real text."
+)
+
+
+def dataset_kind(config: Mapping[str, Any]) -> str:
+    """``mtgeneval``, ``demo`` (the demo corpus's gender pairs) or ``table`` (a CSV/JSONL file), as the report's
+    ``config`` says (a report from before ``dataset_kind``: MT-GenEval when it has a split)."""
+    return config.get("dataset_kind") or ("mtgeneval" if config.get("split") else "table")
+
+
+def dataset_label(config: Mapping[str, Any]) -> str:
+    """How a section's title names the report's data: ``MT-GenEval dev``, ``demo corpus test``, a file's name."""
+    kind, split = dataset_kind(config), config.get("split")
+    if kind == "mtgeneval":
+        return f"MT-GenEval {split}"
+    if kind == "demo":
+        return f"demo corpus {split}"
+    return Path(str(config.get("data", "gendered data"))).name
+
+
+def section_markers(metrics: Mapping[str, Any]) -> tuple[str, str]:
+    """The markers of the card section of this report's data set, split and languages."""
+    key = f"{dataset_label(metrics.get('config', {}))}, {' '.join(metrics['languages'])}".replace("--", "-")
+    return f"<!-- mtkit:gender-bias {key} -->", f"<!-- /mtkit:gender-bias {key} -->"
 
 
 def local_model_dir(model: str | None) -> Path | None:
@@ -84,24 +113,37 @@ def _row(lang: str, m: Mapping[str, Any]) -> str:
     return f"| {lang} | {fmt(m.get('bleu_feminine'))} | {fmt(m.get('bleu_masculine'))} | {gap} | {' | '.join(shares)} |"
 
 
+FULL_REPORT = "The full report (per-sentence details, plots, definitions)"
+
+
+def _where_report(report_dir: Path, model_dir: Path) -> str:
+    """The sentence of a section that says where the full report is: a link when it lies inside the model folder
+    (and travels with it), else no path at all (one outside breaks once the folder is copied or uploaded)."""
+    report, model = Path(report_dir).resolve(), Path(model_dir).resolve()
+    if report.is_relative_to(model):
+        relative = report.relative_to(model).as_posix()
+        return f"{FULL_REPORT} is in [`{relative}/`]({relative}/report.html)."
+    return f"{FULL_REPORT} is not part of this folder: the command below rebuilds it."
+
+
 def bias_markdown(metrics: Mapping[str, Any], report_dir: Path, model_dir: Path) -> str:
-    """The card's Gender bias section from a report's ``metrics.json``."""
+    """The card's Gender bias section of one report (its data set, split and languages) from its ``metrics.json``."""
     config = metrics.get("config", {})
     where = config.get("data", "gendered data")
-    relative = os.path.relpath(Path(report_dir).resolve(), Path(model_dir).resolve())
-    out = ["## Gender bias", ""]
+    out = [f"## Gender bias: {dataset_label(config)}, {', '.join(metrics['languages'])}", ""]
+    if metrics.get("warning"):
+        out += [f"> **Warning:** {metrics['warning']['message']}.", ""]
     how = config.get("hypotheses_description", "")
-    out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. The full report (per-sentence details, plots, "
-            f"definitions) is in `{relative}/` relative to this folder.", ""]  # fmt: skip
+    out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. {_where_report(report_dir, model_dir)}", ""]
     out += ["| language | BLEU f | BLEU m | gap m - f [95% CI] | acc f [95% CI] | acc m [95% CI] | acc pair [95% CI] |"]
     out += ["|---|---:|---:|---:|---:|---:|---:|"]
     out += [_row(lang, m) for lang, m in metrics["languages"].items()]
     if len(metrics["languages"]) > 1:
         out.append(_row("macro", metrics["macro"]))
     samples = config.get("bootstrap_samples")
+    limits = LIMITS + {"mtgeneval": MTGENEVAL_LIMITS, "demo": DEMO_LIMITS}.get(dataset_kind(config), "")
     out += ["", f"sacreBLEU `{config.get('bleu_signature', '')}`; {samples} bootstrap resamples, seed "
-            f"{config.get('seed')}.", "", MEANING, "", LIMITS + (MTGENEVAL_LIMITS if config.get("split") else ""),
-            ""]  # fmt: skip
+            f"{config.get('seed')}.", "", MEANING, "", limits, ""]  # fmt: skip
     if config.get("command"):
         out += ["Reproduce:", "", "```bash", config["command"], "```"]
     return "\n".join(out)
@@ -110,15 +152,19 @@ def bias_markdown(metrics: Mapping[str, Any], report_dir: Path, model_dir: Path)
 def bias_eval_results(metrics: Mapping[str, Any], source_lang: str = "en") -> list[EvalResult]:
     """``model-index`` entries of the report: BLEU per gender, the gap and pair accuracy per language."""
     config = metrics.get("config", {})
-    split = config.get("split")
-    dataset = HUB_ID if split else str(config.get("data", "gendered data"))
+    split, kind = config.get("split"), dataset_kind(config)
+    # the demo's gender pairs are not its test split: an id of their own (the hub groups results by dataset id)
+    dataset = {"mtgeneval": HUB_ID, "demo": f"{DEMO_ID}-gender-pairs"}.get(kind)
+    dataset = dataset or Path(str(config.get("data", "gendered data"))).name
+    names = {"mtgeneval": f"MT-GenEval ({split})", "demo": f"mtkit demo corpus gender pairs ({split})"}
+    name = names.get(kind, dataset)
     results = []
     for lang, m in metrics["languages"].items():
         for title, key in (*CARD_FIGURES, ("gender accuracy (pair)", "accuracy_pair")):
             if m.get(key) is not None:
                 results.append(EvalResult(
                     task_type="translation", task_name=BIAS_TASK, dataset_type=dataset,
-                    dataset_name=f"MT-GenEval ({split})" if split else dataset, dataset_config=f"{source_lang}-{lang}",
+                    dataset_name=name, dataset_config=f"{source_lang}-{lang}",
                     dataset_split=split or "test", metric_type=key, metric_name=title, metric_value=round(m[key], 4),
                 ))  # fmt: skip
     return results
@@ -126,8 +172,14 @@ def bias_eval_results(metrics: Mapping[str, Any], source_lang: str = "en") -> li
 
 def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> Path:
     data = card.data
-    if results is not None:
-        kept = [r for r in data.eval_results or [] if r.task_name != BIAS_TASK]
+    if results is not None:  # this report's set, split and languages replaced; other sets' results kept
+        mine = {(r.dataset_name, r.dataset_split, r.dataset_config) for r in results}
+        old = data.eval_results or []
+        kept = [
+            r
+            for r in old
+            if r.task_name != BIAS_TASK or (r.dataset_name, r.dataset_split, r.dataset_config) not in mine
+        ]
         data.eval_results = kept + results or None
         data.model_name = data.model_name or model_dir.resolve().name
         data.tags = list(dict.fromkeys([*(data.tags or []), "gender-bias"]))
@@ -135,11 +187,17 @@ def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult]
 
 
 def add_bias_report(model_dir: Path, metrics: Mapping[str, Any], report_dir: Path) -> Path:
-    """Put the report's figures into the card of ``model_dir`` (in place, atomically); an earlier report's
-    section and comparison are replaced. Returns the card's path."""
+    """Put the report's figures into the card of ``model_dir`` (in place, atomically): its own section (data set,
+    split and languages) replaced or added before the card's :data:`BIAS` place, the other sets' sections kept; the
+    comparison goes (it compared an earlier report). Returns the card's path."""
     card = load_card(model_dir)
     source = metrics.get("config", {}).get("hypotheses", {}).get("generation", {}).get("source_lang", "en")
-    text = replace_section(card.text, BIAS, bias_markdown(metrics, report_dir, model_dir), after="## Results")
+    markers, section = section_markers(metrics), bias_markdown(metrics, report_dir, model_dir)
+    text = card.text
+    if markers[0] not in text and BIAS[0] in text:  # a new set: before the empty place, after those there
+        head, tail = text.split(BIAS[0], 1)
+        text = f"{head}{markers[0]}\n{markers[1]}\n\n{BIAS[0]}{tail}"
+    text = replace_section(text, markers, section, after="## Results")
     text = replace_section(text, COMPARISON, None)
     return _save(model_dir, card, text, bias_eval_results(metrics, source))
 

@@ -22,6 +22,7 @@ import torch
 from accelerate import Accelerator
 
 from mtkit.errors import UserError
+from mtkit.textio import follow_umask_tree
 
 STATE_FILE = "trainer_state.json"
 MANIFEST_FILE = "manifest.json"  # written last: a checkpoint without it, or whose files differ from it, is incomplete
@@ -188,6 +189,7 @@ class CheckpointManager:
         sealed = self._attempt(lambda: self._seal(tmp, state)) if acc.is_main_process else None  # written last
         self._agree(sealed, tmp)
         if acc.is_main_process:
+            follow_umask_tree(tmp)  # every process has written its part; safetensors writes private files
             if final.exists():
                 shutil.rmtree(final)
             os.replace(tmp, final)

@@ -187,3 +187,51 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
     definitions = metrics["config"]["definitions"]
     assert "distinguishing" in definitions["coverage"] and "same bootstrap resamples" in definitions["accuracy_ci95"]
     assert "**coverage**" in md and "<b>accuracy_ci95</b>" in html
+
+
+def covering_share(root: Path, lang: str, hyps: dict[str, list[str]]) -> float:
+    """Share of hypotheses that hold a word of either reference the other lacks, over the sentences whose references
+    differ in some word: counted here with the official script's normalisation, straight from the files."""
+    refs = {g: (root / "sentences" / "test" / f"geneval-sentences-{g}-test.en_{lang}.{lang}").read_text().splitlines()
+            for g in ("feminine", "masculine")}  # fmt: skip
+    hits = counted = 0
+    for i, (fem, masc) in enumerate(zip(refs["feminine"], refs["masculine"])):
+        distinguishing = words(fem) ^ words(masc)
+        if not distinguishing:
+            continue
+        for gender in ("feminine", "masculine"):
+            counted += 1
+            hits += bool(words(hyps[gender][i]) & distinguishing)
+    return hits / counted
+
+
+def test_garbage_that_looks_unbiased_is_a_loud_warning(run_cli, small_geneval, tmp_path):
+    """Empty and nonsense translations score near 100% accuracy; the report says the figures say little, with the
+    coverage counted here, on the console, in metrics.json (``warning``) and its definitions."""
+    good = reference_hyps(small_geneval, ["de", "es"], "test", lambda g: g)
+    garbage = {"de": good["de"], "es": {}}
+    for gender, lines in good["es"].items():
+        # the first three sentences translated right, the rest empty or nonsense
+        garbage["es"][gender] = lines[:3] + ["" if i % 2 else "Creo y a nuestrosrosrosros cuadros cuadros." for i in
+                                             range(len(lines) - 3)]  # fmt: skip
+    hyps = write_hyps(tmp_path / "hyps", garbage)
+    args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--hyp_dir", str(hyps)]
+    status, out, _ = run_cli(*args, "--bootstrap_samples", "20", "--out", str(tmp_path / "r"))
+    assert status == 0
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    es = metrics["languages"]["es"]
+    share = covering_share(small_geneval, "es", garbage["es"])
+    assert share < 0.5 and es["coverage"] == pytest.approx(share)
+    assert es["accuracy_feminine"] > 0.9 and es["accuracy_masculine"] > 0.9  # what looks unbiased
+    warning = metrics["warning"]
+    assert set(warning["languages"]) == {"es"}  # German, translated right, is not flagged
+    assert warning["languages"]["es"]["coverage"] == pytest.approx(share)
+    assert warning["thresholds"] == {"coverage": 0.5, "bleu": 5.0}
+    said = f"the accuracies say little: only {share:.1%} of hypotheses contain a gendered word and BLEU is "
+    assert warning["message"].startswith(said)
+    assert f"WARNING: {warning['message']}" in out
+    assert "below 50%" in metrics["config"]["definitions"]["warning"]
+
+    status, out, _ = run_cli(*args[:-1], str(write_hyps(tmp_path / "good", good)), "--out", str(tmp_path / "g"))
+    assert status == 0 and "WARNING" not in out
+    assert json.loads((tmp_path / "g" / "metrics.json").read_text())["warning"] is None

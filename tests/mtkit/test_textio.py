@@ -1,4 +1,8 @@
 import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +80,28 @@ def test_streamed_lines_equal_the_whole_file_read(tmp_path, name, gz):
             return f"error: {err}"
 
     assert outcome(lambda: list(iter_lines(path, chunk_bytes=777))) == outcome(lambda: read_lines(path))
+
+
+FOLLOW = """
+import os, stat, sys
+from pathlib import Path
+from mtkit.textio import atomic_write
+os.umask(int(sys.argv[2], 8))
+folder = Path(sys.argv[1])
+atomic_write(folder / "atomic.txt", b"x")
+(folder / "plain.txt").write_bytes(b"x")
+(folder / "existing.txt").write_bytes(b"old")
+os.chmod(folder / "existing.txt", 0o600)
+atomic_write(folder / "existing.txt", b"new")
+print(" ".join(oct(stat.S_IMODE((folder / n).stat().st_mode)) for n in ("atomic.txt", "plain.txt", "existing.txt")))
+"""
+
+
+@pytest.mark.parametrize("mask", ["022", "002", "077"])
+def test_atomic_write_gives_the_mode_an_ordinary_write_gives_under_the_umask(tmp_path, mask):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    res = subprocess.run([sys.executable, "-c", FOLLOW, str(tmp_path), mask], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    atomic, plain, replaced = res.stdout.split()
+    assert atomic == plain == oct(0o666 & ~int(mask, 8))
+    assert replaced == oct(0o600)  # a file written over keeps its mode, as with open(path, "w")

@@ -6,6 +6,7 @@ and a model whose tokenizer learned Russian passes silently."""
 from __future__ import annotations
 
 import csv
+import re
 import unicodedata
 from pathlib import Path
 
@@ -152,3 +153,34 @@ def test_training_checks_each_target_language_of_the_data(models, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     assert len(warnings(res.stderr)) == 1 and "(--force_coverage)" in warnings(res.stderr)[0]
     assert (out / "final" / "config.json").is_file()
+
+
+def test_a_model_trained_from_scratch_is_told_its_own_tokenizer_never_saw_the_characters(
+    demo_run, small_geneval, tmp_path, capsys
+):
+    """The demo model (its tokenizer learned from the demo corpus) on real MT-GenEval Spanish: the refusal lists
+    characters the corpus never holds (read here from its training files), says what they are and advises training
+    again on data that has them, not a multilingual model."""
+    argv = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "es"]
+    argv += ["--model", str(demo_run / "final"), "--out", str(tmp_path / "r"), "--num_beams", "1"]
+    code, _, err = run(bias_report_main, argv, capsys)
+    assert code == 2 and not (tmp_path / "r").exists()
+    (line,) = errors(err)
+    assert "because the model's own tokenizer never saw them: it was trained from scratch" in line
+    assert "train it again on data that contains them (e.g. sentences with " in line
+    assert "google/mt5-base" not in line and "--force" in line
+    corpus = demo_run.parent / "corpus"
+    seen = set((corpus / "train.en").read_text(encoding="utf-8") + (corpus / "train.es").read_text(encoding="utf-8"))
+    listed = re.findall(r"'(.)'", line.split("unknown or lost in decoding: ")[1].split(";")[0])
+    assert listed and not set(listed) & seen  # never in the data the tokenizer learned from
+    if any(c.isdigit() for c in listed):
+        assert "digits" in line
+
+
+def test_a_pretrained_model_is_pointed_to_multilingual_ones(models, capsys):
+    translate = cli_entry(translate_main)
+    argv = ["--model", str(models["latin"]), "--text", "A man sings.", "--target_lang", "ru"]
+    code, _, err = run(translate, argv, capsys)
+    (line,) = errors(err)
+    assert code == 2 and "; letters), for which the tokenizer has no token" in line
+    assert "google/mt5-base" in line and "never saw" not in line

@@ -103,6 +103,8 @@ def test_lora_saves_adapter_and_merged_model_and_writes_the_bias_report(tiny_t5,
     report = json.loads((out / "bias_report" / "metrics.json").read_text())
     assert set(report["languages"]) == {"de"}
     assert json.loads((out / "results.json").read_text())["bias_report"] == str(out / "bias_report")
+    card = (out / "final" / "README.md").read_text()  # the run asks for its card to be updated (--update_card)
+    assert "\n## Gender bias: MT-GenEval dev, de\n" in card and "model card updated" in res.stdout
 
 
 @pytest.mark.parametrize("strategy", ["multi_gpu", pytest.param("deepspeed_zero2", marks=pytest.mark.slow)])

@@ -1,0 +1,39 @@
+"""Files a team can share: everything a run writes (weights, card, results, checkpoints, the CTranslate2 copy) has
+the mode an ordinary write gives under the umask, atomic writes through a temporary file included."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+from testing_utils import FAST_RUN, REPO, run_script
+
+
+def test_a_run_under_umask_022_leaves_files_0644_and_folders_0755(multi30k_small, tmp_path):
+    run = tmp_path / "run"
+    train = [sys.executable, str(REPO / "scripts" / "train.py"), "--data_dir", str(multi30k_small), *FAST_RUN]
+    train += ["--output_dir", str(run), "--max_steps", "2", "--eval_steps", "2", "--save_steps", "2"]
+    train += ["--max_train_samples", "200", "--export_ct2", "float32"]
+    res = run_script("-", "sh", "-c", 'umask 022 && exec "$@"', "sh", *train)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for name in ("model.safetensors", "README.md", "config.json", "generation_config.json", "tokenizer.json"):
+        assert (run / "final" / name).is_file(), name
+    assert (run / "results.json").is_file() and (run / "final_ct2").is_dir()
+    wrong = []
+    for path in [run, *run.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode != (0o755 if path.is_dir() else 0o644):
+            wrong.append(f"{oct(mode)} {path.relative_to(run)}")
+    assert not wrong, "modes other than an ordinary write's under umask 022:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_mode_check_above_can_fail(tmp_path):
+    """A file made private the way tempfile makes it is what the check above finds."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(dir=tmp_path)
+    os.close(fd)
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
