@@ -14,6 +14,7 @@ from typing import Any
 
 from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
 from bias_eval.scoring import LanguageResult
+from mtkit.textio import follow_umask
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
 GAP_DEFINITION = "bleu_gap = bleu_masculine - bleu_feminine (corpus sacreBLEU); > 0 favours masculine"
@@ -233,6 +234,7 @@ def write_report(outdir: Path, files: Mapping[str, bytes]) -> None:
     outdir = outdir.absolute()
     outdir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", suffix=".tmp", dir=outdir.parent))
+    follow_umask(staging, folder=True)  # mkdtemp's folder is private (0o700); a new OUTDIR is this folder renamed
     try:
         for name, data in files.items():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)  # figures/

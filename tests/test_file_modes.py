@@ -37,3 +37,16 @@ def test_the_mode_check_above_can_fail(tmp_path):
     fd, name = tempfile.mkstemp(dir=tmp_path)
     os.close(fd)
     assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
+
+
+def test_a_new_bias_report_folder_follows_the_umask(tmp_path):
+    """``write_report`` stages a new report folder with ``mkdtemp`` (private) and renames it into place."""
+    from bias_eval.report import write_report
+
+    old = os.umask(0o022)
+    try:
+        write_report(tmp_path / "report", {"report.md": b"# r\n", "figures/gap.svg": b"<svg/>"})
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "report", *(tmp_path / "report").rglob("*")]}
+    assert modes == {"report": 0o755, "figures": 0o755, "report.md": 0o644, "gap.svg": 0o644}
