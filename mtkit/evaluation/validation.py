@@ -45,7 +45,7 @@ def translate_corpus(
     seed: int = 0,
 ) -> list[str]:
     """Translate ``sources``, each process a contiguous share, and return all translations in order (beam search,
-    or MBR with ``--decoding mbr``, each process sampling under ``seed`` plus its index)."""
+    or MBR with ``--decoding mbr``, each process sampling under ``seed`` plus its index), under the run's autocast."""
     sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
     synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
     per = -(-len(sources) // accelerator.num_processes)
@@ -53,7 +53,8 @@ def translate_corpus(
     real = len(share)
     # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3 and FSDP).
     share = share + [sources[-1]] * (per - real)
-    with gathered_root(accelerator, model):
+    # The unwrapped model has lost accelerate's autocast of its forward: decode in the training's precision anyway.
+    with gathered_root(accelerator, model), accelerator.autocast():
         hyps = generate_translations(
             unwrapped(accelerator, model),
             tokenizer,

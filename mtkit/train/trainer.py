@@ -58,8 +58,7 @@ class Trainer:
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
         if precision != cfg.train.mixed_precision:
-            acc.print(f"{cfg.model.model_name_or_path or cfg.model.model}: T5 family, computing in {precision} "
-                      "(pass --mixed_precision no to train.py for fp32)")  # fmt: skip
+            acc.print(f"--mixed_precision auto: computing in {acc.mixed_precision} on {acc.device.type}")
         if cfg.model.lora_r:
             check_strategy(zero_stage(acc))
         set_seed(cfg.train.seed)
