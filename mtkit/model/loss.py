@@ -69,11 +69,39 @@ def cross_entropy_sum(
     return ChunkedCrossEntropy.apply(logits.reshape(-1, vocab), labels.reshape(-1), label_smoothing, chunk_elements)
 
 
+def _config(model):
+    """The transformers config inside any wrapper (DDP, DeepSpeed's engine, torch.compile, peft)."""
+    while not hasattr(model, "config") and hasattr(model, "module"):
+        model = model.module
+    return getattr(model, "config", None)
+
+
+def model_mask(model, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``attention_mask`` (batch x source) as the model takes it without a host read: for SDPA attention the 4-D
+    boolean mask (batch x 1 x 1 x source) that transformers uses as it is, where a 2-D one is first checked for
+    padding (``mask.all()``, read back from the device at every forward); other attention implementations get
+    the 2-D mask."""
+    config = _config(model)
+    if getattr(config, "_attn_implementation", None) != "sdpa" or attention_mask.dim() != 2:
+        return attention_mask
+    return attention_mask[:, None, None, :].bool()
+
+
+def causal_mask(model, decoder_input_ids: torch.Tensor) -> torch.Tensor | None:
+    """For SDPA attention, the decoder's causal mask in the 4-D boolean form transformers uses as it is (else it
+    reads back whether the target has padding at every forward); ``None`` (the model's own) otherwise."""
+    if getattr(_config(model), "_attn_implementation", None) != "sdpa":
+        return None
+    length = decoder_input_ids.shape[1]
+    return torch.ones(length, length, dtype=torch.bool, device=decoder_input_ids.device).tril()[None, None]
+
+
 def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0) -> torch.Tensor:
     """Sum of label-smoothed cross-entropy over the non-padding target tokens of ``batch`` (fp32, on device)."""
     logits = model(
         input_ids=batch["input_ids"],
-        attention_mask=batch["attention_mask"],
+        attention_mask=model_mask(model, batch["attention_mask"]),
         decoder_input_ids=batch["decoder_input_ids"],
+        decoder_attention_mask=causal_mask(model, batch["decoder_input_ids"]),
     ).logits
     return cross_entropy_sum(logits, batch["labels"], label_smoothing)

@@ -14,6 +14,7 @@ from transformers import AutoModelForSeq2SeqLM, get_scheduler
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
 from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
+from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
 from mtkit.model.lora import apply_lora
 from mtkit.model.precision import enable_tf32
@@ -37,7 +38,7 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         else:
             kwargs["cpu"] = True  # without it, a CPU job under a launcher trains N unsynchronised copies
     out = cfg.train.output_dir
-    return Accelerator(
+    accelerator = Accelerator(
         gradient_accumulation_steps=cfg.train.gradient_accumulation_steps,
         mixed_precision=mixed_precision,
         log_with=tracker_names(cfg.logging.report_to) or None,
@@ -46,6 +47,8 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         kwargs_handlers=[InitProcessGroupKwargs(**pg)],
         **kwargs,
     )
+    reduce_gradients_in_fp32(accelerator)
+    return accelerator
 
 
 def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):

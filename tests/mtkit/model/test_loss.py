@@ -83,3 +83,32 @@ def test_the_backward_keeps_no_fp32_copy_of_the_logits():
     _, before = saved_bytes(lambda: F.cross_entropy(logits.float(), labels, label_smoothing=0.1, reduction="sum"))
     _, after = saved_bytes(lambda: cross_entropy_sum(logits, labels, 0.1))
     assert before >= rows * vocab * 4 and after <= rows * vocab * 2 + rows * 16
+
+
+@pytest.mark.parametrize("preset", ["transformer-tiny", "flan-t5-small"])
+def test_the_4d_masks_give_the_logits_of_the_2d_one_without_reading_back(preset, monkeypatch):
+    """transformers checks a 2-D mask for padding (a read back from the device) in every forward; the 4-D masks
+    are used as they are, for the same logits."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from mtkit.model.loss import causal_mask, model_mask
+    from mtkit.model.presets import preset_config
+
+    config = preset_config(preset, vocab_size=200, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    config.vocab_size, config.num_layers, config.num_decoder_layers = 200, 2, 2  # T5's; BART ignores them
+    torch.manual_seed(0)
+    model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    ids = torch.randint(3, 200, (3, 7))
+    mask = torch.ones(3, 7, dtype=torch.long)
+    mask[1, 4:], mask[2, 2:] = 0, 0
+    ids[mask == 0] = 1
+    decoder = torch.randint(3, 200, (3, 5))
+    expected = model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder).logits
+    reads = []
+    original = torch.Tensor.__bool__
+    monkeypatch.setattr(torch.Tensor, "__bool__", lambda t: reads.append(t.shape) or original(t))
+    logits = model(input_ids=ids, attention_mask=model_mask(model, mask), decoder_input_ids=decoder,
+                   decoder_attention_mask=causal_mask(model, decoder)).logits  # fmt: skip
+    monkeypatch.undo()
+    assert reads == []
+    torch.testing.assert_close(logits, expected, rtol=0, atol=0)
