@@ -58,8 +58,8 @@ class Trainer:
         discard = self._check_inputs()  # every input check happens here, before anything is written
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
-        if precision != cfg.train.mixed_precision:
-            acc.print(f"--mixed_precision auto: computing in {acc.mixed_precision} on {acc.device.type}")
+        if precision and precision != cfg.train.mixed_precision:
+            acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
         if cfg.model.lora_r:
             check_strategy(zero_stage(acc))
         set_seed(cfg.train.seed)
