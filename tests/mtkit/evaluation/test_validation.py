@@ -53,7 +53,8 @@ def test_evaluation_decodes_under_the_runs_autocast():
         acc = Accelerator(cpu=True, mixed_precision="bf16")
         model = acc.prepare(AutoModelForSeq2SeqLM.from_config(config))
         seen = []
-        acc.unwrap_model(model).get_encoder().layers[0].fc1.register_forward_hook(lambda m, i, out: seen.append(out.dtype))
+        fc1 = acc.unwrap_model(model).get_encoder().layers[0].fc1
+        fc1.register_forward_hook(lambda m, i, out: seen.append(out.dtype))
         cfg = EvalConfig(num_beams=2, max_new_tokens=4, eval_batch_size=2)
         hyps = translate_corpus(acc, model, tok, text, cfg)
         assert len(hyps) == len(text) and seen and set(seen) == {torch.bfloat16}
