@@ -148,7 +148,9 @@ class TrainConfig:
     max_tokens: int = _f(4096, "Token budget per batch and process (padded source or target tokens).")
     max_sentences: int | None = _f(None, "Cap on sentences per batch.")
     gradient_accumulation_steps: int = _f(1, "Batches accumulated per update.")
-    mixed_precision: Literal["no", "fp16", "bf16"] | None = _f(None, "Precision (default: accelerate config).")
+    mixed_precision: Literal["auto", "no", "fp16", "bf16"] | None = _f(
+        None, "Compute precision; default auto: a launcher's bf16/fp16, else bf16 on GPUs with bf16, else fp32 (TF32)."
+    )
     save_steps: int = _f(1000, "Save a checkpoint every N updates.")
     save_total_limit: int = _f(3, "Keep the last N step checkpoints (checkpoint_best is always kept).")
     load_best_model_at_end: bool = _f(
@@ -162,6 +164,9 @@ class TrainConfig:
     )
     gradient_checkpointing: bool = _f(False, "Recompute activations in the backward pass: less memory, ~30% slower.")
     torch_compile: bool = _f(False, "Compile the model with torch.compile.")
+    dataloader_num_workers: int | None = _f(
+        None, "Processes collating training batches (default: 2 on a GPU, 0 on a CPU)."
+    )
     ddp_timeout: int = _f(
         1800, "Seconds a collective may wait (process-group timeout); raise it for long preprocessing."
     )

@@ -56,6 +56,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),  # fmt: skip
     **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
     **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
+    "dataloader_num_workers": (_non_negative, ">= 0"),
     **dict.fromkeys(
         ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout", "epsilon"), (_fraction, "in [0, 1)")
     ),

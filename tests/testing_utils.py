@@ -14,7 +14,16 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def data_root(repo: Path = REPO) -> Path:
+    """The real data: ``../shared/data`` beside the checkout, else ``.gpu/data`` inside it (where
+    ``scripts/gpu_prepare.sh`` copies it for a GPU machine, which gets the checkout alone)."""
+    candidates = [repo.parent / "shared" / "data", repo / ".gpu" / "data"]
+    return next((d for d in candidates if (d / "multi30k").is_dir()), candidates[0])
+
+
+SHARED_DATA = data_root()
 MULTI30K = SHARED_DATA / "multi30k"
 MTGENEVAL = SHARED_DATA / "mt-geneval"
 

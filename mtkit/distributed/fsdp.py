@@ -32,6 +32,28 @@ def uses_fsdp(acc: Accelerator) -> bool:
     return acc.distributed_type == DistributedType.FSDP
 
 
+def fp32_reduce(policy):
+    """FSDP2's mixed-precision ``policy`` with gradients reduced (summed across processes) in fp32: accelerate's
+    bf16 policy reduces them in bf16, which rounds each sum to 8 bits of mantissa. ``None`` stays ``None``."""
+    if policy is None or policy.reduce_dtype in (None, torch.float32):
+        return policy
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    return MixedPrecisionPolicy(
+        param_dtype=policy.param_dtype,
+        reduce_dtype=torch.float32,
+        output_dtype=policy.output_dtype,
+        cast_forward_inputs=policy.cast_forward_inputs,
+    )
+
+
+def reduce_gradients_in_fp32(acc: Accelerator) -> None:
+    """Under FSDP2, make the plugin's policy (what ``prepare`` shards with) reduce gradients in fp32."""
+    plugin = acc.state.fsdp_plugin if uses_fsdp(acc) else None
+    if plugin is not None and not isinstance(plugin.mixed_precision_policy, dict):
+        plugin.mixed_precision_policy = fp32_reduce(plugin.mixed_precision_policy)
+
+
 def shard_tied_embeddings(acc: Accelerator, model: torch.nn.Module) -> None:
     """Under FSDP, make every module holding the input embedding's weight one FSDP unit (see the module doc)."""
     if not uses_fsdp(acc):

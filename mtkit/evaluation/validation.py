@@ -47,7 +47,7 @@ def translate_corpus(
 ) -> list[str]:
     """Translate ``sources`` (into ``langs``, each source's target language), each process a contiguous share, and
     return all translations in order (beam search, or MBR with ``--decoding mbr``, each process sampling under
-    ``seed`` plus its index)."""
+    ``seed`` plus its index), under the run's autocast."""
     sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
     synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
     per = -(-len(sources) // accelerator.num_processes)
@@ -59,7 +59,8 @@ def translate_corpus(
     if langs is not None:
         targets = langs[accelerator.process_index * per : (accelerator.process_index + 1) * per]
         targets = targets + [langs[-1]] * (per - real)
-    with gathered_root(accelerator, model):
+    # The unwrapped model has lost accelerate's autocast of its forward: decode in the training's precision anyway.
+    with gathered_root(accelerator, model), accelerator.autocast():
         hyps = generate_translations(
             unwrapped(accelerator, model),
             tokenizer,

@@ -1,7 +1,8 @@
 """Model FLOPs of an encoder-decoder training step, and the peak FLOP/s of common accelerators (for MFU).
 
 The count follows the convention of the PaLM/nanoGPT MFU figures, adapted to encoder-decoder models whose
-source and target lengths differ: every matrix multiplication on the padded shapes actually processed,
+source and target lengths differ: every matrix multiplication over the real (non-padding) tokens (or, without
+their counts, the padded shapes),
 2 FLOPs per multiply-add, backward = 2x forward. Counted: the attention projections (Q, K, V, output),
 attention scores and the weighted sum of values (self-attention over the source in the encoder; causal
 self-attention over the target and cross-attention to the source in the decoder, counted in full as the
@@ -39,11 +40,23 @@ def peak_tflops_of(device_name: str) -> float | None:
     return next((peak for key, peak in PEAK_TFLOPS if key.upper() in name), None)
 
 
-def peak_tflops(device: torch.device, override: float | None = None) -> float | None:
-    """Peak dense bf16/fp16 TFLOP/s of one ``device``: ``override`` if given, else looked up by name."""
+def peak_for_precision(peak: float | None, precision: str | None, tf32: bool) -> float | None:
+    """The peak the run's precision can reach, from the table's bf16/fp16 one: the same for bf16 and fp16; half of
+    it in fp32 with TF32 tensor cores (Ampere and newer); ``None`` (no MFU) for fp32 without them."""
+    if peak is None or precision in ("bf16", "fp16"):
+        return peak
+    return peak / 2 if tf32 else None
+
+
+def peak_tflops(device: torch.device, override: float | None = None, precision: str | None = "bf16") -> float | None:
+    """Peak dense TFLOP/s of one ``device`` in ``precision`` (accelerate's ``no``/``fp16``/``bf16``): ``override`` if
+    given, else looked up by name (:func:`peak_for_precision`)."""
     if override:
         return override
-    return peak_tflops_of(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
+    if device.type != "cuda":
+        return None
+    peak = peak_tflops_of(torch.cuda.get_device_name(device))
+    return peak_for_precision(peak, precision, tf32=torch.cuda.get_device_capability(device)[0] >= 8)
 
 
 @dataclass(frozen=True)
@@ -87,10 +100,15 @@ class Architecture:
             )
         raise ValueError(f"no FLOPs formula for model type {getattr(config, 'model_type', type(config).__name__)}")
 
-    def forward_flops(self, batch: int, src_len: int, tgt_len: int) -> int:
-        """FLOPs of one forward pass over a ``batch x src_len`` source and ``batch x tgt_len`` target."""
+    def forward_flops(
+        self, batch: int, src_len: int, tgt_len: int, src_tokens: int | None = None, tgt_tokens: int | None = None
+    ) -> int:
+        """FLOPs of one forward pass over a ``batch x src_len`` source and ``batch x tgt_len`` target; with
+        ``src_tokens``/``tgt_tokens`` (the real, non-padding tokens) those of the real tokens only: every matrix
+        product per token over them, attention scores over each real query and the padded keys."""
         d, a = self.d_model, self.attn_dim
-        src, tgt = batch * src_len, batch * tgt_len  # token positions, padding included
+        src = batch * src_len if src_tokens is None else src_tokens  # token positions
+        tgt = batch * tgt_len if tgt_tokens is None else tgt_tokens
         encoder_layer = (
             2 * src * 4 * d * a + 2 * 2 * src * src_len * a + 2 * src * d * self.encoder_ffn * (self.ffn_matrices)
         )
@@ -105,7 +123,11 @@ class Architecture:
         head = 2 * tgt * d * self.vocab_size
         return self.encoder_layers * encoder_layer + self.decoder_layers * decoder_layer + head
 
-    def training_flops(self, batch: int, src_len: int, tgt_len: int) -> int:
-        """FLOPs of forward plus backward for one padded batch: backward is twice the forward (gradients of the
-        activations and of the weights), once with frozen weights (LoRA's small adapters left out)."""
-        return (3 if self.weight_gradients else 2) * self.forward_flops(batch, src_len, tgt_len)
+    def training_flops(
+        self, batch: int, src_len: int, tgt_len: int, src_tokens: int | None = None, tgt_tokens: int | None = None
+    ) -> int:
+        """FLOPs of forward plus backward for one padded batch (of its real tokens when given): backward is twice
+        the forward (gradients of the activations and of the weights), once with frozen weights (LoRA's small
+        adapters left out)."""
+        forward = self.forward_flops(batch, src_len, tgt_len, src_tokens, tgt_tokens)
+        return (3 if self.weight_gradients else 2) * forward

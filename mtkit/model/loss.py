@@ -3,25 +3,105 @@
 Summed, not averaged: the trainer divides by the number of target tokens of the whole optimizer update
 (all micro-batches, all processes), as fairseq does, so every token weighs the same however the update
 was split into batches.
+
+Computed in fp32 a chunk of rows at a time (:class:`ChunkedCrossEntropy`): the value and gradient of
+``F.cross_entropy(logits.float(), labels, label_smoothing=e, reduction="sum")`` without its fp32 copy of the whole
+logits and the fp32 log-softmax it keeps for the backward pass (25k tokens x 37k vocabulary: 3.7 GB each). The
+backward keeps the logits as they came (bf16 under autocast) and one fp32 log-sum-exp per row.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
+
+#: fp32 elements of one chunk (rows x vocabulary): 256 MB of temporaries at a time.
+CHUNK_ELEMENTS = 2**26
+IGNORE_INDEX = -100
+
+
+def _chunks(rows: int, vocab: int, chunk_elements: int) -> list[slice]:
+    step = max(1, chunk_elements // max(1, vocab))
+    return [slice(start, min(rows, start + step)) for start in range(0, rows, step)]
+
+
+class ChunkedCrossEntropy(torch.autograd.Function):
+    """Summed label-smoothed cross-entropy of ``logits`` (rows x vocabulary, any float dtype) against ``labels``
+    (rows; ``-100`` ignored), in fp32 one chunk of rows at a time, forward and backward."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, labels: torch.Tensor, smoothing: float, chunk_elements: int):
+        rows, vocab = logits.shape
+        keep = labels != IGNORE_INDEX
+        targets = labels.clamp(min=0)
+        lse = torch.empty(rows, dtype=torch.float32, device=logits.device)
+        total = torch.zeros((), dtype=torch.float32, device=logits.device)
+        for part in _chunks(rows, vocab, chunk_elements):
+            z = logits[part].float()
+            lse[part] = torch.logsumexp(z, dim=-1)
+            nll = lse[part] - z.gather(1, targets[part, None]).squeeze(1)
+            smooth = lse[part] - z.mean(dim=-1)  # -(1/V) sum_j log p_j
+            total += torch.where(keep[part], (1 - smoothing) * nll + smoothing * smooth, 0.0).sum()
+        ctx.save_for_backward(logits, targets, keep, lse)
+        ctx.smoothing, ctx.chunk_elements = smoothing, chunk_elements
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total: torch.Tensor):
+        logits, targets, keep, lse = ctx.saved_tensors
+        rows, vocab = logits.shape
+        smoothing = ctx.smoothing
+        grad = torch.empty_like(logits)
+        for part in _chunks(rows, vocab, ctx.chunk_elements):
+            p = torch.exp(logits[part].float() - lse[part, None])  # softmax
+            p.sub_(smoothing / vocab)
+            p.scatter_add_(1, targets[part, None], torch.full_like(p[:, :1], -(1 - smoothing)))
+            p.mul_((keep[part].float() * grad_total)[:, None])
+            grad[part] = p.to(logits.dtype)
+        return grad, None, None, None
+
+
+def cross_entropy_sum(
+    logits: torch.Tensor, labels: torch.Tensor, label_smoothing: float = 0.0, chunk_elements: int = CHUNK_ELEMENTS
+) -> torch.Tensor:
+    """``F.cross_entropy(logits.float(), labels, ignore_index=-100, label_smoothing, reduction="sum")`` of
+    ``logits`` (..., vocabulary), chunked (see the module's docstring); fp32."""
+    vocab = logits.size(-1)
+    return ChunkedCrossEntropy.apply(logits.reshape(-1, vocab), labels.reshape(-1), label_smoothing, chunk_elements)
+
+
+def _config(model):
+    """The transformers config inside any wrapper (DDP, DeepSpeed's engine, torch.compile, peft)."""
+    while not hasattr(model, "config") and hasattr(model, "module"):
+        model = model.module
+    return getattr(model, "config", None)
+
+
+def model_mask(model, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``attention_mask`` (batch x source) as the model takes it without a host read: for SDPA attention the 4-D
+    boolean mask (batch x 1 x 1 x source) that transformers uses as it is, where a 2-D one is first checked for
+    padding (``mask.all()``, read back from the device at every forward); other attention implementations get
+    the 2-D mask."""
+    config = _config(model)
+    if getattr(config, "_attn_implementation", None) != "sdpa" or attention_mask.dim() != 2:
+        return attention_mask
+    return attention_mask[:, None, None, :].bool()
+
+
+def causal_mask(model, decoder_input_ids: torch.Tensor) -> torch.Tensor | None:
+    """For SDPA attention, the decoder's causal mask in the 4-D boolean form transformers uses as it is (else it
+    reads back whether the target has padding at every forward); ``None`` (the model's own) otherwise."""
+    if getattr(_config(model), "_attn_implementation", None) != "sdpa":
+        return None
+    length = decoder_input_ids.shape[1]
+    return torch.ones(length, length, dtype=torch.bool, device=decoder_input_ids.device).tril()[None, None]
 
 
 def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0) -> torch.Tensor:
     """Sum of label-smoothed cross-entropy over the non-padding target tokens of ``batch`` (fp32, on device)."""
     logits = model(
         input_ids=batch["input_ids"],
-        attention_mask=batch["attention_mask"],
+        attention_mask=model_mask(model, batch["attention_mask"]),
         decoder_input_ids=batch["decoder_input_ids"],
+        decoder_attention_mask=causal_mask(model, batch["decoder_input_ids"]),
     ).logits
-    return F.cross_entropy(
-        logits.float().view(-1, logits.size(-1)),
-        batch["labels"].view(-1),
-        ignore_index=-100,
-        label_smoothing=label_smoothing,
-        reduction="sum",
-    )
+    return cross_entropy_sum(logits, batch["labels"], label_smoothing)

@@ -1,5 +1,6 @@
-"""The run's compute precision, decided before the accelerator exists: bf16 by default for the T5 family,
-fp16 refused for it. Master weights are always fp32 (:func:`mtkit.train.build.build_model`)."""
+"""The run's compute precision, decided before the accelerator exists: by default bf16 autocast wherever the GPU
+computes in bf16 and fp32 elsewhere, for every model; TF32 for what stays fp32; fp16 refused for the T5 family.
+Master weights are always fp32 (:func:`mtkit.train.build.build_model`)."""
 
 from __future__ import annotations
 
@@ -27,21 +28,34 @@ def model_type(cfg: RunConfig) -> str:
         raise UserError(f"--model_name_or_path: {str(err).splitlines()[0]}") from None
 
 
-def bf16_available() -> bool:
-    """Whether this host computes in bf16 (any CPU; GPUs from Ampere on)."""
-    return not torch.cuda.is_available() or torch.cuda.is_bf16_supported()
+def auto_precision(cuda: bool, bf16_supported: bool) -> str:
+    """``--mixed_precision auto``: bf16 autocast on a CUDA device that computes in bf16 (Ampere and newer), fp32
+    elsewhere (CPUs, where bf16 is slower; older GPUs, where fp16 would need loss scaling)."""
+    return "bf16" if cuda and bf16_supported else "no"
 
 
-def resolve_mixed_precision(cfg: RunConfig, kind: str) -> str | None:
-    """The precision to ask accelerate for (``None``: accelerate's config decides).
+def enable_tf32() -> None:
+    """Let what stays fp32 (an fp32 run, the ops autocast leaves in fp32) use TF32 tensor cores for matrix products
+    and convolutions (torch's ``fp32_precision`` switches; no effect on a CPU)."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    torch.backends.cudnn.conv.fp32_precision = "tf32"
 
-    ``--mixed_precision`` wins; otherwise a T5-family model gets bf16 unless the launcher asked for another
-    half precision. fp16 with a T5-family model is an error unless ``--force_fp16``.
+
+def resolve_mixed_precision(
+    cfg: RunConfig, kind: str, *, cuda: bool | None = None, bf16_supported: bool | None = None
+) -> str | None:
+    """The precision to ask accelerate for (``None``: the launcher's, which accelerate reads itself).
+
+    ``--mixed_precision no|fp16|bf16`` wins; ``auto`` (or none given) keeps a launcher's bf16/fp16 and otherwise
+    takes :func:`auto_precision` of this host (``cuda``/``bf16_supported`` stand in for the device in tests).
+    fp16 with a T5-family model is an error unless ``--force_fp16``.
     """
     launcher = os.environ.get("ACCELERATE_MIXED_PRECISION", "no").lower()
     chosen = cfg.train.mixed_precision
-    if chosen is None and kind in FP16_UNSAFE and launcher == "no" and bf16_available():
-        chosen = "bf16"
+    if chosen in (None, "auto"):
+        cuda = torch.cuda.is_available() if cuda is None else cuda
+        supported = (cuda and torch.cuda.is_bf16_supported()) if bf16_supported is None else bf16_supported
+        chosen = None if launcher != "no" else auto_precision(cuda, supported)
     effective = chosen or launcher
     if effective == "fp16" and kind in FP16_UNSAFE and not cfg.train.force_fp16:
         raise UserError(

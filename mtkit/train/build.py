@@ -14,8 +14,10 @@ from transformers import AutoModelForSeq2SeqLM, get_scheduler
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
 from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
+from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
 from mtkit.model.lora import apply_lora
+from mtkit.model.precision import enable_tf32
 from mtkit.model.presets import preset_config
 from mtkit.train.tracking import tracker_names
 
@@ -27,6 +29,7 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
     """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
     check_deepspeed_config()
     quiet_deepspeed_collective_warnings()
+    enable_tf32()
     pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
     kwargs: dict = {}
     if not torch.cuda.is_available():
@@ -35,7 +38,7 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         else:
             kwargs["cpu"] = True  # without it, a CPU job under a launcher trains N unsynchronised copies
     out = cfg.train.output_dir
-    return Accelerator(
+    accelerator = Accelerator(
         gradient_accumulation_steps=cfg.train.gradient_accumulation_steps,
         mixed_precision=mixed_precision,
         log_with=tracker_names(cfg.logging.report_to) or None,
@@ -44,6 +47,8 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         kwargs_handlers=[InitProcessGroupKwargs(**pg)],
         **kwargs,
     )
+    reduce_gradients_in_fp32(accelerator)
+    return accelerator
 
 
 def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
@@ -83,10 +88,25 @@ def _load_model(cfg: RunConfig, tokenizer):
     return AutoModelForSeq2SeqLM.from_config(config)
 
 
+def loader_workers(asked: int | None, cuda: bool) -> int:
+    """DataLoader worker processes for training batches: ``--dataloader_num_workers``, else 2 on a GPU (collation
+    off the loop's critical path) and 0 on a CPU (where workers would take cores from the model)."""
+    return asked if asked is not None else (2 if cuda else 0)
+
+
 def build_loader(
-    dataset, cfg: RunConfig, accelerator: Accelerator, collator: Seq2SeqCollator, *, train: bool
+    dataset,
+    cfg: RunConfig,
+    accelerator: Accelerator,
+    collator: Seq2SeqCollator,
+    *,
+    train: bool,
+    workers: int | None = None,
 ) -> tuple[DataLoader, TokenBatchSampler]:
-    """This process' token-budget batches of ``dataset``, collated on the host into pinned memory."""
+    """This process' token-budget batches of ``dataset``, collated on the host into pinned memory; training batches
+    in ``workers`` processes (default :func:`loader_workers`), persistent and prefetching."""
+    cuda = accelerator.device.type == "cuda"
+    workers = (loader_workers(cfg.train.dataloader_num_workers, cuda) if workers is None else workers) if train else 0
     sampler = TokenBatchSampler(
         column_array(dataset, "length"),
         cfg.train.max_tokens,
@@ -101,7 +121,10 @@ def build_loader(
         dataset.select_columns(MODEL_COLUMNS),
         batch_sampler=sampler,
         collate_fn=collator,
-        pin_memory=accelerator.device.type == "cuda",
+        pin_memory=cuda,
+        num_workers=workers,
+        persistent_workers=workers > 0,
+        prefetch_factor=4 if workers else None,
         # Its own generator: making an iterator must not draw from the global RNG, or resuming would
         # shift the dropout masks of every later step.
         generator=torch.Generator(),

@@ -168,6 +168,7 @@ RESUMABLE: dict[str, str] = {
     "max_nonfinite_updates": "read at every update: how many non-finite updates in a row stop the run",
     "gradient_checkpointing": "memory only: activations are recomputed in the backward pass, the gradients are equal",
     "torch_compile": "speed only: the model is compiled in place, its weights and their names stay",
+    "dataloader_num_workers": "speed only: the same batches in the same order, collated in other processes",
 }
 
 #: What a trained ``tokenizer/`` in the run folder was made from: a start without a checkpoint reuses it.

@@ -44,7 +44,7 @@ class Throughput:
         c["tgt_tokens"] += stats["tgt_tokens"]
         c["src_padded"] += b * s
         c["tgt_padded"] += b * t
-        c["flops"] += self.arch.training_flops(b, s, t)
+        c["flops"] += self.arch.training_flops(b, s, t, stats["src_tokens"], stats["tgt_tokens"])  # real tokens
 
     def add_loss(self, loss_sum: torch.Tensor) -> None:
         """Add a micro-batch's summed token loss (a device tensor; not read here)."""

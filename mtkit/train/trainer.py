@@ -42,6 +42,7 @@ from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source, check_resume
+from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
@@ -58,9 +59,8 @@ class Trainer:
         discard = self._check_inputs()  # every input check happens here, before anything is written
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
-        if precision != cfg.train.mixed_precision:
-            acc.print(f"{cfg.model.model_name_or_path or cfg.model.model}: T5 family, computing in {precision} "
-                      "(pass --mixed_precision no to train.py for fp32)")  # fmt: skip
+        if precision and precision != cfg.train.mixed_precision:
+            acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
         if cfg.model.lora_r:
             check_strategy(zero_stage(acc))
         set_seed(cfg.train.seed)
@@ -119,8 +119,9 @@ class Trainer:
         optimizer, scheduler = build_optimizer(cfg, model, fused=fused)
         configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
-            model.compile()  # in place: no wrapper, so state-dict keys (checkpoints, final/) stay plain
+            check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
+        self.train_forward = training_forward(self.model, cfg.train.torch_compile)  # evaluation: self.model
 
     def _restore(self, discard: bool) -> None:
         """Checkpoints (resuming from the newest complete one), throughput accounting and the fault handlers."""
@@ -134,7 +135,8 @@ class Trainer:
         last = self.checkpoints.last  # the newest complete checkpoint, whatever the links say
         if last is not None:
             self._resume(last)
-        self.throughput = Throughput(acc, self.arch, peak_tflops(acc.device, cfg.logging.peak_tflops))
+        peak = peak_tflops(acc.device, cfg.logging.peak_tflops, acc.mixed_precision)  # of the precision in use
+        self.throughput = Throughput(acc, self.arch, peak)
         self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
         self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates)
         self.grad_norm: torch.Tensor | float | None = None
@@ -217,9 +219,9 @@ class Trainer:
             self.throughput.add_batch(batch["stats"])
             batch = to_device(batch, acc.device)
             with acc.accumulate(self.model):
-                loss_sum = token_loss_sum(self.model, batch, self.cfg.optim.label_smoothing)
+                loss_sum = token_loss_sum(self.train_forward, batch, self.cfg.optim.label_smoothing)
                 acc.backward(loss_sum * scale)
-                if acc.sync_gradients:
+                if acc.sync_gradients and zero_stage(acc) is None:  # DeepSpeed clips in its step: norm read when logged
                     self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
                     self.nonfinite.before_step(self.grad_norm)
                 self.optimizer.step()
@@ -277,14 +279,14 @@ class Trainer:
                 self.save(is_best=is_best)
             self.throughput.pause(time.perf_counter() - paused)
             if not last:
-                self._stop_if_signalled(saved)
+                self._stop_if_signalled(saved)  # a host collective every StopSignal.EVERY updates
         bar.close()
         self.stop.restore()
         return self.export()
 
     def _stop_if_signalled(self, saved: bool) -> None:
         """At an update boundary: if any process was sent SIGTERM/SIGINT, checkpoint and stop (all together)."""
-        signame = self.stop.agreed()
+        signame = self.stop.agreed(self.state.step, now=saved)
         if signame is None:
             return
         if not saved:
@@ -298,6 +300,8 @@ class Trainer:
         record = self.throughput.report()  # the one host read of the interval
         record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
         record["skipped_updates"] = self.state.skipped_updates
+        if zero_stage(self.accelerator) is not None:  # a host read (DeepSpeed's .item()): at logging steps only
+            self.grad_norm = self.accelerator.clip_grad_norm_(self.model.parameters(), self.cfg.optim.max_grad_norm)
         record.update(self.nonfinite.report(self.state.step, self.checkpoints.root))
         if self.grad_norm is not None:
             record["grad_norm"] = float(self.grad_norm)

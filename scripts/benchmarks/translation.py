@@ -30,9 +30,17 @@ COLUMNS = [
 ]
 
 
+def hf_settings(cuda: bool) -> tuple[str, str]:
+    """Device and dtype of transformers' side: the GPU in bf16 where there is one (CTranslate2 runs there too),
+    else the CPU in fp32."""
+    return ("cuda", "bf16") if cuda else ("cpu", "fp32")
+
+
 def timed(translate, sources: list[str]) -> tuple[list[str], float]:
     start = time.perf_counter()
     hyps = translate(sources)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return hyps, time.perf_counter() - start
 
 
@@ -51,7 +59,8 @@ def run(
     """One record per system (see the module's docstring)."""
     torch.set_num_threads(threads)
     options = {"beam_size": beam_size, "batch_size": batch_size, "max_new_tokens": max_new_tokens}
-    hf = Translator(model, device="cpu", dtype="fp32")
+    device, dtype = hf_settings(torch.cuda.is_available())
+    hf = Translator(model, device=device, dtype=dtype)
     tokenizer = hf.tokenizer
     options["length_penalty"] = hf.generation_config.length_penalty if beam_size > 1 else 1.0
     systems = [

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from testing_utils import SHARED_DATA
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_GENEVAL = REPO_ROOT.parent / "shared" / "data" / "mt-geneval"
+SHARED_GENEVAL = SHARED_DATA / "mt-geneval"
 LANGS = ("de", "es", "fr", "it", "pt")
 GENDERS = ("feminine", "masculine")
 

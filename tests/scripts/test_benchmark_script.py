@@ -133,3 +133,9 @@ def test_decoding_benchmark_scores_beam_and_mbr_and_their_gender_figures(tiny_ru
         assert row["accuracy_pair"].startswith(f"{100 * de['accuracy_pair']:.1f}")
     generation = json.loads((work / "mbr" / "metrics.json").read_text())["config"]["hypotheses"]["generation"]
     assert generation["mbr"]["samples"] == 3 and generation["mbr"]["candidates"] == "sample"
+
+
+def test_translate_benchmark_runs_transformers_on_the_gpu_where_there_is_one():
+    from benchmarks.translation import hf_settings
+
+    assert hf_settings(cuda=True) == ("cuda", "bf16") and hf_settings(cuda=False) == ("cpu", "fp32")

@@ -28,3 +28,21 @@ def test_prints_a_table_and_writes_consistent_json(multi30k_small, tmp_path):
 def test_bad_flag_is_one_line(tmp_path):
     res = run_script("benchmark_step.py", "--steps", "0", "--output_dir", str(tmp_path / "x"))
     assert res.returncode == 2 and res.stderr.strip() == "error: --steps must be at least 1 and --warmup at least 0"
+
+
+def test_times_the_loop_with_and_without_workers_and_reports_the_host_share(multi30k_small, tmp_path):
+    report = tmp_path / "bench.json"
+    res = run_script(
+        "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
+        "--steps", "4", "--warmup", "1", "--workers", "0,2", "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    record = json.loads(report.read_text())
+    inline, workers = record["by_workers"]
+    assert (inline["workers"], workers["workers"]) == (0, 2) and inline["speedup"] == 1.0
+    assert workers["speedup"] == pytest.approx(inline["step_ms"] / workers["step_ms"])
+    for row in (inline, workers):
+        assert 0 <= row["fetch_ms"] < row["step_ms"] and row["host_share"] == pytest.approx(
+            row["fetch_ms"] / row["step_ms"]
+        )
+    assert "| transformer-tiny NO x1 no, 0 workers |" in res.stdout and ", 2 workers |" in res.stdout

@@ -82,3 +82,16 @@ def test_t5_fine_tunes_and_exports(tiny_t5, tmp_path, capsys):
     ]
     assert greedy(out / "final", inputs) == [r["hypothesis"] for r in translated]
     assert_export_equals_final(out, tmp_path, capsys)
+
+
+def test_gradients_are_reduced_in_fp32_whatever_accelerates_bf16_policy_says():
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    from mtkit.distributed.fsdp import fp32_reduce
+
+    bf16 = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16, output_dtype=torch.bfloat16)
+    policy = fp32_reduce(bf16)
+    assert policy.reduce_dtype == torch.float32
+    assert (policy.param_dtype, policy.output_dtype) == (torch.bfloat16, torch.bfloat16)
+    assert fp32_reduce(None) is None and fp32_reduce(MixedPrecisionPolicy()) == MixedPrecisionPolicy()

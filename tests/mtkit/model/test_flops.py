@@ -5,7 +5,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoModelForSeq2SeqLM, T5Config
 
-from mtkit.model.flops import Architecture, peak_tflops, peak_tflops_of
+from mtkit.model.flops import Architecture, peak_for_precision, peak_tflops, peak_tflops_of
 from mtkit.model.presets import preset_config
 
 
@@ -39,6 +39,25 @@ def test_t5_matches_torch_flop_counter(ffn):
     )  # fmt: skip
     expected = counted_training_flops(config, 4, 20, 12)
     assert Architecture.from_config(config).training_flops(4, 20, 12) == pytest.approx(expected, rel=0.02)
+
+
+def test_real_token_count_is_the_sentences_own_work_not_the_paddings():
+    """A padded batch of two sentences, counted on its real tokens: at least the FLOPs torch counts for each sentence
+    alone (no padding), within the attention over padded keys of it, and below the padded batch's count."""
+    config = preset_config("transformer-tiny", vocab_size=1000, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    arch = Architecture.from_config(config)
+    alone = counted_training_flops(config, 1, 30, 26) + counted_training_flops(config, 1, 12, 9)
+    real = arch.training_flops(2, 30, 26, src_tokens=42, tgt_tokens=35)
+    assert alone <= real < arch.training_flops(2, 30, 26)
+    assert real == pytest.approx(alone, rel=0.03)
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16", "no"])
+def test_the_peak_is_that_of_the_precision_in_use(precision):
+    """H100 SXM: 989.4 dense bf16/fp16; fp32 runs on TF32 tensor cores at half of it; no MFU without TF32."""
+    expected = {"bf16": 989.4, "fp16": 989.4, "no": 494.7}[precision]
+    assert peak_for_precision(989.4, precision, tf32=True) == pytest.approx(expected)
+    assert peak_for_precision(125.0, precision, tf32=False) == (125.0 if precision != "no" else None)
 
 
 def test_backward_is_twice_forward_and_attention_grows_quadratically():

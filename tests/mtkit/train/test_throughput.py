@@ -35,8 +35,9 @@ def test_report_follows_from_the_batches_counts(meter):
     assert record["sent_s"] * seconds == pytest.approx(6)
     padded = 4 * 8 + 4 * 16 + 2 * 16 + 2 * 8
     assert record["padding"] == pytest.approx(1 - (50 + 38) / padded)
-    flops = meter.arch.training_flops(4, 8, 16) + meter.arch.training_flops(2, 16, 8)
+    flops = meter.arch.training_flops(4, 8, 16, 30, 28) + meter.arch.training_flops(2, 16, 8, 20, 10)  # real tokens
     assert record["tflops"] * seconds * 1e12 == pytest.approx(flops)
+    assert flops < meter.arch.training_flops(4, 8, 16) + meter.arch.training_flops(2, 16, 8)  # not the padding
     assert record["mfu"] == pytest.approx(record["tflops"] / 2.0)
     assert meter.report()["tgt_tok_s"] == 0  # a new interval starts empty
 
