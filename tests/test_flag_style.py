@@ -85,14 +85,14 @@ def test_errors_name_an_option_by_its_underscore_name():
         bias_report.build_parser().parse_args(["--hub", "--hyp_dir", "h", "--out", "o", "--beam-size", "x"])
     assert str(raised.value) == "argument --num_beams: invalid int value: 'x'"  # as train.py --num_beams x says
     code, _, err = run_script_in_process("demo_corpus.py", "out", "--n-train", "many")
-    assert (code, err.strip()) == (2, "error: argument --n_train: not an integer: 'many'")
+    assert (code, err.strip()) == (2, "error: argument --n_train: invalid int value: 'many'")
 
 
 def test_a_concept_has_train_py_s_name_in_every_script():
     """The decoding settings and the MT-GenEval inputs are named as train.py names them (recipe keys)."""
     shared = {"num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "prompt"}
     report = {a.dest for a in bias_report.build_parser()._actions}
-    translating = {a.dest for a in translate._parser()._actions}
+    translating = {a.dest for a in translate.build_parser()._actions}
     assert shared <= report and shared <= translating and shared <= set(FIELDS)
     assert {"mtgeneval_dir", "target_langs"} <= report & set(FIELDS)
     assert not {"beam_size", "langs", "hyp-dir"} & (report | translating)

@@ -11,7 +11,7 @@ from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
 from mtkit.decode.mbr import CANDIDATES, DECODINGS
 from mtkit.errors import UserError
 from mtkit.flags import HelpFormatter, first_names
-from mtkit.ranges import RANGES
+from mtkit.ranges import RANGES, SCRIPT_FLOATS, SCRIPT_RANGES
 
 
 class Parser(argparse.ArgumentParser):
@@ -20,6 +20,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)  # --num_beam is refused, never taken for --num_beams
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
@@ -29,10 +30,14 @@ class Parser(argparse.ArgumentParser):
 def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
     """The argparse ``type`` of a script's ``--flag`` (default ``--key``) that means what ``train.py --key`` means:
     the key's type and its range in :data:`mtkit.ranges.RANGES`, refused in training's words
-    (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``."""
-    ok, wanted = RANGES[key]
-    hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
-    kind = next(t for t in (int, float) if t is hint or t in typing.get_args(hint))
+    (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``. A flag
+    that is no run-config key takes its range from :data:`mtkit.ranges.SCRIPT_RANGES`."""
+    if key in RANGES:
+        ok, wanted = RANGES[key]
+        hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
+        kind = next(t for t in (int, float) if t is hint or t in typing.get_args(hint))
+    else:
+        (ok, wanted), kind = SCRIPT_RANGES[key], float if key in SCRIPT_FLOATS else int
 
     def parse(text: str) -> int | float:
         value = kind(text)
@@ -41,6 +46,7 @@ def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
         return value
 
     parse.__name__ = kind.__name__  # what argparse calls it: "invalid int value"
+    parse.range_key = key  # type: ignore[attr-defined]  # the table entry it checks (tests/test_ranges.py)
     return parse
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,12 @@ from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.decode.engines import ENGINES
+from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 
 EPILOG = """examples:
@@ -51,24 +54,6 @@ With --model a local model folder, its model card (README.md) gets the report's 
 Flags take underscores (as train.py and translate.py); the dashed spellings of earlier versions
 (--mtgeneval-dir, --beam-size, --max-new-tokens, --langs, ...) are still accepted.
 """
-
-
-DTYPES = ("auto", "fp32", "bf16", "fp16")
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer not below ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
-        return value
-
-    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     hyp.add_argument(
         "--engine",
         default="hf",
-        choices=("hf", "ct2"),
+        choices=ENGINES,
         help="hf: transformers' generate; ct2: CTranslate2, --model being a folder from scripts/export_ct2.py",
     )
     add_decoding_args(hyp)
@@ -139,10 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
     out.add_argument(
-        *option("bootstrap_samples"), type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
+        *option("bootstrap_samples"),
+        type=ranged("bootstrap_samples"),
+        default=1000,
+        help="bootstrap resamples for the CIs (0: none)",
     )
-    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed, and MBR's sampling seed (12345)")
-    out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    out.add_argument(
+        "--seed", type=ranged("seed"), default=12345, help="bootstrap seed, and MBR's sampling seed (12345)"
+    )
+    out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
     return parser
 
 
@@ -302,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
     out = Path(args.out)
+    inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
+    check_apart(inputs, {"--out": out})
     check_writable(out, "--out")
     if args.hyp_dir:
         flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")

@@ -91,6 +91,10 @@ def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> 
     return sample, mbr.samples
 
 
+#: the weight types ``--dtype`` takes (``auto``: the checkpoint's)
+DTYPES = ("auto", "fp32", "bf16", "fp16")
+
+
 class Translator:
     """A model and its tokenizer, loaded once, translating lists of sentences.
 
@@ -109,7 +113,7 @@ class Translator:
         if (path / "mtkit_ct2.json").is_file():
             raise UserError(f"--model: {model} is a CTranslate2 model; translate with it through --engine ct2")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        torch_dtype = {"auto": "auto", "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+        torch_dtype = dict(zip(DTYPES, ("auto", torch.float32, torch.bfloat16, torch.float16), strict=True))
         if dtype not in torch_dtype:
             raise UserError(f"--dtype: {dtype!r} is not one of {', '.join(torch_dtype)}")
         try:

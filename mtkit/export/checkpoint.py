@@ -31,6 +31,7 @@ from mtkit.config import RunConfig, parse_config
 from mtkit.distributed import fsdp
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
+from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 
@@ -157,6 +158,12 @@ def load_weights_strictly(model, state_dict: dict[str, torch.Tensor], where: str
     model.load_state_dict(state_dict, strict=False)
 
 
+def run_inputs(run: Path) -> list[Path]:
+    """What an export reads from a run folder: its checkpoints, tokenizer, recipe and logged scores (an export may go
+    into the run folder beside them, not over or inside them)."""
+    return [run / name for name in ("checkpoints", "tokenizer", CONFIG_FILE, "metrics.jsonl")]
+
+
 def check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"OUT {out}: exists and is not a folder")
@@ -170,6 +177,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     out = Path(out)
     check_out(out)
     ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
+    check_apart({"CHECKPOINT": ckpt, "--run_dir": run_inputs(run)}, {"OUT": out})
     cfg = read_run_config(run)
     check_tokenizer(cfg, run)
     state = CheckpointManager.read_state(ckpt)

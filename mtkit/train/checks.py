@@ -15,6 +15,7 @@ from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
 from mtkit.model.presets import T5_PRESETS
+from mtkit.paths import check_apart
 
 #: The weight files of a ``save_pretrained`` folder (one of them).
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -42,6 +43,15 @@ def check_pretrained_source(
         raise UserError(f"{flag} {value}: no {' or '.join(needs)} (not a folder written by save_pretrained)")
     if weights and not any((path / name).is_file() for name in WEIGHTS):
         raise UserError(f"{flag} {value}: no weights ({' or '.join(WEIGHTS[::2])}) beside its config.json")
+
+
+def check_run_apart(cfg: RunConfig) -> None:
+    """Refuse an ``--output_dir`` that is, contains or lies inside one of the run's inputs (its data, model or
+    tokenizer; the recipe may lie in it: a resume's ``--config <output_dir>/config.yaml``)."""
+    d, names = cfg.data, ("data_dir", "train_file", "validation_file", "test_file", "mtgeneval_dir")
+    inputs = {f"--{key}": getattr(d, key) for key in names}
+    inputs |= {"--model_name_or_path": cfg.model.model_name_or_path, "--tokenizer_name": cfg.tokenizer.tokenizer_name}
+    check_apart(inputs, {"--output_dir": cfg.train.output_dir})
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:
