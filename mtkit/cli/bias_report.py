@@ -30,11 +30,13 @@ from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.model.folders import check_pretrained_source
 from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 
@@ -291,6 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
+    check_device(args.device, args.engine)  # before anything loads
+    if args.model and args.engine == "hf":
+        check_pretrained_source(args.model, "--model", weights=True)
     out = Path(args.out)
     inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
     check_apart(inputs, {"--out": out})

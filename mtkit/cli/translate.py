@@ -11,10 +11,12 @@ from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
 from mtkit.data.prompts import resolve
+from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES, first_set, load_translator
 from mtkit.decode.generate import DTYPES
 from mtkit.decode.mbr import mbr_settings
 from mtkit.errors import UserError
+from mtkit.model.folders import check_pretrained_source
 from mtkit.paths import check_apart
 from mtkit.textio import atomic_write, check_writable, read_lines
 
@@ -80,6 +82,7 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> None:
     """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
     args = build_parser().parse_args(argv)
+    check_device(args.device, args.engine)  # before anything loads
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
     if args.output:
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     lines = read_lines(Path(args.input)) if args.input else None
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    if args.engine == "hf":
+        check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
     check_model_language(args.model, lang, force=args.force)  # before the model loads
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
     gen = translator.generation_config or GenerationConfig()

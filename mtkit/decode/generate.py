@@ -11,6 +11,7 @@ from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit
 from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
+from mtkit.model.folders import check_pretrained_source
 
 
 def generate_translations(
@@ -104,14 +105,7 @@ class Translator:
     def __init__(self, model: str | Path, device: str | None = None, dtype: str = "auto") -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        path = Path(model)
-        if (str(model).startswith((".", "/")) or path.exists()) and not (path / "config.json").is_file():
-            if (path / "adapter_config.json").is_file():
-                why = "is a LoRA adapter; translate with the merged model (its run's final/)"
-                raise UserError(f"--model: {model} {why}")
-            raise UserError(f"--model: {model} is not a model directory (no config.json there)")
-        if (path / "mtkit_ct2.json").is_file():
-            raise UserError(f"--model: {model} is a CTranslate2 model; translate with it through --engine ct2")
+        check_pretrained_source(str(model), "--model", weights=True)  # no such folder, not seq2seq, corrupt weights
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         torch_dtype = dict(zip(DTYPES, ("auto", torch.float32, torch.bfloat16, torch.float16), strict=True))
         if dtype not in torch_dtype:

@@ -31,6 +31,7 @@ from mtkit.config import RunConfig, parse_config
 from mtkit.distributed import fsdp
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
+from mtkit.model.folders import check_weights_file
 from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
@@ -110,6 +111,7 @@ def checkpoint_weights(checkpoint: Path) -> tuple[dict[str, torch.Tensor], str]:
     if (checkpoint / SAFE_WEIGHTS_NAME).is_file():
         from safetensors.torch import load_file
 
+        check_weights_file(checkpoint / SAFE_WEIGHTS_NAME, f"CHECKPOINT {checkpoint}")
         return load_file(checkpoint / SAFE_WEIGHTS_NAME), SAFE_WEIGHTS_NAME
     if (checkpoint / WEIGHTS_NAME).is_file():
         return torch.load(checkpoint / WEIGHTS_NAME, map_location="cpu", weights_only=True), WEIGHTS_NAME

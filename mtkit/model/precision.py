@@ -43,6 +43,11 @@ def resolve_mixed_precision(cfg: RunConfig, kind: str) -> str | None:
     if chosen is None and kind in FP16_UNSAFE and launcher == "no" and bf16_available():
         chosen = "bf16"
     effective = chosen or launcher
+    if effective == "bf16" and not bf16_available():
+        raise UserError(
+            f"--mixed_precision bf16: this machine's GPU ({torch.cuda.get_device_name()}) does not compute in bf16 "
+            "(GPUs from Ampere on do); use fp16 (--force_fp16 for T5) or no"
+        )
     if effective == "fp16" and kind in FP16_UNSAFE and not cfg.train.force_fp16:
         raise UserError(
             f"--mixed_precision fp16: {kind} models overflow in fp16 (inf/NaN activations); use bf16, "

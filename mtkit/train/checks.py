@@ -17,33 +17,6 @@ from mtkit.model.precision import FP16_UNSAFE
 from mtkit.model.presets import T5_PRESETS
 from mtkit.paths import check_apart
 
-#: The weight files of a ``save_pretrained`` folder (one of them).
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
-
-
-def check_pretrained_source(
-    value: str | None, flag: str, needs: tuple[str, ...] = ("config.json",), weights: bool = False
-) -> None:
-    """A local folder given to ``flag`` must exist and hold one of ``needs`` (and, with ``weights``, one of
-    :data:`WEIGHTS`); a LoRA adapter alone is named as such; hub ids are left to the hub."""
-    if not value:
-        return
-    path = Path(value).expanduser()
-    local = value.startswith(("/", ".", "~")) or value.count("/") >= 2 or path.exists()
-    if not local:
-        return
-    if not path.is_dir():
-        raise UserError(f"{flag} {value}: no such folder (and not a hub id like google/flan-t5-base)")
-    if (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
-        raise UserError(
-            f"{flag} {value}: a LoRA adapter without its base model; give the merged model (a LoRA run's final/) or "
-            "the base model named in its adapter_config.json"
-        )
-    if not any((path / name).is_file() for name in needs):
-        raise UserError(f"{flag} {value}: no {' or '.join(needs)} (not a folder written by save_pretrained)")
-    if weights and not any((path / name).is_file() for name in WEIGHTS):
-        raise UserError(f"{flag} {value}: no weights ({' or '.join(WEIGHTS[::2])}) beside its config.json")
-
 
 def check_run_apart(cfg: RunConfig) -> None:
     """Refuse an ``--output_dir`` that is, contains or lies inside one of the run's inputs (its data, model or
