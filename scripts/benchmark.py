@@ -81,7 +81,7 @@ def read_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0], lists=("ct2_types", "samples", "target_langs", "pairs"))
     sub = p.add_subparsers(
         dest="benchmark", required=True, parser_class=Parser
     )  # no abbreviations: recipe flags pass through

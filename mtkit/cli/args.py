@@ -4,13 +4,14 @@ for the flags every script shares with it (:func:`ranged`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import typing
 from collections.abc import Callable
 
 from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
 from mtkit.decode.mbr import CANDIDATES, DECODINGS
 from mtkit.errors import UserError
-from mtkit.flags import HelpFormatter, first_names
+from mtkit.flags import HelpFormatter, first_names, join_lists
 from mtkit.ranges import RANGES, SCRIPT_FLOATS, SCRIPT_RANGES
 
 
@@ -18,10 +19,16 @@ class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are :class:`~mtkit.errors.UserError`: one ``error:`` line, exit 2, naming
     an option by its first name (argparse names all its aliases: ``--num_beams/--num-beams/--beam-size``)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, lists: tuple[str, ...] = (), **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         kwargs.setdefault("allow_abbrev", False)  # --num_beam is refused, never taken for --num_beams
         super().__init__(*args, **kwargs)
+        self.lists = lists  # comma-separated flags (documented so) whose words may also follow the flag: de es
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, with the words after a flag of :attr:`lists` joined by commas (``--names a b``: ``a,b``)."""
+        args = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(join_lists(args, self.lists), namespace)
 
     def error(self, message: str):
         raise UserError(first_names(message))

@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         *option("target_langs", "langs"),
         nargs="+",
         metavar="LANG",
-        help="target languages, by spaces or commas (default: all present)",
+        help="target languages, comma-separated: de,es (default: all present)",
     )
     data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
 

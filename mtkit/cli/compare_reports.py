@@ -27,6 +27,7 @@ def parse_names(value: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scripts/compare_reports.py``."""
     parser = Parser(
+        lists=("names",),
         prog="compare_reports.py",
         description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
         "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs.",

@@ -3,52 +3,19 @@ range is what the libraries behind the key accept."""
 
 from __future__ import annotations
 
-import argparse
 import typing
 
-import benchmark
 import numpy as np
 import pytest
+from testing_utils import parser_actions, script_parsers
 
-from mtkit.cli import (
-    average_checkpoints,
-    bias_report,
-    compare_reports,
-    demo_corpus,
-    export_ct2,
-    export_model,
-    push_to_hub,
-    translate,
-)
-from mtkit.config import FIELDS, GROUPS, parse_config, train_parser
+from mtkit.config import FIELDS, GROUPS, parse_config
 from mtkit.data.tokenizer import SPECIAL_TOKENS, train_tokenizer
 from mtkit.errors import UserError
 from mtkit.ranges import RANGES, SCRIPT_RANGES, SEED_MAX
 from mtkit.ranges import SPECIAL_TOKENS as SPECIAL_COUNT
 
-#: every script's parser (train.py and preprocess.py share the run config's)
-PARSERS = {
-    "train.py": train_parser(),
-    "translate.py": translate.build_parser(),
-    "bias_report.py": bias_report.build_parser(),
-    "compare_reports.py": compare_reports.build_parser(),
-    "export_model.py": export_model.build_parser(),
-    "average_checkpoints.py": average_checkpoints.build_parser(),
-    "export_ct2.py": export_ct2.build_parser(),
-    "demo_corpus.py": demo_corpus.build_parser(),
-    "push_to_hub.py": push_to_hub.build_parser(),
-    "benchmark.py": benchmark.parser(),
-}
-
-
-def actions(parser: argparse.ArgumentParser):
-    """Every action of ``parser`` and of its subcommands."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                yield from actions(sub)
-        else:
-            yield action
+PARSERS = script_parsers()
 
 
 def numeric(hint) -> bool:
@@ -67,7 +34,7 @@ def test_every_numeric_flag_of_every_script_has_a_range(script):
     """A numeric flag parses through :func:`mtkit.cli.args.ranged` (the table's entry), or is training's own
     (HfArgumentParser's int/float of a run-config key, checked by ``check_ranges``); no bare ``int``/``float``."""
     bare, unknown, ranged = [], [], 0
-    for action in actions(PARSERS[script]):
+    for action in parser_actions(PARSERS[script]):
         key = getattr(action.type, "range_key", None)
         ranged += key is not None
         if key is not None and key not in RANGES and key not in SCRIPT_RANGES:
