@@ -381,7 +381,9 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
                 raise _unknown(key, "command line")
     *groups, stray = parser.parse_args_into_dataclasses(args=join_lists(argv, LIST_KEYS), return_remaining_strings=True)
     if stray:
-        raise UserError(f"command line: unexpected {stray[0]!r} (not a flag, nor the value of the flag before it)")
+        before = argv[: argv.index(stray[0])][-2:] if stray[0] in argv else []
+        where = f" after {' '.join(before)}" if before else ""
+        raise UserError(f"command line: unexpected {stray[0]!r}{where} (not a flag, nor a value of the flag before it)")
     cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
     check_ranges(cfg)
     return cfg

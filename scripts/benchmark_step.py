@@ -21,6 +21,7 @@ from pathlib import Path
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
 from mtkit.textio import atomic_write, markdown_table
+from mtkit.train.checks import check_run_apart
 from mtkit.train.trainer import Trainer
 
 COLUMNS = [
@@ -46,6 +47,7 @@ def main() -> None:
     if own.steps < 1 or own.warmup < 0:
         raise UserError("--steps must be at least 1 and --warmup at least 0")
     cfg = parse_config(rest)
+    check_run_apart(cfg)
     trainer = Trainer(cfg)
     acc = trainer.accelerator
     batches = trainer.micro_batches()

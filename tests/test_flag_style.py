@@ -166,6 +166,8 @@ def test_list_flags_take_commas_and_words_alike():
 def test_a_stray_word_is_one_line_naming_it():
     with pytest.raises(UserError) as err:
         parse_config(["--max_steps", "3", "extra", "--seed", "2"])
-    assert str(err.value) == "command line: unexpected 'extra' (not a flag, nor the value of the flag before it)"
+    assert str(err.value) == (
+        "command line: unexpected 'extra' after --max_steps 3 (not a flag, nor a value of the flag before it)"
+    )
     code, _, err_text = run_script_in_process("translate.py", "--model", "m", "--text", "a", "b")
-    assert code == 2 and err_text.strip() == "error: unrecognized arguments: b"
+    assert code == 2 and err_text.strip() == "error: unrecognized arguments: b (see --help)"

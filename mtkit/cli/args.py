@@ -31,6 +31,8 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(join_lists(args, self.lists), namespace)
 
     def error(self, message: str):
+        if message.startswith("unrecognized arguments:"):
+            message += " (see --help)"
         raise UserError(first_names(message))
 
 

@@ -294,8 +294,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
     check_device(args.device, args.engine)  # before anything loads
-    if args.model and args.engine == "hf":
-        check_pretrained_source(args.model, "--model", weights=True)
     out = Path(args.out)
     inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
     check_apart(inputs, {"--out": out})
@@ -312,6 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
     else:
+        if args.engine == "hf":
+            check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
         settings, origins = resolve_settings(args, sorted(data.languages))
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         check_model(args.model, references, force=args.force)  # before anything is translated

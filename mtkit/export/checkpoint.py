@@ -179,7 +179,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     out = Path(out)
     check_out(out)
     ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
-    check_apart({"CHECKPOINT": ckpt, "--run_dir": run_inputs(run)}, {"OUT": out})
+    check_apart({"CHECKPOINT": ckpt, "--run_dir" if run_dir else "CHECKPOINT's run": run_inputs(run)}, {"OUT": out})
     cfg = read_run_config(run)
     check_tokenizer(cfg, run)
     state = CheckpointManager.read_state(ckpt)

@@ -76,3 +76,21 @@ def test_streamed_lines_equal_the_whole_file_read(tmp_path, name, gz):
             return f"error: {err}"
 
     assert outcome(lambda: list(iter_lines(path, chunk_bytes=777))) == outcome(lambda: read_lines(path))
+
+
+def test_a_ragged_csv_row_is_named_by_its_file_line(tmp_path):
+    """The line counts the header and the line ends inside quoted fields (as csv's reader counts them)."""
+    import csv
+    import io
+    from pathlib import Path
+
+    from mtkit.textio import csv_records
+
+    text = 'source,target\na,b\n"two\nlines",x\nc\n'
+    with pytest.raises(UserError, match=r"^t.csv: line 5 has 1 field, its header line 2$"):
+        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
+    text = "source,target\na,b,c\n"
+    with pytest.raises(UserError, match=r"^t.csv: line 2 has 3 fields, its header line 2$"):
+        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
+    rows = csv_records(csv.DictReader(io.StringIO('source,target\n"x\ny",z\nc,d\n', newline="")), Path("t.csv"))
+    assert [(line, row["source"]) for line, row in rows] == [(3, "x\ny"), (4, "c")]
