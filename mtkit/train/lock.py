@@ -66,9 +66,19 @@ def lock_run(folder: str | Path, flag: str = "--output_dir") -> RunLock | None:
     return RunLock(folder, flag).acquire() if os.environ.get("RANK", "0") == "0" else None
 
 
+def slurm_attempt() -> list | None:
+    """This process's Slurm job and how often it was requeued (``SLURM_JOB_ID``, ``SLURM_RESTART_COUNT``)."""
+    job = os.environ.get("SLURM_JOB_ID")
+    return [job, int(os.environ.get("SLURM_RESTART_COUNT") or 0)] if job else None  # a list, as JSON reads it back
+
+
 def is_stale(path: Path, holder: dict | None, now: float | None = None) -> bool:
-    """Whether the lock at ``path`` was left by a holder that is gone: its process ended (same host), or its heartbeat
-    stopped :data:`STALE_S` seconds ago (any host; an unreadable lock file too, once as old)."""
+    """Whether the lock at ``path`` was left by a holder that is gone: its process ended (same host), it was an
+    earlier attempt of this requeued Slurm job (Slurm starts a requeued job once the last attempt has ended), or its
+    heartbeat stopped :data:`STALE_S` seconds ago (any host; an unreadable lock file too, once as old)."""
+    ours, theirs = slurm_attempt(), (holder or {}).get("slurm")
+    if ours and isinstance(theirs, list) and len(theirs) == 2 and theirs[0] == ours[0] and theirs[1] < ours[1]:
+        return True
     try:
         age = (now or time.time()) - path.stat().st_mtime
     except FileNotFoundError:
@@ -85,7 +95,8 @@ class RunLock:
     def __init__(self, folder: str | Path, flag: str = "--output_dir") -> None:
         self.folder, self.flag = Path(folder), flag
         self.path = self.folder / LOCK_FILE
-        self.me = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(), "id": uuid.uuid4().hex}
+        self.me = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(), "id": uuid.uuid4().hex,
+                   "slurm": slurm_attempt()}  # fmt: skip
         self._stop = threading.Event()
         self._made_folder = False
         self._held = False

@@ -80,6 +80,24 @@ def test_a_stale_lock_is_taken_over(tmp_path, capsys, host, age_s):
     assert not (tmp_path / LOCK_FILE).exists()
 
 
+def test_a_requeued_slurm_job_takes_over_its_earlier_attempt_s_lock(tmp_path, monkeypatch):
+    """A requeue lands on another node at once: the earlier attempt's lock (same job, lower restart count, heartbeat
+    still fresh) is taken over; another job's is not."""
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
+    for job, taken in (("41", False), ("42", True)):
+        write_lock(tmp_path / job, "node-a", 1)
+        holder = json.loads((tmp_path / job / LOCK_FILE).read_text()) | {"slurm": [job, 0]}
+        (tmp_path / job / LOCK_FILE).write_text(json.dumps(holder))
+        if taken:
+            with RunLock(tmp_path / job) as held:
+                assert held.me["slurm"] == ["42", 1]
+            assert not (tmp_path / job / LOCK_FILE).exists()  # released: what it wrote is what it reads back
+        else:
+            with pytest.raises(UserError, match="in use by another run"):
+                RunLock(tmp_path / job).acquire()
+
+
 def test_the_heartbeat_touches_the_lock_and_release_leaves_no_trace(tmp_path, monkeypatch):
     monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
     folder = tmp_path / "new" / "run"
