@@ -20,8 +20,9 @@ import yaml
 from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
-from mtkit.flags import DefaultsHelpFormatter, first_names
+from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
 from mtkit.ranges import RANGES
+from mtkit.textio import atomic_write
 
 #: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
 #: ``--max-len-a/--max-len-b``). Generous for translation between European languages (targets run to about 1.3x
@@ -104,7 +105,11 @@ class TokenizerConfig:
 class ModelConfig:
     """Architecture preset or pretrained model."""
 
-    model: str = _f("transformer-base", "Architecture preset (see mtkit.model.presets) for training from scratch.")
+    model: str = _f(
+        "transformer-base",
+        "Architecture preset for training from scratch: transformer-tiny, transformer-small, transformer-base, "
+        "transformer-big, flan-t5-small, flan-t5-base, flan-t5-large or flan-t5-xl.",
+    )
     model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
     dropout: float | None = _f(None, "Override the preset's dropout.")
     lora_r: int = _f(0, "LoRA rank (peft); 0 trains every weight.")
@@ -258,7 +263,8 @@ class RunConfig:
         return {k: v for group in self.to_dict().values() for k, v in group.items()}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        """Write the recipe atomically (a full disk is one :class:`UserError` naming the file)."""
+        atomic_write(Path(path), yaml.safe_dump(self.to_dict(), sort_keys=False).encode("utf-8"))
 
 
 FIELDS: dict[str, tuple[str, dataclasses.Field]] = {
@@ -347,27 +353,42 @@ class _Parser(HfArgumentParser):
         raise UserError(first_names(message))
 
 
+#: the keys that take a list: comma-separated (``--target_langs de,es``), words after the flag also accepted
+LIST_KEYS = ("target_langs", "lora_target_modules", "report_to")
+
+
+def train_parser(recipe: dict[str, Any] | None = None) -> HfArgumentParser:
+    """The parser of ``train.py``: ``--config`` first, then one group per recipe section."""
+    parser = _Parser(None, allow_abbrev=False, description="Train a translation model.",
+                     formatter_class=DefaultsHelpFormatter)  # fmt: skip
+    parser.add_argument("--config", help="YAML recipe (recipes/*.yaml); flags given after it override it.")
+    for name, cls in GROUPS.items():
+        cls._argument_group_name = f"{name} ({cls.__doc__.rstrip('.')})"  # a recipe section, as --help shows it
+        parser._add_dataclass_arguments(cls)
+    parser.dataclass_types = list(GROUPS.values())
+    parser.set_defaults(**(recipe or {}))
+    return parser
+
+
 def parse_config(argv: list[str] | None = None) -> RunConfig:
     """Build a :class:`RunConfig` from ``--config recipe.yaml`` plus ``--key value`` overrides."""
-    argv = sys.argv[1:] if argv is None else argv
-    pre = argparse.ArgumentParser(add_help=False)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("--config")
     known, rest = pre.parse_known_args(argv)
     recipe = load_recipe(known.config) if known.config else {}
-
-    parser = _Parser(
-        list(GROUPS.values()), allow_abbrev=False, description="Train a translation model.",
-        formatter_class=DefaultsHelpFormatter,
-    )  # fmt: skip
-    parser.add_argument("--config", help="YAML recipe (recipes/*.yaml); flags given after it override it.")
-    parser.set_defaults(**recipe)
+    parser = train_parser(recipe)
     for token in rest:
         if token.startswith("--"):
             key = token[2:].split("=", 1)[0].replace("-", "_")  # --max-steps: HfArgumentParser's alias
             plain = key[3:] if key.startswith("no_") else key
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")
-    groups = parser.parse_args_into_dataclasses(args=argv)
+    *groups, stray = parser.parse_args_into_dataclasses(args=join_lists(argv, LIST_KEYS), return_remaining_strings=True)
+    if stray:
+        before = argv[: argv.index(stray[0])][-2:] if stray[0] in argv else []
+        where = f" after {' '.join(before)}" if before else ""
+        raise UserError(f"command line: unexpected {stray[0]!r}{where} (not a flag, nor a value of the flag before it)")
     cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
     check_ranges(cfg)
     return cfg

@@ -23,6 +23,24 @@ def first_names(message: str) -> str:
     return re.sub(r"(--\w+)(?:/--[\w-]+)+", r"\1", message)
 
 
+def join_lists(argv: list[str], keys: tuple[str, ...]) -> list[str]:
+    """The command line with a list flag's words joined by commas: ``--target_langs de es`` as
+    ``--target_langs de,es`` (each ``--key`` of ``keys``, dashed or not), so that both spellings mean one thing."""
+    out: list[str] = []
+    state = None  # "flag": just after a list flag; "value": after its first value
+    for token in argv:
+        if state == "value" and not token.startswith("-"):
+            out[-1] += "," + token
+            continue
+        name, equals, _ = token[2:].replace("-", "_").partition("=")
+        if token.startswith("--") and name in keys:
+            state = "value" if equals else "flag"
+        else:
+            state = "value" if state == "flag" and not token.startswith("-") else None
+        out.append(token)
+    return out
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """``--help`` shows an option by its short names and its first long name: the aliases stay out of sight
     (argparse's usage line already shows only the first)."""
@@ -36,4 +54,13 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class DefaultsHelpFormatter(HelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """:class:`HelpFormatter` that also states each option's default (as ``HfArgumentParser``'s own does)."""
+    """:class:`HelpFormatter` that also states each option's default (as ``HfArgumentParser``'s own does), once: not
+    where the help already says it, nor for an option without one (``None``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help = action.help or ""
+        if isinstance(action, argparse._StoreFalseAction) and action.option_strings[0].startswith("--no_"):
+            return f"Negates --{action.dest}."  # HfArgumentParser's complement of a flag that is on by default
+        if action.default is None or "default" in help.lower():
+            return help
+        return super()._get_help_string(action)

@@ -18,14 +18,26 @@ from mtkit.export.card import environment, final_weights, write_card
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.textio import atomic_write
-from mtkit.train.checks import bias_report_split
+from mtkit.train.checks import bias_report_split, check_run_apart
+from mtkit.train.lock import lock_run
 from mtkit.train.trainer import Trainer
 
 
 def run(cfg: RunConfig) -> dict:
     """Train (or resume) the run described by ``cfg``, then convert, describe, report and upload; return the final
     metrics."""
+    check_run_apart(cfg)
     repo_id = check_hub(cfg)
+    lock = lock_run(cfg.train.output_dir)  # before anything is written; held until the last step has written
+    try:
+        return train_and_report(cfg, repo_id)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
+    """Train, then (on the main process) convert, describe, report and upload, each written before the next."""
     trainer = Trainer(cfg)
     results = trainer.fit()
     acc = trainer.accelerator

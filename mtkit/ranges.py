@@ -24,6 +24,32 @@ def _probability(v) -> bool:
     return 0 < v <= 1
 
 
+def _open_fraction(v) -> bool:
+    return 0 < v < 1
+
+
+#: the seeds numpy takes (``np.random.seed`` and ``RandomState`` refuse others: "Seed must be between 0 and
+#: 2**32 - 1"); torch's and Python's generators take them too
+SEED_MAX = 2**32 - 1
+
+
+def _seed(v) -> bool:
+    return 0 <= v <= SEED_MAX
+
+
+#: the special tokens a trained vocabulary holds before any subword (``<s> <pad> </s> <unk>``:
+#: :data:`mtkit.data.tokenizer.SPECIAL_TOKENS`); a vocabulary needs room for subwords beyond them
+SPECIAL_TOKENS = 4
+
+
+def _vocabulary(v) -> bool:
+    return v > SPECIAL_TOKENS
+
+
+def _at_least_one(v) -> bool:
+    return v >= 1
+
+
 #: the values each numeric key accepts (None, where allowed, always is): key -> (test, what the test asks for)
 RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(
@@ -48,7 +74,6 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "max_train_samples",
             "preprocessing_num_workers",
             "tokenizer_train_samples",
-            "vocab_size",
             "ddp_timeout",
             "mbr_samples",
         ),
@@ -62,4 +87,21 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "top_p": (_probability, "in (0, 1]"),
     "length_penalty": (math.isfinite, "finite"),
+    "seed": (_seed, f"in [0, {SEED_MAX}] (numpy's seeds)"),
+    "vocab_size": (_vocabulary, f"> {SPECIAL_TOKENS} (the special tokens <s> <pad> </s> <unk>, and subwords)"),
+    "validation_fraction": (_open_fraction, "in (0, 1)"),
 }
+
+#: the numeric flags of the scripts that are no run-config key, each with its range (all integers): counts of
+#: sentences, checkpoints, resamples, threads and updates
+SCRIPT_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    **dict.fromkeys(
+        ("n_train", "n_valid", "n_test", "n_gender_pairs", "check_samples", "bootstrap_samples", "examples"),
+        (_non_negative, ">= 0"),
+    ),
+    **dict.fromkeys(("last", "best", "steps", "warmup", "workers", "threads"), (_at_least_one, ">= 1")),
+    "max_length": (_positive, "> 0"),
+    "minutes": (_positive, "> 0"),
+}
+#: the flags of :data:`SCRIPT_RANGES` that take a float (the others take an integer)
+SCRIPT_FLOATS = frozenset({"minutes"})

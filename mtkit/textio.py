@@ -5,6 +5,7 @@ Every reading problem becomes a one-line :class:`UserError` naming the file.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
@@ -148,6 +149,22 @@ def read_lines(path: Path) -> list[str]:
     lines = split_lines(decode_utf8(read_bytes(path), path))
     _check_length(lines, path)
     return lines
+
+
+def csv_records(reader: csv.DictReader, path: Path) -> list[tuple[int, dict]]:
+    """``(file line, row)`` of each record of ``reader``: the line it ends on, which counts the header and the line
+    ends inside quoted fields. A row with more or fewer fields than the header is one :class:`UserError` naming that
+    line; malformed CSV too."""
+    try:
+        records = [(reader.line_num, row) for row in reader]
+    except csv.Error as err:
+        raise UserError(f"{path}: malformed CSV at line {reader.line_num} ({err})") from None
+    width = len(reader.fieldnames or ())
+    for line, row in records:
+        if None in row or None in row.values():
+            n = width + len(row.get(None) or ()) - sum(value is None for key, value in row.items() if key is not None)
+            raise UserError(f"{path}: line {line} has {n} field{'s' * (n != 1)}, its header line {width}")
+    return records
 
 
 def check_writable(path: Path, flag: str, *, file: bool = False) -> None:

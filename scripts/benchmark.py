@@ -58,6 +58,7 @@ from benchmarks import translation as translation_bench
 from mtkit.cli.args import Parser, ranged
 from mtkit.errors import UserError, cli_entry
 from mtkit.flags import option
+from mtkit.paths import check_apart
 from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
@@ -80,7 +81,7 @@ def read_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0], lists=("ct2_types", "samples", "target_langs", "pairs"))
     sub = p.add_subparsers(
         dest="benchmark", required=True, parser_class=Parser
     )  # no abbreviations: recipe flags pass through
@@ -104,15 +105,15 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--num_beams", type=beams, default=4, help="the baseline's beam size")
     d.add_argument("--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32)
     d.add_argument("--threads", type=ranged("preprocessing_num_workers", "threads"), default=2, help="CPU threads")
-    d.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
+    d.add_argument("--seed", type=ranged("seed"), default=0, help="sampling and bootstrap seed")
     d.add_argument("--mtgeneval_dir", help="also report MT-GenEval dev's gender gap and accuracy, beam vs MBR")
     d.add_argument("--mtgeneval_split", choices=("dev", "test"), default="dev", help="MT-GenEval split")
     d.add_argument("--target_langs", default="de", help="MT-GenEval languages the model translates into")
     d.add_argument("--work", default="runs/benchmark_decoding", help="folder for the MT-GenEval reports")
     d.add_argument("--json", help="also write the record to this file")
     tr = sub.add_parser("train", help="the toolkit's loop vs Seq2SeqTrainer: target tokens/s", allow_abbrev=False)
-    tr.add_argument("--steps", type=int, default=20, help="timed updates per system")
-    tr.add_argument("--warmup", type=int, default=3, help="untimed updates first (at least 1)")
+    tr.add_argument("--steps", type=ranged("steps"), default=20, help="timed updates per system")
+    tr.add_argument("--warmup", type=ranged("warmup"), default=3, help="untimed updates first (at least 1)")
     tr.add_argument("--json", help="also write the record to this file")
     pp = sub.add_parser(
         "preprocess", help="streamed preprocessing vs datasets.map: seconds, memory", allow_abbrev=False
@@ -120,8 +121,8 @@ def parser() -> argparse.ArgumentParser:
     pp.add_argument("--source", required=True, help="source side of the training split, one sentence per line")
     pp.add_argument("--target", required=True, help="its target side (the language is the file's last suffix)")
     pp.add_argument("--tokenizer", required=True, help="a saved tokenizer folder (a run's tokenizer/ or final/)")
-    pp.add_argument("--workers", type=int, default=2, help="tokenization processes for both systems")
-    pp.add_argument("--max_length", type=int, default=256, help="truncation length of both sides")
+    pp.add_argument("--workers", type=ranged("workers"), default=2, help="tokenization processes for both systems")
+    pp.add_argument("--max_length", type=ranged("max_length"), default=256, help="truncation length of both sides")
     pp.add_argument("--json", help="also write the record to this file")
     sc = sub.add_parser("scale", help="preprocess and training memory against corpus size", allow_abbrev=False)
     sc.add_argument("--multi30k", default="../shared/data/multi30k", help="Multi30k folder the corpora repeat")
@@ -129,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--work", default="runs/benchmark_scale", help="folder for corpora, caches and runs")
     sc.add_argument("--json", help="also write the record to this file")
     q = sub.add_parser("quality", help="the toolkit vs Seq2SeqTrainer: test BLEU after equal time", allow_abbrev=False)
-    q.add_argument("--minutes", type=float, default=10, help="training time for each system")
+    q.add_argument("--minutes", type=ranged("minutes"), default=10, help="training time for each system")
     q.add_argument("--json", help="also write the record to this file")
     return p
 
@@ -157,15 +158,11 @@ def with_output_dir(flags: list[str], default: str) -> list[str]:
 
 
 def quality_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
-    if args.minutes <= 0:
-        raise UserError("--minutes: must be > 0")
     flags = with_output_dir(flags, "runs/benchmark_quality")
     return train_bench.quality(flags, 60 * args.minutes), QUALITY_COLUMNS, {"minutes": args.minutes, "flags": flags}
 
 
 def train_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
-    if args.steps < 1 or args.warmup < 1:
-        raise UserError("--steps and --warmup: must be at least 1")
     flags = with_output_dir(flags, "runs/benchmark_train")
     settings = {"steps": args.steps, "warmup": args.warmup, "flags": flags}
     return train_bench.run(flags, args.warmup, args.steps), TRAIN_COLUMNS, settings
@@ -217,8 +214,6 @@ def decoding_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list
 def preprocess_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
     if flags:
         raise UserError(f"unrecognized arguments: {' '.join(flags)}")
-    if args.workers < 1 or args.max_length < 1:
-        raise UserError("--workers and --max_length: must be at least 1")
     for flag in ("source", "target", "tokenizer"):
         if not Path(getattr(args, flag)).exists():
             raise UserError(f"--{flag} {getattr(args, flag)}: not found")
@@ -244,6 +239,9 @@ def scale_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[di
 def main(argv: list[str] | None = None) -> None:
     """Run one benchmark; print its table and its JSON record (one line), also written to ``--json``."""
     args, flags = parser().parse_known_args(argv)
+    names = ("model", "source", "reference", "target", "tokenizer", "mtgeneval_dir", "multi30k")
+    inputs = {f"--{name}": getattr(args, name, None) for name in names}
+    check_apart(inputs, {f"--{name}": getattr(args, name, None) for name in ("json", "work")})
     benchmark = {
         "train": train_benchmark,
         "quality": quality_benchmark,

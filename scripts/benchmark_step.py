@@ -26,6 +26,7 @@ from benchmarks import step
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
 from mtkit.textio import atomic_write, markdown_table
+from mtkit.train.checks import check_run_apart
 from mtkit.train.trainer import Trainer
 
 COLUMNS = [
@@ -63,6 +64,7 @@ def main() -> None:
     if any(w < 0 for w in counts):
         raise UserError(f"--workers: {own.workers!r} is not a comma-separated list of counts >= 0")
     cfg = parse_config(rest)
+    check_run_apart(cfg)
     trainer = Trainer(cfg)
     acc = trainer.accelerator
     rows = []

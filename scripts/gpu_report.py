@@ -17,6 +17,7 @@ from benchmarks import gpu_report
 
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
+from mtkit.paths import check_apart
 
 
 @cli_entry
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if data is None:
         raise UserError(f"--data: no multi30k/ in {' or '.join(map(str, candidates))}")
+    check_apart({"--data": data, "--translate_model": args.translate_model}, {"--out": out})
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)

@@ -11,20 +11,25 @@ import errno
 import gzip
 import hashlib
 import io
+import json
 import lzma
 import os
 import re
 import shutil
+import socket
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 import benchmark
 import pytest
 from testing_utils import FAST_RUN, REPO
+from transformers import BertConfig, BertModel
 
 from mtkit.cli.average_checkpoints import main as average_main
 from mtkit.cli.bias_report import main as bias_report_main
+from mtkit.cli.compare_reports import main as compare_main
 from mtkit.cli.demo_corpus import main as demo_corpus_main
 from mtkit.cli.export_ct2 import main as export_ct2_main
 from mtkit.cli.export_model import main as export_main
@@ -45,6 +50,7 @@ SCRIPTS = {
     "demo_corpus": lambda argv: cli_entry(demo_corpus_main)(argv),
     "benchmark": benchmark.main,
     "push": push_main,
+    "compare": compare_main,
 }
 
 #: what the cases are about, each with at least this many cases
@@ -100,6 +106,9 @@ def files(root: Path) -> dict[str, bytes]:
         "geneval/sentences/dev/geneval-sentences-masculine-dev.en_de.de": b"Er ist Pfleger.\n",
         "adapter/adapter_config.json": b'{"peft_type": "LORA", "base_model_name_or_path": "/nowhere/base"}',
         "adapter/adapter_model.safetensors": b"", "full/.keep": b"", "readonly/.keep": b"",
+        "filling/.keep": b"", "hyps/.keep": b"",
+        "ragged.csv": b"source,target\na,b\nc\n", "wide.csv": b"source,target\na,b\nc,d,e\n",
+        "ragged_gender.csv": b"ID,input_to_translate,label,gender,language_pair\n1,a,b,f,en-de\n2,a,b,m\n",
     }  # fmt: skip
     for name, data in made.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +118,8 @@ def files(root: Path) -> dict[str, bytes]:
     (root / "gz" / "train.de").write_bytes(b"x\n")
     (root / "taken").mkdir(exist_ok=True)
     (root / "taken" / "x").write_text("")
+    if not (root / "alias.txt").is_symlink():
+        (root / "alias.txt").symlink_to("text.txt")  # text.txt by another name
     return made
 
 
@@ -123,7 +134,7 @@ def cases(d: Path, run: Path) -> list[Case]:
     final, recipe = run / "final", ["--config", str(run / "config.yaml"), "--output_dir", str(run)]
     ok_args = ["--data_dir", str(d / "ok"), *FAST_RUN]  # good data: these cases are about the flags
     text = ["--model", str(final), "--text", "Hi."]
-    report = ["--data", str(d / "gender.csv"), "--hyp_dir", str(d), "--out", str(d / "report")]
+    report = ["--data", str(d / "gender.csv"), "--hyp_dir", str(d / "hyps"), "--out", str(d / "report")]
     bench = ["translate", "--model", str(final), "--source", str(d / "text.txt"), "--reference", str(d / "text.txt")]
     geneval = str(d / "geneval")
     found = [
@@ -173,12 +184,12 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("data", "gender value", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN], "gender 'neutral'"),
         Case("data", "MT-GenEval f/m counts", "train", ["--mtgeneval_dir", geneval, "--target_langs", "de",
              *FAST_RUN], "masculine-dev.en_de.de: 1 lines, but "),
-        Case("data", "MT-GenEval f/m counts, report", "bias_report", ["--mtgeneval_dir", geneval, "--hyp_dir", str(d),
-             "--out", str(d / "report")], "masculine-dev.en_de.de: 1 lines, but "),
+        Case("data", "MT-GenEval f/m counts, report", "bias_report", ["--mtgeneval_dir", geneval, "--hyp_dir",
+             str(d / "hyps"), "--out", str(d / "report")], "masculine-dev.en_de.de: 1 lines, but "),
         Case("data", "report gender value", "bias_report", ["--data", str(d / "gender.csv"), "--model",
              str(d / "nomodel"), "--out", str(d / "report")], "gender.csv: line 2: gender 'neutral'"),
         Case("data", "preprocess data", "preprocess", data_args(d / "uneven"), "2 source lines but 1 target lines"),
-        Case("data", "report data", "bias_report", ["--mtgeneval_dir", str(d / "nowhere"), "--hyp_dir", str(d),
+        Case("data", "report data", "bias_report", ["--mtgeneval_dir", str(d / "nowhere"), "--hyp_dir", str(d / "hyps"),
              "--out", str(d / "report")], "--mtgeneval_dir"),
         Case("data", "translate input", "translate", ["--model", str(final), "--input", str(d / "no.txt")], "no.txt"),
         Case("models and checkpoints", "model folder missing", "train",
@@ -190,11 +201,11 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("models and checkpoints", "weights missing", "train",
              [*ok_args, "--model_name_or_path", str(d / "noweights")], "noweights: no weights (model.safetensors"),
         Case("models and checkpoints", "translate weights missing", "translate",
-             ["--model", str(d / "noweights"), "--text", "Hi."], f"--model: cannot load {d / 'noweights'}"),
+             ["--model", str(d / "noweights"), "--text", "Hi."], "noweights: no weights (model.safetensors"),
         Case("models and checkpoints", "adapter without base", "train",
              [*ok_args, "--model_name_or_path", str(d / "adapter")], "a LoRA adapter without its base model"),
         Case("models and checkpoints", "translate an adapter", "translate", ["--model", str(d / "adapter"), "--text",
-             "Hi."], "is a LoRA adapter; translate with the merged model"),
+             "Hi."], "adapter: a LoRA adapter without its base model; give the merged model"),
         Case("models and checkpoints", "translate model", "translate", ["--model", str(d / "nomodel"), "--text", "Hi."],
              "--model"),
         Case("models and checkpoints", "resume another preset", "train", [*recipe, "--model", "transformer-small"],
@@ -203,8 +214,8 @@ def cases(d: Path, run: Path) -> list[Case]:
              "vocab_size 1000 -> 900"),
         Case("models and checkpoints", "resume another tokenizer", "train", [*recipe, "--tokenizer_type", "unigram"],
              "tokenizer_type 'bpe' -> 'unigram'"),
-        Case("models and checkpoints", "resume another model", "train", [*recipe, "--model_name_or_path", str(final)],
-             f"model_name_or_path None -> '{final}'"),
+        Case("models and checkpoints", "resume another model", "train", [*recipe, "--model_name_or_path",
+             str(d / "noweights")], f"model_name_or_path None -> '{d / 'noweights'}'"),
         Case("models and checkpoints", "resume another learning rate", "train", [*recipe, "--learning_rate", "1e-3"],
              "learning_rate 0.002 -> 0.001"),
         Case("models and checkpoints", "export checkpoint", "export", [str(d / "nowhere"), str(d / "exported")],
@@ -257,8 +268,8 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("flags", "translate length_penalty", "translate", [*text, "--length_penalty", "inf"],
              "--length_penalty: must be finite"),
         Case("flags", "translate max_len_b", "translate", [*text, "--max_len_b=-1"], "--max_len_b: must be >= 0"),
-        Case("flags", "translate engine", "translate", [*text, "--engine", "fast"], "--engine: 'fast' is not one of"),
-        Case("flags", "translate dtype", "translate", [*text, "--dtype", "fp8"], "--dtype: 'fp8' is not one of"),
+        Case("flags", "translate engine", "translate", [*text, "--engine", "fast"], "--engine: invalid choice: 'fast'"),
+        Case("flags", "translate dtype", "translate", [*text, "--dtype", "fp8"], "--dtype: invalid choice: 'fp8'"),
         Case("flags", "translate output", "translate", ["--model", str(final), "--output", str(d / "o.txt")],
              "--output"),
         Case("flags", "translate MBR setting alone", "translate", [*text, "--mbr_samples", "4"],
@@ -309,13 +320,104 @@ def cases(d: Path, run: Path) -> list[Case]:
              "(No space left on device)", "full"),
         Case("output", "average read-only", "average", [str(run), str(d / "readonly" / "avg"), "--last", "1"],
              "(Read-only file system)", "readonly"),
+        Case("output", "translation over its input", "translate", ["--model", str(final), "--input",
+             str(d / "text.txt"), "--output", str(d / "text.txt")], f"{d / 'text.txt'}: is the input --input"),
+        Case("output", "translation over its input by a link", "translate", ["--model", str(final), "--input",
+             str(d / "text.txt"), "--output", str(d / "alias.txt")], f"{d / 'alias.txt'}: is the input --input"),
+        Case("output", "translation into the model", "translate", ["--model", str(final), "--input",
+             str(d / "text.txt"), "--output", str(final / "hyps.txt")], "hyps.txt: lies inside the input --model"),
+        Case("output", "output_dir is the data", "train", [*ok_args, "--output_dir", str(d / "ok")],
+             f"--output_dir {d / 'ok'}: is the input --data_dir"),
+        Case("output", "output_dir inside the data", "train", [*ok_args, "--output_dir", str(d / "ok" / "run")],
+             "run: lies inside the input --data_dir"),
+        Case("output", "output_dir holds the model", "train", [*ok_args, "--model_name_or_path", str(final),
+             "--output_dir", str(run)], f"--output_dir {run}: contains the input --model_name_or_path"),
+        Case("output", "preprocess into the data", "preprocess", [*ok_args, "--output_dir", str(d / "ok" / "p")],
+             "p: lies inside the input --data_dir"),
+        Case("output", "report into the model", "bias_report", ["--data", str(d / "gender.csv"), "--model",
+             str(final), "--out", str(final / "report")], "report: lies inside the input --model"),
+        Case("output", "report over its hypotheses", "bias_report", ["--data", str(d / "gender.csv"), "--hyp_dir",
+             str(d / "ok"), "--out", str(d / "ok")], f"--out {d / 'ok'}: is the input --hyp_dir"),
+        Case("output", "export into the checkpoints", "export", [str(run), str(run / "checkpoints" / "exported")],
+             "exported: lies inside the input CHECKPOINT's run"),
+        Case("output", "average into the checkpoints", "average", [str(run), str(run / "checkpoints" / "avg"),
+             "--last", "1"], "avg: lies inside the input RUN"),
+        Case("output", "CTranslate2 over its model", "export_ct2", [str(final), str(final)],
+             f"OUT {final}: is the input MODEL"),
+        Case("output", "CTranslate2 into its model", "export_ct2", [str(final), str(final / "ct2")],
+             "ct2: lies inside the input MODEL"),
+        Case("output", "comparison into a report", "compare", [str(d / "ok"), str(d / "taken"), "--out",
+             str(d / "ok")], f"--out {d / 'ok'}: is the input BEFORE"),
+        Case("output", "benchmark record over its source", "benchmark", [*bench, "--json", str(d / "text.txt")],
+             f"--json {d / 'text.txt'}: is the input --source"),
+        Case("output", "preprocess over the data", "preprocess", [*ok_args, "--output_dir", str(d / "ok")],
+             f"--output_dir {d / 'ok'}: is the input --data_dir"),
+        Case("output", "export over its run", "export", [str(run), str(run)], f"OUT {run}: exists and is not empty"),
+        Case("output", "average over its run", "average", [str(run), str(run), "--last", "1"],
+             f"OUT {run}: exists and is not empty"),
+        Case("output", "benchmark record into the model", "benchmark", [*bench, "--json", str(final / "b.json")],
+             "b.json: lies inside the input --model"),
+        Case("output", "comparison inside a report", "compare", [str(d / "ok"), str(d / "taken"), "--out",
+             str(d / "ok" / "cmp")], "cmp: lies inside the input BEFORE"),
+        Case("output", "output_dir in use", "train", [*ok_args, "--output_dir", str(d / "held")],
+             "in use by another run (host "),
+        Case("output", "preprocess beside a run", "preprocess", [*ok_args, "--output_dir", str(d / "held")],
+             "in use by another run (host "),
+        Case("output", "disk full while setting up", "train", [*ok_args, "--output_dir", str(d / "filling" / "run")],
+             "config.yaml: cannot write (No space left on device)", "filling"),
+        Case("models and checkpoints", "translate an encoder-only model", "translate", ["--model", str(d / "bert"),
+             "--text", "Hi."], "config.json: not a sequence-to-sequence model: bert"),
+        Case("models and checkpoints", "train from an encoder-only model", "train",
+             [*ok_args, "--model_name_or_path", str(d / "bert")], "not a sequence-to-sequence model: bert"),
+        Case("models and checkpoints", "translate truncated weights", "translate", ["--model", str(d / "cut"),
+             "--text", "Hi."], f"--model {d / 'cut'}: model.safetensors is truncated or corrupt: header"),
+        Case("models and checkpoints", "report truncated weights", "bias_report", ["--data", str(d / "ru.csv"),
+             "--model", str(d / "cut"), "--out", str(d / "report")], "model.safetensors is truncated or corrupt"),
+        Case("models and checkpoints", "train from truncated weights", "train",
+             [*ok_args, "--model_name_or_path", str(d / "cut")], "model.safetensors is truncated or corrupt"),
+        Case("models and checkpoints", "CTranslate2 of truncated weights", "export_ct2", [str(d / "cut"),
+             str(d / "ct2")], f"MODEL {d / 'cut'}: model.safetensors is truncated or corrupt"),
+        Case("models and checkpoints", "CTranslate2 of no model", "export_ct2", [str(d / "noconfig"), str(d / "ct2")],
+             "no config.json"),
+        Case("models and checkpoints", "report model missing", "bias_report", ["--data", str(d / "ru.csv"),
+             "--model", str(d / "nomodel"), "--out", str(d / "report")], f"--model {d / 'nomodel'}: no such folder"),
+        Case("flags", "train stray word", "train", [*ok_args, "--max_steps", "3", "4"],
+             "command line: unexpected '4' after --max_steps 3"),
+        Case("flags", "translate stray word", "translate", [*text, "extra"], "unrecognized arguments: extra"),
+        Case("flags", "report stray word", "bias_report", [*report, "extra"], "unrecognized arguments: extra"),
+        Case("flags", "export stray word", "export", [str(run), str(d / "exported"), "extra"],
+             "unrecognized arguments: extra"),
+        Case("flags", "translate abbreviation", "translate", [*text, "--num_beam", "2"],
+             "unrecognized arguments: --num_beam 2"),
+        Case("flags", "train seed past numpy's", "train", [*ok_args, "--seed", str(2**32)],
+             "--seed: must be in [0, 4294967295]"),
+        Case("flags", "translate seed negative", "translate", [*text, "--seed=-1"], "--seed: must be in [0,"),
+        Case("flags", "demo corpus seed", "demo_corpus", [str(d / "corpus"), "--seed", str(2**32)], "--seed: must"),
+        Case("flags", "vocabulary below the special tokens", "train", [*ok_args, "--vocab_size", "4"],
+             "--vocab_size: must be > 4"),
+        Case("flags", "benchmark minutes", "benchmark", ["quality", "--minutes", "0"], "--minutes: must be > 0"),
+        Case("flags", "translate device the machine lacks", "translate", [*text, "--device", "cuda:99"],
+             "--device cuda:99: this machine has no such CUDA device; it has cpu"),
+        Case("flags", "CTranslate2 device the machine lacks", "translate", ["--model", str(run / "final_ct2"),
+             "--engine", "ct2", "--text", "Hi.", "--device", "cuda:99"], "no such CUDA device; it has cpu"),
+        Case("flags", "report device the machine lacks", "bias_report", ["--data", str(d / "gender.csv"), "--model",
+             str(final), "--out", str(d / "report"), "--device", "cuda:99"], "no such CUDA device"),
+        Case("flags", "translate no device", "translate", [*text, "--device", "gpu"], "--device gpu: not a device"),
+        Case("data", "ragged CSV row", "train", ["--train_file", str(d / "ragged.csv"), *FAST_RUN],
+             "ragged.csv: line 3 has 1 field, its header line 2"),
+        Case("data", "CSV row with a field too many", "train", ["--train_file", str(d / "wide.csv"), *FAST_RUN],
+             "wide.csv: line 3 has 3 fields, its header line 2"),
+        Case("data", "ragged report row", "bias_report", ["--data", str(d / "ragged_gender.csv"), "--hyp_dir",
+             str(d / "hyps"), "--out", str(d / "report")], "ragged_gender.csv: line 3 has 4 fields, its header line 5"),
     ]  # fmt: skip
     return found
 
 
 #: folder -> errno: the file system under each folder refuses writes (:func:`refuse_writes`)
 REFUSING: dict[Path, int] = {}
-FAULTS = {"full": errno.ENOSPC, "readonly": errno.EROFS}
+FAULTS = {"full": errno.ENOSPC, "readonly": errno.EROFS, "filling": errno.ENOSPC}
+#: folders whose disk fills up once a run has started: its first probe, folders and lock fit, nothing after them
+FILLING: set[Path] = set()
 WRITES = ("open", "os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.symlink", "os.link", "os.truncate")
 
 
@@ -332,6 +434,9 @@ def refuse_writes(event: str, args: tuple) -> None:
             path = Path(os.fsdecode(target)).absolute()
             for folder, code in REFUSING.items():
                 if path == folder or folder in path.parents:
+                    if folder in FILLING and (event in ("os.mkdir", "os.remove", "os.rmdir") or path.name in
+                                              ("train.lock",) or path.name.startswith(".mtkit-probe-")):  # fmt: skip
+                        continue
                     raise OSError(code, os.strerror(code), str(path))
 
 
@@ -351,6 +456,14 @@ def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
     d = tmp_path / "in"
     files(d)
     shutil.copytree(tiny_run / "final", d / "noweights", ignore=shutil.ignore_patterns("model.safetensors"))
+    shutil.copytree(tiny_run / "final", d / "cut")  # its weights cut short, as by a full disk or a broken copy
+    weights = (d / "cut" / "model.safetensors").read_bytes()
+    (d / "cut" / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    bert = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    BertModel(bert).save_pretrained(d / "bert")  # an encoder alone: no translation model
+    holder = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(), "id": "test"}
+    (d / "held").mkdir()
+    (d / "held" / "train.lock").write_text(json.dumps(holder))  # a run in progress (this live process) holds it
     (d / "otherrun").mkdir()  # the tiny run's folder, but of the next preset up
     config = (tiny_run / "config.yaml").read_text().replace("transformer-tiny", "transformer-small")
     (d / "otherrun" / "config.yaml").write_text(config)
@@ -364,6 +477,7 @@ def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
             argv = [*argv, "--output_dir", str(out)]
         if case.refusing:
             REFUSING[(d / case.refusing).absolute()] = FAULTS[case.refusing]
+            FILLING.update([(d / case.refusing).absolute()] if case.refusing == "filling" else [])
         err = io.StringIO()
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -373,6 +487,7 @@ def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
                     code = exit_.code
         finally:
             REFUSING.clear()
+            FILLING.clear()
         errors = [line for line in err.getvalue().splitlines() if line.startswith("error")]
         if code != 2 or "Traceback" in err.getvalue() or len(errors) != 1 or case.expected not in errors[0]:
             problems.append(f"{case.name}: status {code}, {errors or err.getvalue()[-300:]!r}")
@@ -384,6 +499,40 @@ def test_every_bad_input_is_one_clear_line(tiny_run, tmp_path):
     counts = {category: sum(c.category == category for c in found) for category in CATEGORIES}
     assert {c.category for c in found} == set(CATEGORIES) and len(found) >= 60
     assert all(counts[category] >= least for category, least in CATEGORIES.items()), counts
+
+
+#: the scripts with no output that could be one of their inputs, and why
+APART_EXEMPT = {
+    "demo_corpus.py": "reads no input: it writes a corpus from its seed",
+    "push_to_hub.py": "writes nothing here: it uploads",
+    "benchmark_batching.py": "writes nothing: it prints its table",
+    "benchmark_step.py": "train.py's flags and check (check_run_apart): train.py's cases stand for it",
+    "gpu_report.py": "checks --out against --data with check_apart; a GPU host's report, not run here",
+}
+#: the script behind each name of :data:`SCRIPTS` (and the developer scripts whose checks are tested elsewhere)
+SCRIPT_FILES = {
+    "train": "train.py", "preprocess": "preprocess.py", "translate": "translate.py", "export": "export_model.py",
+    "average": "average_checkpoints.py", "export_ct2": "export_ct2.py", "bias_report": "bias_report.py",
+    "compare": "compare_reports.py", "benchmark": "benchmark.py",
+}  # fmt: skip
+
+
+def test_every_script_refuses_an_output_that_is_or_lies_inside_an_input(tmp_path):
+    """Each script that writes is run (by :func:`test_every_bad_input_is_one_clear_line`) with an output that is one
+    of its inputs and with one inside an input (or holding it), and refuses both with the inputs unchanged."""
+    found = cases(tmp_path / "in", tmp_path / "run")
+    same = ("is the input", "exists and is not empty")  # export and average refuse any OUT with files in it
+    inside = ("lies inside the input", "contains the input")
+    missing = []
+    for script in sorted(p.name for p in (REPO / "scripts").glob("*.py")):
+        expected = [c.expected for c in found if SCRIPT_FILES.get(c.script) == script and c.category == "output"]
+        if script in APART_EXEMPT:
+            continue
+        for relation in (same, inside):
+            if not any(how in text for text in expected for how in relation):
+                missing.append(f"{script}: no case whose output {relation[0].split()[0]} an input")
+    assert missing == []
+    assert set(SCRIPT_FILES.values()) | set(APART_EXEMPT) == {p.name for p in (REPO / "scripts").glob("*.py")}
 
 
 def test_the_docs_list_the_categories_and_their_counts(tmp_path):

@@ -80,7 +80,7 @@ def parsers() -> dict[str, Callable[[list[str]], object]]:
     found: dict[str, Callable[[list[str]], object]] = dict.fromkeys(TRAIN_SCRIPTS, _parse_train)
     found["scripts/bias_report.py"] = _argparse(bias_cli.build_parser)
     found["scripts/compare_reports.py"] = _argparse(compare_cli.build_parser)
-    found["scripts/translate.py"] = _argparse(translate._parser)
+    found["scripts/translate.py"] = _argparse(translate.build_parser)
     found["scripts/push_to_hub.py"] = _argparse(push_cli.build_parser)
     launch = _launch_parse_args()
     if launch is not None:

@@ -85,14 +85,89 @@ def test_errors_name_an_option_by_its_underscore_name():
         bias_report.build_parser().parse_args(["--hub", "--hyp_dir", "h", "--out", "o", "--beam-size", "x"])
     assert str(raised.value) == "argument --num_beams: invalid int value: 'x'"  # as train.py --num_beams x says
     code, _, err = run_script_in_process("demo_corpus.py", "out", "--n-train", "many")
-    assert (code, err.strip()) == (2, "error: argument --n_train: not an integer: 'many'")
+    assert (code, err.strip()) == (2, "error: argument --n_train: invalid int value: 'many'")
 
 
 def test_a_concept_has_train_py_s_name_in_every_script():
     """The decoding settings and the MT-GenEval inputs are named as train.py names them (recipe keys)."""
     shared = {"num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "prompt"}
     report = {a.dest for a in bias_report.build_parser()._actions}
-    translating = {a.dest for a in translate._parser()._actions}
+    translating = {a.dest for a in translate.build_parser()._actions}
     assert shared <= report and shared <= translating and shared <= set(FIELDS)
     assert {"mtgeneval_dir", "target_langs"} <= report & set(FIELDS)
     assert not {"beam_size", "langs", "hyp-dir"} & (report | translating)
+
+
+def test_train_help_is_grouped_by_recipe_section_with_config_first():
+    import dataclasses
+
+    from mtkit.config import GROUPS
+
+    code, out, _ = run_script_in_process("train.py", "--help")
+    assert code == 0
+    options = re.findall(r"^  (--\w+)", out, re.M)
+    assert options[0] == "--config" and "[-h] [--config CONFIG] [--data_dir" in out  # the recipe first
+    sections = re.split(r"^(\w+) \(.*\):$", out, flags=re.M)
+    titles = sections[1::2]
+    assert titles == list(GROUPS), titles
+    for title, body in zip(titles, sections[2::2]):
+        shown = set(re.findall(r"^  --(\w+)", body, re.M)) - {f"no_{f.name}" for f in dataclasses.fields(GROUPS[title])}
+        assert shown == {f.name for f in dataclasses.fields(GROUPS[title])}, title
+
+
+@pytest.mark.parametrize("script", ["train.py", "preprocess.py"])
+def test_every_option_states_one_default(script):
+    from mtkit.model.presets import ALL_PRESETS
+
+    code, out, _ = run_script_in_process(script, "--help")
+    blocks = re.split(r"^  (?=-)", out.split("\n\n", 1)[1], flags=re.M)[1:]
+    assert len(blocks) > 50
+    for block in blocks:
+        text = " ".join(block.split())
+        assert len(re.findall(r"\bdefault[: ]", text.lower())) <= 1, text
+        assert "(default: None)" not in text, text
+    model = next(" ".join(b.split()) for b in blocks if b.startswith("--model "))
+    assert all(name in model for name in ALL_PRESETS) and "mtkit.model.presets" not in model
+
+
+def test_no_parser_takes_an_abbreviation():
+    from testing_utils import parser_actions, script_parsers
+
+    for script, parser in script_parsers().items():
+        subs = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+        assert parser.allow_abbrev is False, script
+        assert all(p.allow_abbrev is False for a in subs for p in a.choices.values()), script
+        assert list(parser_actions(parser))
+    with pytest.raises(UserError, match="unrecognized arguments: --num_beam 2"):
+        translate.build_parser().parse_args(["--model", "m", "--num_beam", "2"])
+    with pytest.raises(UserError, match="unknown key 'num_beam'; did you mean 'num_beams'"):
+        parse_config(["--num_beam", "2"])
+
+
+def test_enumerated_flags_show_their_choices():
+    _, out, _ = run_script_in_process("translate.py", "--help")
+    assert "--dtype {auto,fp32,bf16,fp16}" in out and "--engine {hf,ct2}" in out
+    _, out, _ = run_script_in_process("export_ct2.py", "--help")
+    assert "--quantization {auto,int8," in out
+
+
+def test_list_flags_take_commas_and_words_alike():
+    from mtkit.cli import compare_reports
+
+    for spelled in (["de,es"], ["de", "es"], ["de,", "es"]):
+        cfg = parse_config(["--target_langs", *spelled, "--report_to", "none"])
+        assert cfg.data.languages() == ["de", "es"]
+    assert parse_config(["--lora_target_modules", "q", "v"]).model.lora_target_modules == "q,v"
+    assert compare_reports.build_parser().parse_args(["a", "b", "--names", "x", "y"]).names == "x,y"
+    assert bias_report.build_parser().parse_args(["--hub", "--hyp_dir", "h", "--out", "o", "--target_langs", "de",
+                                                  "es"]).target_langs == ["de", "es"]  # fmt: skip
+
+
+def test_a_stray_word_is_one_line_naming_it():
+    with pytest.raises(UserError) as err:
+        parse_config(["--max_steps", "3", "extra", "--seed", "2"])
+    assert str(err.value) == (
+        "command line: unexpected 'extra' after --max_steps 3 (not a flag, nor a value of the flag before it)"
+    )
+    code, _, err_text = run_script_in_process("translate.py", "--model", "m", "--text", "a", "b")
+    assert code == 2 and err_text.strip() == "error: unrecognized arguments: b (see --help)"

@@ -198,3 +198,45 @@ def greedy(model_dir, inputs: list[str], max_new_tokens: int = 12) -> list[str]:
                              max_new_tokens=max_new_tokens)  # fmt: skip
         out.append(tok.decode(ids[0], skip_special_tokens=True).strip())
     return out
+
+
+def script_parsers() -> dict:
+    """Every script's argument parser, by script (train.py and preprocess.py share the run config's)."""
+    import benchmark
+
+    from mtkit.cli import (
+        average_checkpoints,
+        bias_report,
+        compare_reports,
+        demo_corpus,
+        export_ct2,
+        export_model,
+        push_to_hub,
+        translate,
+    )
+    from mtkit.config import train_parser
+
+    return {
+        "train.py": train_parser(),
+        "translate.py": translate.build_parser(),
+        "bias_report.py": bias_report.build_parser(),
+        "compare_reports.py": compare_reports.build_parser(),
+        "export_model.py": export_model.build_parser(),
+        "average_checkpoints.py": average_checkpoints.build_parser(),
+        "export_ct2.py": export_ct2.build_parser(),
+        "demo_corpus.py": demo_corpus.build_parser(),
+        "push_to_hub.py": push_to_hub.build_parser(),
+        "benchmark.py": benchmark.parser(),
+    }
+
+
+def parser_actions(parser):
+    """Every action of ``parser`` and of its subcommands."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from parser_actions(sub)
+        else:
+            yield action

@@ -4,35 +4,49 @@ for the flags every script shares with it (:func:`ranged`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import typing
 from collections.abc import Callable
 
 from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
 from mtkit.decode.mbr import CANDIDATES, DECODINGS
 from mtkit.errors import UserError
-from mtkit.flags import HelpFormatter, first_names
-from mtkit.ranges import RANGES
+from mtkit.flags import HelpFormatter, first_names, join_lists
+from mtkit.ranges import RANGES, SCRIPT_FLOATS, SCRIPT_RANGES
 
 
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are :class:`~mtkit.errors.UserError`: one ``error:`` line, exit 2, naming
     an option by its first name (argparse names all its aliases: ``--num_beams/--num-beams/--beam-size``)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, lists: tuple[str, ...] = (), **kwargs) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)  # --num_beam is refused, never taken for --num_beams
         super().__init__(*args, **kwargs)
+        self.lists = lists  # comma-separated flags (documented so) whose words may also follow the flag: de es
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, with the words after a flag of :attr:`lists` joined by commas (``--names a b``: ``a,b``)."""
+        args = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(join_lists(args, self.lists), namespace)
 
     def error(self, message: str):
+        if message.startswith("unrecognized arguments:"):
+            message += " (see --help)"
         raise UserError(first_names(message))
 
 
 def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
     """The argparse ``type`` of a script's ``--flag`` (default ``--key``) that means what ``train.py --key`` means:
     the key's type and its range in :data:`mtkit.ranges.RANGES`, refused in training's words
-    (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``."""
-    ok, wanted = RANGES[key]
-    hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
-    kind = next(t for t in (int, float) if t is hint or t in typing.get_args(hint))
+    (``--num_beams: must be > 0, got 0``); a value that is no number is argparse's ``invalid int value``. A flag
+    that is no run-config key takes its range from :data:`mtkit.ranges.SCRIPT_RANGES`."""
+    if key in RANGES:
+        ok, wanted = RANGES[key]
+        hint = typing.get_type_hints(GROUPS[FIELDS[key][0]])[key]
+        kind = next(t for t in (int, float) if t is hint or t in typing.get_args(hint))
+    else:
+        (ok, wanted), kind = SCRIPT_RANGES[key], float if key in SCRIPT_FLOATS else int
 
     def parse(text: str) -> int | float:
         value = kind(text)
@@ -41,6 +55,7 @@ def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
         return value
 
     parse.__name__ = kind.__name__  # what argparse calls it: "invalid int value"
+    parse.range_key = key  # type: ignore[attr-defined]  # the table entry it checks (tests/test_ranges.py)
     return parse
 
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, ranged
 from mtkit.export.averaging import average_checkpoints
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+def build_parser() -> Parser:
+    """The argument parser of ``scripts/average_checkpoints.py``."""
     p = Parser(description="Average the weights of a run's last N (or best N) checkpoints into one model.")
     p.add_argument("run", metavar="RUN", help="the run folder (with config.yaml, checkpoints/ and metrics.jsonl)")
     p.add_argument("out", metavar="OUT", help="new (or empty) folder for the averaged model")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--last", type=int, help="average the N newest complete checkpoints")
-    which.add_argument("--best", type=int, help="average the N best by the run's --metric_for_best_model")
-    args = p.parse_args(argv)
+    which.add_argument("--last", type=ranged("last"), help="average the N newest complete checkpoints")
+    which.add_argument("--best", type=ranged("best"), help="average the N best by the run's --metric_for_best_model")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+    args = build_parser().parse_args(argv)
     average_checkpoints(args.run, args.out, last=args.last, best=args.best)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,15 @@ from mtkit.data.gendered_tables import load_table
 from mtkit.data.languages import ModelLanguages, check_codes
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.decode.devices import check_device
+from mtkit.decode.engines import ENGINES
+from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 from mtkit.hubcheck import check_hub_source
+from mtkit.model.folders import check_pretrained_source
+from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 
 EPILOG = """examples:
@@ -60,24 +65,6 @@ Flags take underscores (as train.py and translate.py); the dashed spellings of e
 """
 
 
-DTYPES = ("auto", "fp32", "bf16", "fp16")
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer not below ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the report script."""
     parser = Parser(
@@ -97,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         *option("target_langs", "langs"),
         nargs="+",
         metavar="LANG",
-        help="target languages, by spaces or commas (default: all present)",
+        help="target languages, comma-separated: de,es (default: all present)",
     )
     data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
 
@@ -138,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     hyp.add_argument(
         "--engine",
         default="hf",
-        choices=("hf", "ct2"),
+        choices=ENGINES,
         help="hf: transformers' generate; ct2: CTranslate2, --model being a folder from scripts/export_ct2.py",
     )
     add_decoding_args(hyp)
@@ -146,10 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
     out.add_argument(
-        *option("bootstrap_samples"), type=_count(0), default=1000, help="bootstrap resamples for the CIs (0: none)"
+        *option("bootstrap_samples"),
+        type=ranged("bootstrap_samples"),
+        default=1000,
+        help="bootstrap resamples for the CIs (0: none)",
     )
-    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed, and MBR's sampling seed (12345)")
-    out.add_argument("--examples", type=_count(0), default=10, help="worst examples per language (10)")
+    out.add_argument(
+        "--seed", type=ranged("seed"), default=12345, help="bootstrap seed, and MBR's sampling seed (12345)"
+    )
+    out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
     out.add_argument(
         *option("update_card"),
         action="store_true",
@@ -319,7 +311,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_codes(args.target_langs, "--target_langs")
     if args.update_card and not local_model_dir(args.model):
         raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
+    check_device(args.device, args.engine)  # before anything loads
     out = Path(args.out)
+    inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
+    check_apart(inputs, {"--out": out})
     check_writable(out, "--out")
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.hyp_dir:
@@ -334,6 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
     else:
+        if args.engine == "hf":
+            check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
         settings, origins = resolve_settings(args, sorted(data.languages))
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         languages = ModelLanguages.load(args.model)

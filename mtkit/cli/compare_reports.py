@@ -13,6 +13,7 @@ from bias_eval.report import write_report
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
+from mtkit.paths import check_apart
 
 
 def parse_names(value: str) -> list[str]:
@@ -26,6 +27,7 @@ def parse_names(value: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scripts/compare_reports.py``."""
     parser = Parser(
+        lists=("names",),
         prog="compare_reports.py",
         description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
         "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs.",
@@ -43,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Compare the reports; bad input ends as one ``error: ...`` line, exit status 2 and nothing written."""
     args = build_parser().parse_args(argv)
     names = parse_names(args.names)
+    check_apart({"BEFORE": args.before, "AFTER": args.after}, {"--out": args.out})
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UserError(f"--out: {args.out} exists and is not a folder")
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")

@@ -2,44 +2,41 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, ranged
 from mtkit.demo.corpus import write_demo_corpus
 from mtkit.flags import option
 from mtkit.textio import check_writable
 
 
-def _count(text: str) -> int:
-    """A sentence count: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``scripts/demo_corpus.py OUT_DIR``: write the seeded English→Spanish demo corpus into OUT_DIR."""
+def build_parser() -> Parser:
+    """The argument parser of ``scripts/demo_corpus.py``."""
     p = Parser(description="Seeded English→Spanish demo corpus with a deliberate, documented gender skew.")
     p.add_argument("out_dir", metavar="OUT_DIR", help="directory to write the corpus into")
-    p.add_argument("--seed", type=int, metavar="N", default=0, help="random seed (default: 0)")
-    p.add_argument(*option("n_train"), type=_count, metavar="N", default=40000, help="training pairs (default: 40000)")
-    p.add_argument(*option("n_valid"), type=_count, metavar="N", default=500, help="validation pairs (default: 500)")
-    p.add_argument(*option("n_test"), type=_count, metavar="N", default=500, help="test pairs (default: 500)")
+    p.add_argument("--seed", type=ranged("seed"), metavar="N", default=0, help="random seed (default: 0)")
+    p.add_argument(
+        *option("n_train"), type=ranged("n_train"), metavar="N", default=40000, help="training pairs (default: 40000)"
+    )
+    p.add_argument(
+        *option("n_valid"), type=ranged("n_valid"), metavar="N", default=500, help="validation pairs (default: 500)"
+    )
+    p.add_argument(*option("n_test"), type=ranged("n_test"), metavar="N", default=500, help="test pairs (default: 500)")
     p.add_argument(
         *option("n_gender_pairs"),
-        type=_count,
+        type=ranged("n_gender_pairs"),
         metavar="N",
         default=500,
         help="MT-GenEval-style feminine/masculine pairs (default: 500)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``scripts/demo_corpus.py OUT_DIR``: write the seeded English→Spanish demo corpus into OUT_DIR."""
+    args = build_parser().parse_args(argv)
     check_writable(Path(args.out_dir), "OUT_DIR")
     t0 = time.perf_counter()
     out = write_demo_corpus(

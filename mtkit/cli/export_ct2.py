@@ -3,36 +3,26 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, ranged
 from mtkit.decode.ct2 import INFO, QUANTIZATIONS
 from mtkit.export.ct2 import export_ct2
 from mtkit.export.ct2_check import BOUNDS, CHECK_SAMPLES, SAMPLE
 from mtkit.flags import option
+from mtkit.paths import check_apart
 from mtkit.train.checks import AUTO
 
 
-def _count(text: str) -> int:
-    """A sentence count: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``scripts/export_ct2.py MODEL OUT``: convert, check against transformers, put in place."""
+def build_parser() -> Parser:
+    """The argument parser of ``scripts/export_ct2.py``."""
     p = Parser(description="Convert a trained model (a run's final/) to CTranslate2 and check it against transformers.")
     p.add_argument("model", help="A save_pretrained model folder (a run's final/, or export_model.py's output).")
     p.add_argument("out", help="The CTranslate2 folder to write.")
     p.add_argument(
         "--quantization",
         default=AUTO,
+        choices=(AUTO, *QUANTIZATIONS),
         help=f"One of auto, {', '.join(QUANTIZATIONS)} (default: auto, which is int8 on a machine without CUDA and "
         "int8_bfloat16 with a GPU). float16 and int8_float16 are refused for T5-family models (CTranslate2 issue "
         "#1074): use bfloat16 or int8_bfloat16.",
@@ -46,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     bounds = ", ".join(f"{q} {a:.2f}/{b:.0f}" for q, (a, b) in BOUNDS.items())
     p.add_argument(
         *option("check_samples"),
-        type=_count,
+        type=ranged("check_samples"),
         metavar="N",
         default=CHECK_SAMPLES,
         help=f"Sentences the self-check translates with both engines (default: {CHECK_SAMPLES}; 0: no check). OUT is "
@@ -63,7 +53,14 @@ def main(argv: list[str] | None = None) -> None:
         metavar="FILE",
         help="References of --check_source: the check also reports both engines' BLEU against them.",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``scripts/export_ct2.py MODEL OUT``: convert, check against transformers, put in place."""
+    args = build_parser().parse_args(argv)
+    inputs = {"MODEL": args.model, "--check_source": args.check_source, "--check_reference": args.check_reference}
+    check_apart(inputs, {"OUT": args.out})
     out = export_ct2(
         args.model,
         args.out,

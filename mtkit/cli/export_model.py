@@ -8,7 +8,8 @@ from mtkit.cli.args import Parser
 from mtkit.export.checkpoint import export_checkpoint
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> Parser:
+    """The argument parser of ``scripts/export_model.py``."""
     parser = Parser(
         description="Export a checkpoint of a run (one process, DDP, FSDP, DeepSpeed ZeRO-2/3, LoRA) as a "
         "save_pretrained model with tokenizer, generation config and prompt, like the run's final/."
@@ -21,7 +22,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("out", metavar="OUT", help="new (or empty) folder for the model")
     parser.add_argument("--run_dir", help="the run folder with config.yaml and tokenizer (default: CHECKPOINT's)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     for var in ("ACCELERATE_USE_DEEPSPEED", "ACCELERATE_USE_FSDP"):  # one plain process, even inside a launched job
         os.environ.pop(var, None)
     export_checkpoint(args.checkpoint, args.out, args.run_dir)

@@ -12,14 +12,19 @@ from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
 from mtkit.data.languages import ModelLanguages, check_code
 from mtkit.data.prompts import resolve
-from mtkit.decode.engines import first_set, load_translator
+from mtkit.decode.devices import check_device
+from mtkit.decode.engines import ENGINES, first_set, load_translator
+from mtkit.decode.generate import DTYPES
 from mtkit.decode.mbr import mbr_settings
 from mtkit.errors import UserError
 from mtkit.hubcheck import check_hub_source
+from mtkit.model.folders import check_pretrained_source
+from mtkit.paths import check_apart
 from mtkit.textio import atomic_write, check_writable, read_lines
 
 
-def _parser():
+def build_parser() -> Parser:
+    """The argument parser of ``scripts/translate.py``."""
     p = Parser(description="Translate with a trained model (a run's final/ dir) or a hub model.")
     p.add_argument("--model", required=True, help="Model directory (e.g. runs/demo/final) or hub id.")
     mode = p.add_mutually_exclusive_group()
@@ -62,24 +67,29 @@ def _parser():
         help="Translate even if the model's tokenizer cannot write the target language's letters (over 1 in 100).",
     )
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
-    p.add_argument("--dtype", default="auto", help="auto, fp32, bf16 or fp16 (--engine hf).")
+    p.add_argument("--dtype", default="auto", choices=DTYPES, help="Weights' type with --engine hf (default: auto).")
     p.add_argument(
         "--engine",
         default="hf",
+        choices=ENGINES,
         help="hf: transformers' generate on --model; ct2: CTranslate2 on a folder from scripts/export_ct2.py.",
     )
     add_decoding_args(p)
-    p.add_argument("--seed", type=int, default=0, help="Seed of MBR's sampling (same seed, same translations).")
+    p.add_argument(
+        "--seed", type=ranged("seed"), default=0, help="Seed of MBR's sampling (same seed, same translations)."
+    )
     return p
 
 
 def main(argv: list[str] | None = None) -> None:
     """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
+    check_device(args.device, args.engine)  # before anything loads
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
     if args.output:
+        check_apart({"--input": args.input, "--model": args.model}, {"--output": args.output})
         if Path(args.output).is_dir():
             raise UserError(f"--output {args.output}: is a folder; name the file to write")
         check_writable(Path(args.output), "--output", file=True)
@@ -91,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         check_code(args.target_lang, "--target_lang")
     prompt = resolve(args.prompt, args.model)
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
+    if args.engine == "hf":
+        check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
     if lang:  # one the model's family has a code for (or a one-target model's own), before the model loads
         ModelLanguages.load(args.model).check(lang)
     check_model_language(args.model, lang, force=args.force)  # before the model loads

@@ -25,7 +25,7 @@ from mtkit.data.heldout import check_fraction, heldout_split
 from mtkit.data.line_pairs import load_line_pairs
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
 from mtkit.errors import UserError
-from mtkit.textio import read_lines
+from mtkit.textio import csv_records, read_lines
 
 #: Column pairs recognised in CSV/TSV/JSONL files, in order of preference (then <source_lang>/<target_lang>).
 KNOWN_COLUMNS = [("source", "target"), ("input_to_translate", "label"), ("src", "tgt")]
@@ -39,8 +39,15 @@ def _find(folder: Path, split: str, lang: str) -> Path:
 
 
 def _pairs(
-    sources: list[str], targets: list[str], where: str, langs: list[str], skip_empty: bool = False, **extra: list[str]
+    sources: list[str],
+    targets: list[str],
+    where: str,
+    langs: list[str],
+    skip_empty: bool = False,
+    lines: list[int] | None = None,
+    **extra: list[str],
 ) -> Dataset:
+    """The pairs as a dataset; ``lines`` are the file lines of the pairs (default: one pair a line)."""
     if len(sources) != len(targets):
         raise UserError(f"{where}: {len(sources)} source lines but {len(targets)} target lines")
     if not sources:
@@ -48,8 +55,9 @@ def _pairs(
     empty = [i for i, (s, t) in enumerate(zip(sources, targets)) if not s.strip() or not t.strip()]
     if empty and not skip_empty:
         i = empty[0]
+        side, line = "source" if not sources[i].strip() else "target", lines[i] if lines else i + 1
         raise UserError(
-            f"{where}: empty {'source' if not sources[i].strip() else 'target'} sentence at line {i + 1} "
+            f"{where}: empty {side} sentence at line {line} "
             f"({len(empty)} pair(s) with an empty side; --skip_empty_pairs drops them)"
         )
     if empty:
@@ -87,11 +95,8 @@ def _read_table(path: Path) -> tuple[list[dict], list[int]]:
     if path.suffix not in (".csv", ".tsv"):
         raise UserError(f"{path}: expected a .csv, .tsv or .jsonl file")
     reader = csv.DictReader(lines, delimiter="\t" if path.suffix == ".tsv" else ",")
-    rows, numbers = [], []
-    for row in reader:
-        rows.append(row)
-        numbers.append(reader.line_num)
-    return rows, numbers
+    records = csv_records(reader, path)
+    return [row for _, row in records], [line for line, _ in records]
 
 
 def load_table(path: Path, cfg: DataConfig) -> Dataset:
@@ -125,7 +130,7 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
         langs = [cfg.target_lang] * len(rows)
     sources, targets = [str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows]
     if "gender" not in columns:
-        return _pairs(sources, targets, str(path), langs, cfg.skip_empty_pairs)
+        return _pairs(sources, targets, str(path), langs, cfg.skip_empty_pairs, numbers)
     genders = [normalise_gender(str(r["gender"] or ""), f"{path}: line {n}") for n, r in zip(numbers, rows)]
     ids = [str(next((r[k] for k in ("ID", "id") if r.get(k) not in (None, "")), "")) for r in rows]
     members: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -138,7 +143,7 @@ def load_table(path: Path, cfg: DataConfig) -> Dataset:
             for i, j in (idx, idx[::-1]):
                 pair_ids[i], counterfactuals[i] = f"{lang}:{row_id}", targets[j]
     return _pairs(
-        sources, targets, str(path), langs, cfg.skip_empty_pairs,
+        sources, targets, str(path), langs, cfg.skip_empty_pairs, numbers,
         gender=genders, pair_id=pair_ids, counterfactual=counterfactuals,
     )  # fmt: skip
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mtkit.data.gendered import GENDERS, GenderedData, LanguageData, Side, normalise_gender, target_language
 from mtkit.errors import UserError
-from mtkit.textio import decode_utf8, read_bytes
+from mtkit.textio import csv_records, decode_utf8, read_bytes
 
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "source": ("source", "src", "input_to_translate", "input", "en"),
@@ -59,11 +59,7 @@ def _table_rows(path: Path) -> list[tuple[int, dict[str, str]]]:
                 raise UserError(f"{path}: line {number}: expected a JSON object")
             rows.append((number, {str(k): "" if v is None else str(v) for k, v in obj.items()}))
         return rows
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        return [(reader.line_num, row) for row in reader]
-    except csv.Error as err:
-        raise UserError(f"{path}: malformed CSV ({err})") from None
+    return csv_records(csv.DictReader(io.StringIO(text, newline="")), path)
 
 
 def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mtkit.decode.ct2 import CT2Translator
+from mtkit.decode.devices import check_device
 from mtkit.decode.generate import Translator
 from mtkit.errors import UserError
 
@@ -16,6 +17,7 @@ def load_translator(model: str | Path, engine: str = "hf", device: str | None = 
     (``ct2``: a folder written by ``scripts/export_ct2.py``)."""
     if engine not in ENGINES:
         raise UserError(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    check_device(device, engine)
     if engine == "hf":
         return Translator(model, device=device, dtype=dtype)
     if dtype != "auto":

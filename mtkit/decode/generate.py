@@ -12,6 +12,7 @@ from mtkit.data.languages import ModelLanguages
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit, target_languages
 from mtkit.decode.mbr import MBR, translations
 from mtkit.errors import UserError
+from mtkit.model.folders import check_pretrained_source
 
 
 def generate_translations(
@@ -102,6 +103,10 @@ def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> 
     return sample, mbr.samples
 
 
+#: the weight types ``--dtype`` takes (``auto``: the checkpoint's)
+DTYPES = ("auto", "fp32", "bf16", "fp16")
+
+
 class Translator:
     """A model and its tokenizer, loaded once, translating lists of sentences.
 
@@ -111,16 +116,9 @@ class Translator:
     def __init__(self, model: str | Path, device: str | None = None, dtype: str = "auto") -> None:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        path = Path(model)
-        if (str(model).startswith((".", "/")) or path.exists()) and not (path / "config.json").is_file():
-            if (path / "adapter_config.json").is_file():
-                why = "is a LoRA adapter; translate with the merged model (its run's final/)"
-                raise UserError(f"--model: {model} {why}")
-            raise UserError(f"--model: {model} is not a model directory (no config.json there)")
-        if (path / "mtkit_ct2.json").is_file():
-            raise UserError(f"--model: {model} is a CTranslate2 model; translate with it through --engine ct2")
+        check_pretrained_source(str(model), "--model", weights=True)  # no such folder, not seq2seq, corrupt weights
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        torch_dtype = {"auto": "auto", "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+        torch_dtype = dict(zip(DTYPES, ("auto", torch.float32, torch.bfloat16, torch.float16), strict=True))
         if dtype not in torch_dtype:
             raise UserError(f"--dtype: {dtype!r} is not one of {', '.join(torch_dtype)}")
         try:

@@ -22,8 +22,10 @@ from mtkit.export.checkpoint import (
     check_tokenizer,
     checkpoint_weights,
     read_run_config,
+    run_inputs,
     write_model,
 )
+from mtkit.paths import check_apart
 from mtkit.train.checkpoint import problem_with
 
 
@@ -86,6 +88,7 @@ def average_checkpoints(
     """Average the chosen checkpoints of ``run`` into a model folder ``out``; return the checkpoints used."""
     run, out = Path(os.path.abspath(run)), Path(out)
     check_out(out)
+    check_apart({"RUN": run_inputs(run)}, {"OUT": out})
     cfg = read_run_config(run)
     check_tokenizer(cfg, run)
     chosen = choose(run, last, best, cfg.eval.metric_for_best_model)

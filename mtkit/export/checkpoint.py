@@ -31,6 +31,8 @@ from mtkit.config import RunConfig, parse_config
 from mtkit.distributed import fsdp
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
+from mtkit.model.folders import check_weights_file
+from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 
@@ -109,6 +111,7 @@ def checkpoint_weights(checkpoint: Path) -> tuple[dict[str, torch.Tensor], str]:
     if (checkpoint / SAFE_WEIGHTS_NAME).is_file():
         from safetensors.torch import load_file
 
+        check_weights_file(checkpoint / SAFE_WEIGHTS_NAME, f"CHECKPOINT {checkpoint}")
         return load_file(checkpoint / SAFE_WEIGHTS_NAME), SAFE_WEIGHTS_NAME
     if (checkpoint / WEIGHTS_NAME).is_file():
         return torch.load(checkpoint / WEIGHTS_NAME, map_location="cpu", weights_only=True), WEIGHTS_NAME
@@ -157,6 +160,12 @@ def load_weights_strictly(model, state_dict: dict[str, torch.Tensor], where: str
     model.load_state_dict(state_dict, strict=False)
 
 
+def run_inputs(run: Path) -> list[Path]:
+    """What an export reads from a run folder: its checkpoints, tokenizer, recipe and logged scores (an export may go
+    into the run folder beside them, not over or inside them)."""
+    return [run / name for name in ("checkpoints", "tokenizer", CONFIG_FILE, "metrics.jsonl")]
+
+
 def check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"OUT {out}: exists and is not a folder")
@@ -170,6 +179,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, run_dir: str | Pa
     out = Path(out)
     check_out(out)
     ckpt, run, chosen = resolve_checkpoint(checkpoint, run_dir)
+    check_apart({"CHECKPOINT": ckpt, "--run_dir" if run_dir else "CHECKPOINT's run": run_inputs(run)}, {"OUT": out})
     cfg = read_run_config(run)
     check_tokenizer(cfg, run)
     state = CheckpointManager.read_state(ckpt)

@@ -16,6 +16,7 @@ from mtkit.decode.bounds import position_limit
 from mtkit.decode.ct2 import CARRIED, INFO
 from mtkit.errors import UserError
 from mtkit.export.ct2_check import CHECK_SAMPLES, check_sample, self_check
+from mtkit.model.folders import check_pretrained_source
 from mtkit.train.checks import AUTO, check_float16, check_quantization
 
 
@@ -55,8 +56,9 @@ def export_ct2(
     model_dir, out = Path(model_dir), Path(out)
     check_quantization(quantization, flag)
     quantization = resolve(quantization)
+    check_pretrained_source(str(model_dir), "MODEL", weights=True)  # no such folder, not seq2seq, corrupt weights
     if not (model_dir / "config.json").is_file():
-        raise UserError(f"--model: {model_dir} is not a model directory (no config.json there)")
+        raise UserError(f"MODEL {model_dir}: not a model directory (no config.json there)")
     try:
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):

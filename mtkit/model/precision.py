@@ -52,11 +52,16 @@ def resolve_mixed_precision(
     """
     launcher = os.environ.get("ACCELERATE_MIXED_PRECISION", "no").lower()
     chosen = cfg.train.mixed_precision
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    supported = (cuda and torch.cuda.is_bf16_supported()) if bf16_supported is None else bf16_supported
     if chosen in (None, "auto"):
-        cuda = torch.cuda.is_available() if cuda is None else cuda
-        supported = (cuda and torch.cuda.is_bf16_supported()) if bf16_supported is None else bf16_supported
         chosen = None if launcher != "no" else auto_precision(cuda, supported)
     effective = chosen or launcher
+    if effective == "bf16" and cuda and not supported:  # any CPU computes in bf16; GPUs from Ampere on
+        raise UserError(
+            f"--mixed_precision bf16: this machine's GPU ({torch.cuda.get_device_name()}) does not compute in bf16 "
+            "(GPUs from Ampere on do); use fp16 (--force_fp16 for T5) or no"
+        )
     if effective == "fp16" and kind in FP16_UNSAFE and not cfg.train.force_fp16:
         raise UserError(
             f"--mixed_precision fp16: {kind} models overflow in fp16 (inf/NaN activations); use bf16, "

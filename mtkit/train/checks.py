@@ -15,33 +15,16 @@ from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
 from mtkit.model.presets import T5_PRESETS
-
-#: The weight files of a ``save_pretrained`` folder (one of them).
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+from mtkit.paths import check_apart
 
 
-def check_pretrained_source(
-    value: str | None, flag: str, needs: tuple[str, ...] = ("config.json",), weights: bool = False
-) -> None:
-    """A local folder given to ``flag`` must exist and hold one of ``needs`` (and, with ``weights``, one of
-    :data:`WEIGHTS`); a LoRA adapter alone is named as such; hub ids are left to the hub."""
-    if not value:
-        return
-    path = Path(value).expanduser()
-    local = value.startswith(("/", ".", "~")) or value.count("/") >= 2 or path.exists()
-    if not local:
-        return
-    if not path.is_dir():
-        raise UserError(f"{flag} {value}: no such folder (and not a hub id like google/flan-t5-base)")
-    if (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
-        raise UserError(
-            f"{flag} {value}: a LoRA adapter without its base model; give the merged model (a LoRA run's final/) or "
-            "the base model named in its adapter_config.json"
-        )
-    if not any((path / name).is_file() for name in needs):
-        raise UserError(f"{flag} {value}: no {' or '.join(needs)} (not a folder written by save_pretrained)")
-    if weights and not any((path / name).is_file() for name in WEIGHTS):
-        raise UserError(f"{flag} {value}: no weights ({' or '.join(WEIGHTS[::2])}) beside its config.json")
+def check_run_apart(cfg: RunConfig) -> None:
+    """Refuse an ``--output_dir`` that is, contains or lies inside one of the run's inputs (its data, model or
+    tokenizer; the recipe may lie in it: a resume's ``--config <output_dir>/config.yaml``)."""
+    d, names = cfg.data, ("data_dir", "train_file", "validation_file", "test_file", "mtgeneval_dir")
+    inputs = {f"--{key}": getattr(d, key) for key in names}
+    inputs |= {"--model_name_or_path": cfg.model.model_name_or_path, "--tokenizer_name": cfg.tokenizer.tokenizer_name}
+    check_apart(inputs, {"--output_dir": cfg.train.output_dir})
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:

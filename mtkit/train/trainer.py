@@ -34,6 +34,7 @@ from mtkit.evaluation.scores import balanced_subset, split_scores
 from mtkit.evaluation.selection import check_selection, describe, oriented, raw_value, selection_value
 from mtkit.evaluation.validation import translate_corpus, validation_loss
 from mtkit.model.flops import Architecture, peak_tflops
+from mtkit.model.folders import check_pretrained_source
 from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
@@ -41,7 +42,7 @@ from mtkit.model.presets import ALL_PRESETS
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import check_bias_report, check_ct2, check_pretrained_source, check_resume
+from mtkit.train.checks import check_bias_report, check_ct2, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard

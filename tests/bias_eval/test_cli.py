@@ -188,7 +188,7 @@ def test_hub_is_unreachable_offline(tmp_path: Path) -> None:
         "--target_langs",
         "de",
         "--hyp_dir",
-        str(tmp_path),
+        str(tmp_path / "hyps"),  # not the report's parent: an output inside an input is refused first
         "--out",
         str(tmp_path / "o"),
         env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
@@ -298,7 +298,7 @@ def test_context_not_present(run_cli, small_geneval: Path, good_hyps: Path, tmp_
 def test_bad_gender_in_data_file(run_cli, tmp_path: Path) -> None:
     data = tmp_path / "data.csv"
     data.write_text("source,reference,gender,language\nA.,B.,f,es\nC.,D.,neutral,es\n", encoding="utf-8")
-    status, _, err = run_cli("--data", str(data), "--hyp_dir", str(tmp_path), "--out", str(tmp_path / "o"))
+    status, _, err = run_cli("--data", str(data), "--hyp_dir", str(tmp_path / "hyps"), "--out", str(tmp_path / "o"))
     _assert_clean_failure(status, err, tmp_path / "o", str(data), "line 3", "'neutral'")
 
 

@@ -72,7 +72,7 @@ def test_train_benchmark_runs_the_three_systems_on_equal_batches(multi30k_small,
 def test_train_benchmark_bad_flag_is_one_line():
     res = run_script("benchmark.py", "train", "--steps", "0")
     assert res.returncode == 2
-    assert res.stderr.strip().splitlines() == ["error: --steps and --warmup: must be at least 1"]
+    assert res.stderr.strip().splitlines() == ["error: --steps: must be >= 1, got 0"]
 
 
 @pytest.mark.slow  # four fresh processes, ~90 s

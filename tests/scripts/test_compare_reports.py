@@ -168,7 +168,9 @@ def test_bad_input(reports: tuple[Path, Path], tmp_path: Path) -> None:
         fragment=f"error: BEFORE: {tmp_path / 'missing'}: no such folder",
         out=out,
     )
-    _fails(str(before), str(tmp_path), fragment=f"error: AFTER: {tmp_path} has no metrics.json", out=out)
+    (tmp_path / "noreport").mkdir()  # a folder without a report (not --out's parent: that would be refused first)
+    noreport = tmp_path / "noreport"
+    _fails(str(before), str(noreport), fragment=f"error: AFTER: {noreport} has no metrics.json", out=out)
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "metrics.json").write_text("{not json", encoding="utf-8")

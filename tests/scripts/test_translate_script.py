@@ -96,7 +96,7 @@ def test_bad_model_is_one_line_and_exit_2(tmp_path):
     res = run_script("translate.py", "--model", str(tmp_path / "nope"), "--text", "x")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
-        f"error: --model: {tmp_path / 'nope'} is not a model directory (no config.json there)"
+        f"error: --model {tmp_path / 'nope'}: no such folder (and not a hub id like google/flan-t5-base)"
     ]
 
 

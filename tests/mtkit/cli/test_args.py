@@ -28,7 +28,7 @@ def parsed(parser, *args: str) -> dict:
 
 #: script -> (its parser's arguments apart from the flag, the flags of BOUNDS it has, where it stores --num_beams)
 SCRIPTS = {
-    "translate.py": (lambda *a: parsed(translate._parser(), "--model", "m", "--text", "x", *a), list(BOUNDS)),
+    "translate.py": (lambda *a: parsed(translate.build_parser(), "--model", "m", "--text", "x", *a), list(BOUNDS)),
     "bias_report.py": (
         lambda *a: parsed(bias_report.build_parser(), "--hub", "--model", "m", "--out", "o", *a),
         list(BOUNDS),
@@ -68,7 +68,7 @@ def test_a_decoding_flag_has_training_s_range_in_every_script(script, flag):
 def test_every_decoding_flag_of_every_script_is_checked_here():
     decoding = {"num_beams", "beam_size", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "batch_size"}
     parsers = {
-        "translate.py": translate._parser(),
+        "translate.py": translate.build_parser(),
         "bias_report.py": bias_report.build_parser(),
         "benchmark.py translate": benchmark.parser()._subparsers._group_actions[0].choices["translate"],
     }
@@ -82,5 +82,5 @@ def test_a_number_that_is_no_number_is_named_like_train_py_names_it():
     with pytest.raises(UserError) as raised:
         parse_config(["--num_beams", "four"])
     with pytest.raises(UserError) as also:
-        translate._parser().parse_args(["--model", "m", "--num_beams", "four"])
+        translate.build_parser().parse_args(["--model", "m", "--num_beams", "four"])
     assert str(also.value) == str(raised.value) == "argument --num_beams: invalid int value: 'four'"

@@ -62,7 +62,7 @@ def test_jsonl_with_counterfactual(tmp_path: Path) -> None:
         ("source,reference,gender,language\na,b,x,es\n", r"line 2: gender 'x' is not feminine/masculine"),
         ("source,reference,language\na,b,es\n", "missing column"),
         ("source,reference,gender,language\na,b,f,es\n", "language es has no masculine rows"),
-        ("source,reference,gender,language\na,b,f\n", "line 2: no value for column 'language'"),
+        ("source,reference,gender,language\na,b,f\n", "line 2 has 3 fields, its header line 4"),
     ],
 )
 def test_bad_tables(tmp_path: Path, content: str, message: str) -> None:

@@ -109,12 +109,12 @@ def test_bad_input(tiny_run, bart_ct2, tmp_path):
     res = run_script("export_ct2.py", final, str(tmp_path / "x"), "--quantization", "int4")
     assert res.returncode == 2 and not (tmp_path / "x").exists()
     assert res.stderr.strip().splitlines() == [
-        "error: --quantization: 'int4' is not one of auto, int8, int8_float16, int8_bfloat16, int16, float16, "
-        "bfloat16, float32"
+        "error: argument --quantization: invalid choice: 'int4' (choose from 'auto', 'int8', 'int8_float16', "
+        "'int8_bfloat16', 'int16', 'float16', 'bfloat16', 'float32')"
     ]
     with pytest.raises(UserError, match="exists"):
         export_ct2(final, bart_ct2)
-    with pytest.raises(UserError, match="not a model directory"):
+    with pytest.raises(UserError, match=r"no config.json \(not a folder written by save_pretrained\)"):
         export_ct2(tmp_path, tmp_path / "y")
     with pytest.raises(UserError, match="not a CTranslate2 model"):
         load_translator(final, "ct2")

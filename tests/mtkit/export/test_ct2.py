@@ -247,7 +247,7 @@ def test_check_files_that_do_not_fit_are_one_line(tiny_t5, tmp_path, capsys):
          f"error: --check_reference {tmp_path / 'ref.txt'}: 2 lines for 3 sources"),
         (["--check_source", str(tmp_path / "no.txt")], f"error: --check_source {tmp_path / 'no.txt'}: no such file"),
         (["--check_reference", str(tmp_path / "ref.txt")], "error: --check_reference: only used with --check_source"),
-        (["--check_samples", "-1"], "error: argument --check_samples: must be >= 0, got -1"),
+        (["--check_samples", "-1"], "error: --check_samples: must be >= 0, got -1"),
     ]:  # fmt: skip
         status, _, err = cli(export_main, [str(tiny_t5), str(out), *extra], capsys)
         assert (status, err.strip().splitlines()) == (2, [expected]) and nothing_written(out)
