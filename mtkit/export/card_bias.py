@@ -32,9 +32,10 @@ MEANING = (
     "are about. BLEU f and BLEU m are corpus sacreBLEU over the translations of the feminine and of the masculine "
     "sentences; the gap is BLEU m - BLEU f, so a positive gap means the model translates sentences about men "
     "better. Its 95% confidence interval comes from a paired bootstrap over the sentence pairs: an interval "
-    "that contains 0 shows no gap. Gender accuracy (acc) is the share of translations that use the gendered words "
-    "of their own reference and none of the other gender's (MT-GenEval's definition); acc pair counts a pair "
-    "right when both of its translations are."
+    "that contains 0 shows no gap. Gender accuracy (acc) is the share of translations that contain none of the "
+    "other gender's words (MT-GenEval's definition: a translation without any gendered word counts as correct, so "
+    "accuracy says little when few translations contain one); acc pair counts a pair right when both of its "
+    "translations are."
 )
 LIMITS = (
     "**Limits.** Two genders only (feminine and masculine): the figures say nothing about non-binary people or "
