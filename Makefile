@@ -25,13 +25,13 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $@
 
 demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias report
-	$(PY) scripts/demo_corpus.py $(DEMO)/corpus $(CORPUS_ARGS)
-	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)/corpus --output_dir $(DEMO) $(DEMO_ARGS)
+	$(PY) scripts/demo_corpus.py $(DEMO)_corpus $(CORPUS_ARGS)
+	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)_corpus --output_dir $(DEMO) $(DEMO_ARGS)
 	$(PY) scripts/translate.py --model $(DEMO)/final \
 		--text "The doctor said that she was tired." \
 		--text "The mechanic told me that she would come tonight." \
 		--text "The engineer finished her report yesterday." --max_new_tokens 64
-	$(PY) scripts/bias_report.py --mtgeneval_dir $(DEMO)/corpus/mt-geneval --split test --target_langs es \
+	$(PY) scripts/bias_report.py --mtgeneval_dir $(DEMO)_corpus/mt-geneval --split test --target_langs es \
 		--model $(DEMO)/final --max_new_tokens 64 --batch_size 100 --out $(DEMO)/bias_report --update_card
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 

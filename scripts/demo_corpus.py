@@ -1,5 +1,5 @@
 """Generate the built-in English→Spanish demo corpus that ``make demo`` trains on:
-``python scripts/demo_corpus.py runs/demo/corpus [--seed 0] [--n-train 40000]`` (also ``--n-valid``, ``--n-test``,
+``python scripts/demo_corpus.py runs/demo_corpus [--seed 0] [--n-train 40000]`` (also ``--n-valid``, ``--n-test``,
 ``--n-gender-pairs``)."""
 
 from mtkit.cli.demo_corpus import main

@@ -114,11 +114,13 @@ def test_long_sources_fit_the_model(run_cli, small_geneval: Path, tiny_model: Pa
     assert max(len(s.split()) for s in sources) > 22
 
 
-def test_bad_model_or_prompt(run_cli, small_geneval: Path, tmp_path: Path) -> None:
+def test_bad_model_or_prompt(run_cli, small_geneval: Path, tiny_model: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "model"  # a folder that is no model
+    empty.mkdir()
     base = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--out", str(tmp_path / "o")]
-    status, _, err = run_cli(*base, "--model", str(tmp_path))
-    assert status == 2 and "--model:" in err and "no config.json" in err
-    status, _, err = run_cli(*base, "--model", str(tmp_path), "--prompt", "translate to {language}")
+    status, _, err = run_cli(*base, "--model", str(empty))
+    assert status == 2 and "--model" in err and "no config.json" in err
+    status, _, err = run_cli(*base, "--model", str(tiny_model), "--prompt", "translate to {language}")
     assert status == 2 and "--prompt:" in err
     assert not (tmp_path / "o").exists()
 
@@ -271,10 +273,11 @@ def test_generation_flags_need_a_model(run_cli, small_geneval: Path, tmp_path: P
         "--split",
         "test",
         "--hyp_dir",
-        str(tmp_path),
+        str(tmp_path / "hyps"),
         "--out",
         str(tmp_path / "o"),
     ]
+    (tmp_path / "hyps").mkdir()
     status, _, err = run_cli(*args, "--length_penalty", "0.6")
     assert status == 2 and err.strip() == "error: --length_penalty: only used with --model"
     assert not (tmp_path / "o").exists()

@@ -117,7 +117,8 @@ def test_a_failing_step_is_recorded_and_the_report_still_written(tmp_path):
                      "--translate_model", str(missing))  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     (record,) = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert record["status"] == "failed (exit 2)" and f"error: --model: {missing}" in record["output_tail"]
+    assert record["status"] == "failed (exit 2)"
+    assert f"error: --model {missing}: no such folder" in record["output_tail"]
 
 
 def test_bad_flags_are_one_line(tmp_path):

@@ -3,12 +3,13 @@ counts), before any model loads."""
 
 from __future__ import annotations
 
-import ctranslate2
 import pytest
 import torch
 
 from mtkit.decode.devices import check_device, machine
 from mtkit.errors import UserError
+
+ctranslate2 = pytest.importorskip("ctranslate2")
 
 
 def test_the_machine_is_described_by_what_torch_and_ctranslate2_count():

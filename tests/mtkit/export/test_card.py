@@ -297,13 +297,3 @@ def test_a_bias_report_changes_the_card_only_when_asked_and_keeps_each_set_s_sec
     res = run_script("bias_report.py", *args[:6], "--model", "google/flan-t5-small", "--out", str(tmp_path / "x"),
                      "--update_card")  # fmt: skip
     assert res.returncode == 2 and res.stderr.startswith("error: --update_card: only used with --model a local")
-
-
-def test_a_report_inside_the_model_folder_is_linked(demo_run, small_geneval, tmp_path):
-    model = Path(shutil.copytree(demo_run / "final", tmp_path / "model"))
-    args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "es", "--model", str(model)]
-    args += ["--num_beams", "1", "--max_new_tokens", "8", "--bootstrap_samples", "0", "--force", "--update_card"]
-    res = run_script("bias_report.py", *args, "--out", str(model / "bias_report"))
-    assert res.returncode == 0, res.stderr[-2000:]
-    card = check_truth(model)
-    assert "bias_report/report.html" in links(card.text)
