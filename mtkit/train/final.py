@@ -14,7 +14,7 @@ from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
-from mtkit.textio import follow_umask_tree
+from mtkit.textio import follow_umask_tree, tree_modes
 
 
 def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
@@ -26,6 +26,7 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
         state_dict = drop_tied_copies(model, state_dict)
     if not acc.is_main_process:
         return
+    kept = tree_modes(final)  # what was there keeps its mode
     plain = unwrapped(acc, model)
     plain.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
     with no_deepspeed_lookup(acc):
@@ -49,7 +50,7 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     generation.save_pretrained(str(final))
     if prompt is not None:
         prompt.save(final)
-    follow_umask_tree(final)  # safetensors writes the weights private (0o600): readable by the team like the rest
+    follow_umask_tree(final, kept)  # safetensors writes the weights private (0o600): readable by the team like the rest
 
 
 def _generation_config(cfg: RunConfig, model) -> GenerationConfig:

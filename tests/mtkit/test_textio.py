@@ -105,3 +105,39 @@ def test_atomic_write_gives_the_mode_an_ordinary_write_gives_under_the_umask(tmp
     atomic, plain, replaced = res.stdout.split()
     assert atomic == plain == oct(0o666 & ~int(mask, 8))
     assert replaced == oct(0o600)  # a file written over keeps its mode, as with open(path, "w")
+
+
+TREE = """
+import os, stat, sys, tempfile
+from pathlib import Path
+from mtkit.textio import follow_umask_tree, tree_modes
+os.umask(0o022)
+root = Path(sys.argv[1])
+(root / "old").mkdir()
+(root / "old" / "private.txt").write_bytes(b"x")
+os.chmod(root / "old" / "private.txt", 0o600)
+(root / "run.sh").write_bytes(b"#!/bin/sh")
+os.chmod(root / "run.sh", 0o750)
+(root / "weights.bin").write_bytes(b"old")
+kept = tree_modes(root)
+fd, tmp = tempfile.mkstemp(dir=root)  # a library writing privately, over a file and beside it
+os.close(fd)
+os.replace(tmp, root / "weights.bin")
+fd, tmp = tempfile.mkstemp(dir=root)
+os.close(fd)
+os.replace(tmp, root / "new.bin")
+Path(tempfile.mkdtemp(dir=root)).rename(root / "newdir")
+follow_umask_tree(root, kept)
+names = ("old/private.txt", "run.sh", "weights.bin", "new.bin", "newdir")
+print(" ".join(oct(stat.S_IMODE((root / n).stat().st_mode)) for n in names))
+"""
+
+
+def test_follow_umask_tree_gives_new_paths_the_umask_mode_and_leaves_existing_ones_theirs(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    res = subprocess.run([sys.executable, "-c", TREE, str(tmp_path)], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    private, script, replaced, new, folder = res.stdout.split()
+    assert (private, script) == (oct(0o600), oct(0o750))  # not written: as they were
+    assert replaced == oct(0o644)  # written over: the mode it had, as open(path, "w") keeps it
+    assert (new, folder) == (oct(0o644), oct(0o755))  # new: what an ordinary write gives under umask 022
