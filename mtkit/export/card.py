@@ -268,7 +268,7 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         origin = f"fine-tuned from `{m.model_name_or_path}`" + (f" with LoRA (r={m.lora_r})" if m.lora_r else "")
     else:
         origin = f"trained from scratch (architecture preset `{m.model}`)"
-    _, source, _ = data_source(cfg)
+    kind, source, _ = data_source(cfg)
     sizes = env.get("pairs", {})
     counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
     tokenizer = cfg.tokenizer.tokenizer_name or ("the base model's" if m.model_name_or_path else None)
@@ -334,7 +334,7 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
 
 def intended_use(cfg: RunConfig, sizes: dict[str, int]) -> list[str]:
     """The card's Intended use and limitations: what the model is for, and what its data and size leave out."""
-    _, source, _ = data_source(cfg)
+    kind, source, _ = data_source(cfg)
     d = cfg.data
     pair = f"{d.source_lang} → {', '.join(d.languages())}"
     trained = f"{sizes['train']:,} sentence pairs" if sizes.get("train") else "its training data"
@@ -343,7 +343,7 @@ def intended_use(cfg: RunConfig, sizes: dict[str, int]) -> list[str]:
             "reports. It is not meant for translating text that people rely on without review.", ""]  # fmt: skip
     facts = [f"It learned from {trained} ({source}) and translates text like them best; other domains, registers "
              "and sentence lengths are not measured here."]  # fmt: skip
-    if demo_corpus_root(d.mtgeneval_dir or d.data_dir or d.train_file) is not None:
+    if kind == DEMO_ID:
         facts.append("Its data is synthetic: template sentences with a small vocabulary and a gender skew built in "
                      "on purpose, so the model translates little beyond them.")  # fmt: skip
     out += [" ".join(facts), ""]
