@@ -226,9 +226,11 @@ MODEL_LINE = re.compile(r'^model_id = ".*"$', re.M)
 EXAMPLE = "The doctor said that she was tired."
 
 
-def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
-    """The card's example: transformers alone, the prompt applied by hand."""
+def usage(model_id: str, prompt: Prompt | None, lang: str, languages: ModelLanguages | None = None) -> list[str]:
+    """The card's example: transformers alone, the prompt and a source-side language code (``>>es<<``, ``<2es>``:
+    ``languages``) applied by hand."""
     source = prompt.render(EXAMPLE, lang) if prompt else EXAMPLE
+    source = languages.source_text(source, lang) if languages is not None else source
     return [
         "```python",
         "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
@@ -243,9 +245,8 @@ def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
     ]
 
 
-def choosing_language(model_dir: Path, langs: list[str]) -> list[str]:
+def choosing_language(languages: ModelLanguages, langs: list[str]) -> list[str]:
     """How to choose among several target languages of a family that marks them (a forced token, a source code)."""
-    languages = ModelLanguages.load(model_dir)
     if languages.family is None or len(langs) < 2:
         return []
     codes = ", ".join(f"{lang} `{languages.token(lang)}`" for lang in langs)
@@ -319,8 +320,9 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         f"new tokens and {bounds} per batch, prompt {shown}. {kept}",
         "",
     ]
-    out += usage(str(model_dir), prompt, d.languages()[0])
-    out += choosing_language(model_dir, d.languages())
+    languages = ModelLanguages.load(model_dir)
+    out += usage(str(model_dir), prompt, d.languages()[0], languages)
+    out += choosing_language(languages, d.languages())
     if results.get("ct2_model"):
         ct2 = Path(results["ct2_model"])
         out += [f"A CTranslate2 conversion sits beside it (`{ct2.name}/`; `ctranslate2/` in its hub repository): "
