@@ -131,3 +131,16 @@ def test_the_vocabulary_is_read_once_per_tokenizer_until_it_grows(family_dir):
     assert ModelLanguages.of(plain).family is None
     plain.add_tokens(["__de__", "__fr__"], special_tokens=True)
     assert ModelLanguages.of(plain).token("fr") == "__fr__"
+
+
+def test_a_split_without_languages_is_cached_per_target_language(family_dir, tmp_path):
+    """Pairs without a lang column take --target_lang: another one is another cache, its labels its own code."""
+    from datasets import Dataset
+
+    from mtkit.data.preprocess import tokenize_split
+
+    tok = AutoTokenizer.from_pretrained(family_dir("nllb"))
+    split = Dataset.from_dict({"source": SOURCES[:2], "target": TARGETS[:2]})
+    for lang in ("de", "es"):
+        rows = tokenize_split(split, tok, DataConfig(target_lang=lang), tmp_path, "train")
+        assert {labels[0] for labels in rows["labels"]} == {tok.convert_tokens_to_ids(FAMILY_LANG_CODES["nllb"][lang])}
