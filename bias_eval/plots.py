@@ -28,7 +28,6 @@ MASCULINE_COLOUR = "#009E73"  # bluish green
 PAIR_COLOUR = "#000000"  # black
 COVERAGE_COLOUR = "#56B4E9"  # sky blue
 INK = "#333333"
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 
 FORMATS = ("svg", "pdf", "png")  # every figure is written in each of these
 _RC = {

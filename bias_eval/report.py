@@ -244,6 +244,7 @@ def write_report(outdir: Path, files: Mapping[str, bytes]) -> None:
             return
         for name in files:
             (outdir / name).parent.mkdir(parents=True, exist_ok=True)
+            follow_umask(staging / name, like=outdir / name)  # a report file written over keeps its mode
             os.replace(staging / name, outdir / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

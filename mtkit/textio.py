@@ -212,11 +212,27 @@ def follow_umask(path: Path | str, folder: bool = False, like: Path | None = Non
     os.chmod(path, mode if mode is not None else (0o777 if folder else 0o666) & ~umask())
 
 
-def follow_umask_tree(root: Path) -> None:
-    """:func:`follow_umask` for ``root`` and every file and folder under it (symbolic links left alone): for a
-    folder written by libraries that make private files (safetensors writes ``model.safetensors`` as ``0o600``)."""
-    for path in [root, *Path(root).rglob("*")]:
-        if not path.is_symlink():
+def tree_modes(root: Path) -> dict[Path, int]:
+    """The mode of ``root`` and of every file and folder under it (symbolic links left out); empty when ``root``
+    does not exist. Given to :func:`follow_umask_tree`, they stay."""
+    return {path: stat.S_IMODE(path.stat().st_mode) for path in _tree(root)}
+
+
+def _tree(root: Path) -> list[Path]:
+    root = Path(root)
+    return [p for p in [root, *root.rglob("*")] if not p.is_symlink()] if root.exists() else []
+
+
+def follow_umask_tree(root: Path, kept: dict[Path, int] | None = None) -> None:
+    """:func:`follow_umask` for ``root`` and every file and folder under it (symbolic links left alone), except the
+    paths of ``kept`` (:func:`tree_modes` taken before writing), which get their mode back as a file written over
+    keeps its mode: for a folder written by libraries that make private files (safetensors writes
+    ``model.safetensors`` as ``0o600``)."""
+    kept = kept or {}
+    for path in _tree(root):
+        if path in kept:
+            os.chmod(path, kept[path])
+        else:
             follow_umask(path, folder=path.is_dir())
 
 

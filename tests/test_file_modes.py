@@ -50,3 +50,20 @@ def test_a_new_bias_report_folder_follows_the_umask(tmp_path):
         os.umask(old)
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "report", *(tmp_path / "report").rglob("*")]}
     assert modes == {"report": 0o755, "figures": 0o755, "report.md": 0o644, "gap.svg": 0o644}
+
+
+def test_a_report_written_into_an_existing_folder_keeps_its_files_modes(tmp_path):
+    """A file a new report writes over keeps its mode (as ``open(path, "w")`` and ``atomic_write`` keep it); a new
+    one gets the umask's."""
+    from bias_eval.report import write_report
+
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "report.md").write_bytes(b"old")
+    os.chmod(tmp_path / "report" / "report.md", 0o640)
+    old = os.umask(0o022)
+    try:
+        write_report(tmp_path / "report", {"report.md": b"# r\n", "metrics.json": b"{}"})
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "report").iterdir()}
+    assert modes == {"report.md": 0o640, "metrics.json": 0o644}

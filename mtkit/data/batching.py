@@ -11,6 +11,7 @@ dropped or repeated.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 
 import numpy as np
 import torch
@@ -194,31 +195,34 @@ class Seq2SeqCollator:
 
         return cls(tokenizer.pad_token_id, decoder_start_token_id(model), pad_to_multiple_of)
 
-    def _padded(self, rows: list, value: int) -> torch.Tensor:
-        width = int(padded_lengths([max(map(len, rows))], self.pad_to_multiple_of)[0])
-        out = torch.full((len(rows), width), value, dtype=torch.long)
-        for i, row in enumerate(rows):
-            out[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
-        return out
+    def _padded(self, rows: list, value: int) -> tuple[torch.Tensor, np.ndarray]:
+        """``rows`` padded with ``value`` into one tensor (filled through numpy: no tensor per row), and their
+        lengths."""
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        width = int(padded_lengths([lengths.max()], self.pad_to_multiple_of)[0])
+        out = np.full((len(rows), width), value, dtype=np.int64)
+        out[np.arange(width) < lengths[:, None]] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
+        return torch.from_numpy(out), lengths
 
     def __call__(self, features: list[dict]) -> dict:
-        stats = {
-            "sentences": len(features),
-            "src_tokens": sum(len(f["input_ids"]) for f in features),
-            "tgt_tokens": sum(len(f["labels"]) for f in features),
-        }
-        batch = {
-            "input_ids": self._padded([f["input_ids"] for f in features], self.pad_token_id),
-            "attention_mask": self._padded([[1] * len(f["input_ids"]) for f in features], 0),
-            "labels": self._padded([f["labels"] for f in features], -100),
-        }
-        decoder_input_ids = torch.full_like(batch["labels"], self.pad_token_id)
+        input_ids, src_lengths = self._padded([f["input_ids"] for f in features], self.pad_token_id)
+        labels, tgt_lengths = self._padded([f["labels"] for f in features], -100)
+        decoder_input_ids = torch.full_like(labels, self.pad_token_id)
         decoder_input_ids[:, 0] = self.decoder_start_token_id
-        decoder_input_ids[:, 1:] = batch["labels"][:, :-1]
-        batch["decoder_input_ids"] = decoder_input_ids.masked_fill_(decoder_input_ids == -100, self.pad_token_id)
-        stats["src_len"] = int(batch["input_ids"].shape[1])
-        stats["tgt_len"] = int(batch["labels"].shape[1])
-        batch["stats"] = stats
+        decoder_input_ids[:, 1:] = labels[:, :-1]
+        batch = {
+            "input_ids": input_ids,
+            "attention_mask": torch.from_numpy(np.arange(input_ids.shape[1]) < src_lengths[:, None]).long(),
+            "labels": labels,
+            "decoder_input_ids": decoder_input_ids.masked_fill_(decoder_input_ids == -100, self.pad_token_id),
+        }
+        batch["stats"] = {
+            "sentences": len(features),
+            "src_tokens": int(src_lengths.sum()),
+            "tgt_tokens": int(tgt_lengths.sum()),
+            "src_len": int(input_ids.shape[1]),
+            "tgt_len": int(labels.shape[1]),
+        }
         return batch
 
 

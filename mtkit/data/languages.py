@@ -11,9 +11,10 @@ tokenizer supports is read from the tokenizer itself (the language tokens of its
 from __future__ import annotations
 
 import re
+import weakref
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mtkit.errors import UserError
@@ -105,7 +106,22 @@ class ModelLanguages:
 
     @classmethod
     def of(cls, tokenizer, model: str | Path = "the model") -> ModelLanguages:
-        """The languages of ``tokenizer`` (of ``model``, named in errors)."""
+        """The languages of ``tokenizer`` (of ``model``, named in errors). The vocabulary is read once per tokenizer
+        (a second or two for a 256k one; training asks at every evaluation), again only when its size or its
+        single target changes."""
+        stamp = (len(tokenizer), getattr(tokenizer, "target_lang", None))
+        try:
+            memo = _READ.get(tokenizer)
+        except TypeError:  # an object that cannot be weakly referenced: read each time
+            return replace(cls._read(tokenizer), model=str(model))
+        if memo is None or memo[0] != stamp:
+            memo = _READ[tokenizer] = (stamp, cls._read(tokenizer))
+        return replace(memo[1], model=str(model))
+
+    @classmethod
+    def _read(cls, tokenizer) -> ModelLanguages:
+        """:meth:`of`, from the vocabulary itself."""
+        model = "the model"
         vocabulary = [t for t in _vocabulary(tokenizer) if "_" in t or t.startswith((">>", "<2"))]  # the candidates
         for family in FAMILIES:
             codes: dict[str, str] = {}
@@ -238,6 +254,10 @@ class ModelLanguages:
             for j, i in enumerate(idx):
                 src[i], tgt[i] = enc["input_ids"][j], enc["labels"][j]
         return src, tgt
+
+
+#: Each tokenizer's languages as :meth:`ModelLanguages.of` last read them, with the size and target they were read at.
+_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def decoder_start_token_id(model) -> int:

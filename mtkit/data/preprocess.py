@@ -59,9 +59,9 @@ def tokenize_split(
         key = hashlib.sha256(
             "|".join(
                 [
-                    split._fingerprint,
+                    split._fingerprint,  # with the pairs' languages (lang), where the split has them
                     _tokenizer_fingerprint(tokenizer),
-                    str((prompt, cfg.source_lang, cfg.max_source_length, cfg.max_target_length)),
+                    str((prompt, cfg.source_lang, cfg.target_lang, cfg.max_source_length, cfg.max_target_length)),
                     "truncated-column, languages per pair",  # the layout of the cached rows
                 ]
             ).encode()

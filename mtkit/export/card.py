@@ -226,9 +226,11 @@ MODEL_LINE = re.compile(r'^model_id = ".*"$', re.M)
 EXAMPLE = "The doctor said that she was tired."
 
 
-def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
-    """The card's example: transformers alone, the prompt applied by hand."""
+def usage(model_id: str, prompt: Prompt | None, lang: str, languages: ModelLanguages | None = None) -> list[str]:
+    """The card's example: transformers alone, the prompt and a source-side language code (``>>es<<``, ``<2es>``:
+    ``languages``) applied by hand."""
     source = prompt.render(EXAMPLE, lang) if prompt else EXAMPLE
+    source = languages.source_text(source, lang) if languages is not None else source
     return [
         "```python",
         "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
@@ -243,9 +245,8 @@ def usage(model_id: str, prompt: Prompt | None, lang: str) -> list[str]:
     ]
 
 
-def choosing_language(model_dir: Path, langs: list[str]) -> list[str]:
+def choosing_language(languages: ModelLanguages, langs: list[str]) -> list[str]:
     """How to choose among several target languages of a family that marks them (a forced token, a source code)."""
-    languages = ModelLanguages.load(model_dir)
     if languages.family is None or len(langs) < 2:
         return []
     codes = ", ".join(f"{lang} `{languages.token(lang)}`" for lang in langs)
@@ -268,7 +269,7 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         origin = f"fine-tuned from `{m.model_name_or_path}`" + (f" with LoRA (r={m.lora_r})" if m.lora_r else "")
     else:
         origin = f"trained from scratch (architecture preset `{m.model}`)"
-    _, source, _ = data_source(cfg)
+    kind, source, _ = data_source(cfg)
     sizes = env.get("pairs", {})
     counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
     tokenizer = cfg.tokenizer.tokenizer_name or ("the base model's" if m.model_name_or_path else None)
@@ -319,8 +320,9 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         f"new tokens and {bounds} per batch, prompt {shown}. {kept}",
         "",
     ]
-    out += usage(str(model_dir), prompt, d.languages()[0])
-    out += choosing_language(model_dir, d.languages())
+    languages = ModelLanguages.load(model_dir)
+    out += usage(str(model_dir), prompt, d.languages()[0], languages)
+    out += choosing_language(languages, d.languages())
     if results.get("ct2_model"):
         ct2 = Path(results["ct2_model"])
         out += [f"A CTranslate2 conversion sits beside it (`{ct2.name}/`; `ctranslate2/` in its hub repository): "
@@ -334,7 +336,7 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
 
 def intended_use(cfg: RunConfig, sizes: dict[str, int]) -> list[str]:
     """The card's Intended use and limitations: what the model is for, and what its data and size leave out."""
-    _, source, _ = data_source(cfg)
+    kind, source, _ = data_source(cfg)
     d = cfg.data
     pair = f"{d.source_lang} → {', '.join(d.languages())}"
     trained = f"{sizes['train']:,} sentence pairs" if sizes.get("train") else "its training data"
@@ -343,7 +345,7 @@ def intended_use(cfg: RunConfig, sizes: dict[str, int]) -> list[str]:
             "reports. It is not meant for translating text that people rely on without review.", ""]  # fmt: skip
     facts = [f"It learned from {trained} ({source}) and translates text like them best; other domains, registers "
              "and sentence lengths are not measured here."]  # fmt: skip
-    if demo_corpus_root(d.mtgeneval_dir or d.data_dir or d.train_file) is not None:
+    if kind == DEMO_ID:
         facts.append("Its data is synthetic: template sentences with a small vocabulary and a gender skew built in "
                      "on purpose, so the model translates little beyond them.")  # fmt: skip
     out += [" ".join(facts), ""]

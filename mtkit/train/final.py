@@ -3,10 +3,10 @@ and merged model)."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from accelerate import Accelerator
-from transformers import GenerationConfig
 
 from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
@@ -14,7 +14,7 @@ from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
-from mtkit.textio import follow_umask_tree
+from mtkit.textio import follow_umask_tree, tree_modes
 
 
 def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
@@ -26,6 +26,7 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
         state_dict = drop_tied_copies(model, state_dict)
     if not acc.is_main_process:
         return
+    kept = tree_modes(final)  # what was there keeps its mode
     plain = unwrapped(acc, model)
     plain.config.use_cache = True  # off while training with gradient checkpointing; decoding wants it
     with no_deepspeed_lookup(acc):
@@ -36,7 +37,9 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     languages, targets = ModelLanguages.of(tokenizer), cfg.data.languages()
     languages.set_languages(tokenizer, cfg.data.source_lang, targets[0])  # plain `tokenizer(text)` reads the source
     tokenizer.save_pretrained(str(final))
-    generation = _generation_config(cfg, plain)
+    # the model's own, loaded with it (a pretrained model's: its forced tokens, Marian's bad_words_ids; else made
+    # from its config), not asked of the hub again at the end of the run; the run then sets what it decided
+    generation = copy.deepcopy(plain.generation_config)
     if len(targets) == 1 and languages.forces_target:  # plain `generate` writes the run's one target language
         generation.forced_bos_token_id = languages.forced_token_id(tokenizer, targets[0])
     generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
@@ -49,15 +52,4 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     generation.save_pretrained(str(final))
     if prompt is not None:
         prompt.save(final)
-    follow_umask_tree(final)  # safetensors writes the weights private (0o600): readable by the team like the rest
-
-
-def _generation_config(cfg: RunConfig, model) -> GenerationConfig:
-    """The pretrained model's generation config (its forced tokens, Marian's ``bad_words_ids``...), else one made from
-    the model's config; the run then sets what it decided (beam, length penalty, bounds)."""
-    if cfg.model.model_name_or_path:
-        try:
-            return GenerationConfig.from_pretrained(cfg.model.model_name_or_path)
-        except OSError:  # none saved with the model
-            pass
-    return GenerationConfig.from_model_config(model.config)
+    follow_umask_tree(final, kept)  # safetensors writes the weights private (0o600): readable by the team like the rest

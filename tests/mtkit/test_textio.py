@@ -123,3 +123,39 @@ def test_a_ragged_csv_row_is_named_by_its_file_line(tmp_path):
         csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
     rows = csv_records(csv.DictReader(io.StringIO('source,target\n"x\ny",z\nc,d\n', newline="")), Path("t.csv"))
     assert [(line, row["source"]) for line, row in rows] == [(3, "x\ny"), (4, "c")]
+
+
+TREE = """
+import os, stat, sys, tempfile
+from pathlib import Path
+from mtkit.textio import follow_umask_tree, tree_modes
+os.umask(0o022)
+root = Path(sys.argv[1])
+(root / "old").mkdir()
+(root / "old" / "private.txt").write_bytes(b"x")
+os.chmod(root / "old" / "private.txt", 0o600)
+(root / "run.sh").write_bytes(b"#!/bin/sh")
+os.chmod(root / "run.sh", 0o750)
+(root / "weights.bin").write_bytes(b"old")
+kept = tree_modes(root)
+fd, tmp = tempfile.mkstemp(dir=root)  # a library writing privately, over a file and beside it
+os.close(fd)
+os.replace(tmp, root / "weights.bin")
+fd, tmp = tempfile.mkstemp(dir=root)
+os.close(fd)
+os.replace(tmp, root / "new.bin")
+Path(tempfile.mkdtemp(dir=root)).rename(root / "newdir")
+follow_umask_tree(root, kept)
+names = ("old/private.txt", "run.sh", "weights.bin", "new.bin", "newdir")
+print(" ".join(oct(stat.S_IMODE((root / n).stat().st_mode)) for n in names))
+"""
+
+
+def test_follow_umask_tree_gives_new_paths_the_umask_mode_and_leaves_existing_ones_theirs(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    res = subprocess.run([sys.executable, "-c", TREE, str(tmp_path)], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    private, script, replaced, new, folder = res.stdout.split()
+    assert (private, script) == (oct(0o600), oct(0o750))  # not written: as they were
+    assert replaced == oct(0o644)  # written over: the mode it had, as open(path, "w") keeps it
+    assert (new, folder) == (oct(0o644), oct(0o755))  # new: what an ordinary write gives under umask 022

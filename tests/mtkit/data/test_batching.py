@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mtkit.data.batching import BatchPlan, TokenBatchSampler, even_out, pack_batches, padded_lengths
+from mtkit.data.batching import BatchPlan, Seq2SeqCollator, TokenBatchSampler, even_out, pack_batches, padded_lengths
 from mtkit.errors import UserError
 
 
@@ -178,3 +178,25 @@ def test_resuming_on_another_world_size_sees_every_sample_once(worlds):
                 seen.extend(batch)
         segments.append([world, rounds])
     assert sorted(seen) == list(range(len(lengths)))
+
+
+@pytest.mark.parametrize("multiple", [1, 8])
+def test_collator_pads_as_transformers_does(family_dir, multiple):
+    """Source, mask and labels padded exactly as transformers' DataCollatorForSeq2Seq pads them, the counts summed
+    from the rows."""
+    import torch
+    from transformers import AutoTokenizer, DataCollatorForSeq2Seq
+
+    tok = AutoTokenizer.from_pretrained(family_dir("flan_t5"))
+    texts = ["A man.", "Two children play in the park near the river.", "The doctor said she was tired today."]
+    rows = [
+        {"input_ids": tok(s)["input_ids"], "attention_mask": tok(s)["attention_mask"], "labels": tok(t)["input_ids"]}
+        for s, t in zip(texts, reversed(texts))
+    ]
+    ours = Seq2SeqCollator(tok.pad_token_id, 0, multiple)(rows)
+    theirs = DataCollatorForSeq2Seq(tok, label_pad_token_id=-100, pad_to_multiple_of=multiple)(rows)
+    for key in ("input_ids", "attention_mask", "labels"):
+        assert ours[key].dtype == torch.long and torch.equal(ours[key], theirs[key]), key
+    stats = ours["stats"]
+    assert stats["src_tokens"] == sum(len(r["input_ids"]) for r in rows) and stats["sentences"] == 3
+    assert (stats["src_len"], stats["tgt_len"]) == (ours["input_ids"].shape[1], ours["labels"].shape[1])

@@ -115,3 +115,32 @@ def test_refusals_name_the_model_the_language_and_the_codes(family_dir):
         with pytest.raises(UserError, match="is not a language code"):
             check_code(bad)
     assert [check_code(code) for code in ("de", "pt_BR", "zh-Hant")] == ["de", "pt_BR", "zh-Hant"]
+
+
+def test_the_vocabulary_is_read_once_per_tokenizer_until_it_grows(family_dir):
+    """Training asks at every evaluation: the second ask reads no vocabulary; added language tokens are seen."""
+    tok = AutoTokenizer.from_pretrained(family_dir("nllb"))
+    reads = []
+    real = tok.get_vocab
+    tok.get_vocab = lambda: reads.append(1) or real()
+    first, second = ModelLanguages.of(tok, "a"), ModelLanguages.of(tok, "b")
+    assert len(reads) == 1
+    assert (second.model, second.codes, second.family) == ("b", first.codes, first.family)
+    assert second.token("de") == tok.convert_ids_to_tokens(tok.convert_tokens_to_ids("deu_Latn"))
+    plain = AutoTokenizer.from_pretrained(family_dir("flan_t5"))
+    assert ModelLanguages.of(plain).family is None
+    plain.add_tokens(["__de__", "__fr__"], special_tokens=True)
+    assert ModelLanguages.of(plain).token("fr") == "__fr__"
+
+
+def test_a_split_without_languages_is_cached_per_target_language(family_dir, tmp_path):
+    """Pairs without a lang column take --target_lang: another one is another cache, its labels its own code."""
+    from datasets import Dataset
+
+    from mtkit.data.preprocess import tokenize_split
+
+    tok = AutoTokenizer.from_pretrained(family_dir("nllb"))
+    split = Dataset.from_dict({"source": SOURCES[:2], "target": TARGETS[:2]})
+    for lang in ("de", "es"):
+        rows = tokenize_split(split, tok, DataConfig(target_lang=lang), tmp_path, "train")
+        assert {labels[0] for labels in rows["labels"]} == {tok.convert_tokens_to_ids(FAMILY_LANG_CODES["nllb"][lang])}
