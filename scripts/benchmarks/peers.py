@@ -291,9 +291,3 @@ def own(record: dict, label: str) -> dict:
     """The scores of a snapshot by its toolkit's quality translator: CTranslate2 for the toolkit, eole's own."""
     scores = record["scores"][label]
     return scores.get("ct2") or scores["eole"]
-
-
-if __name__ == "__main__":  # the worker moved to peers_mtkit.py
-    from peers_mtkit import _main
-
-    _main()
