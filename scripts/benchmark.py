@@ -33,6 +33,13 @@ sentences: BLEU and chrF with paired-bootstrap intervals of the difference, time
     python scripts/benchmark.py preprocess --source runs/benchmark_scale/corpus-2000000/train.en \
         --target runs/benchmark_scale/corpus-2000000/train.de --tokenizer runs/benchmark_scale/run-2000000/tokenizer
 
+``peers``: this toolkit against eole (OpenNMT's successor, installed on first use into its own environment
+``.peers/eole-venv``) on Multi30k with one shared tokenizer: the same architecture, token batches, label smoothing,
+schedule, dropout and threads, each run a fresh process, alternating; training target tokens/s, peak memory, test
+BLEU/chrF at equal wall-clock budgets and at an equal number of updates, translation speed (docs/benchmarks_peers.md)::
+
+    python scripts/benchmark.py peers --minutes 3,6 --updates 100 --base_updates 20 --repeats 2
+
 ``scale``: preprocessing and training memory against corpus size (Multi30k repeated to N pairs), one and two
 training processes on the same cache; other flags are recipe keys::
 
@@ -50,6 +57,7 @@ from pathlib import Path
 
 import torch
 from benchmarks import decoding as decoding_bench
+from benchmarks import peers as peers_bench
 from benchmarks import preprocess as preprocess_bench
 from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
@@ -132,6 +140,27 @@ def parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quality", help="the toolkit vs Seq2SeqTrainer: test BLEU after equal time", allow_abbrev=False)
     q.add_argument("--minutes", type=ranged("minutes"), default=10, help="training time for each system")
     q.add_argument("--json", help="also write the record to this file")
+    pe = sub.add_parser("peers", help="the toolkit vs eole (OpenNMT): speed, memory, BLEU", allow_abbrev=False)
+    pe.add_argument("--data_dir", default="../shared/data/multi30k", help="Multi30k folder (en, de)")
+    pe.add_argument("--recipe", default="recipes/multi30k_en_de_small.yaml", help="lr, dropout, Adam, beam...")
+    pe.add_argument("--model", default="transformer-small", help="preset trained for BLEU")
+    pe.add_argument("--base_model", default="transformer-base", help="preset of the throughput-only runs")
+    pe.add_argument("--minutes", default="3,6", help="wall-clock budgets, comma-separated (empty: none)")
+    pe.add_argument("--updates", type=int, default=100, help="the equal-update mark")
+    pe.add_argument("--base_updates", type=int, default=20, help="updates of the --base_model runs (0: none)")
+    pe.add_argument("--warmup_updates", type=int, default=5, help="updates left out of tokens/s")
+    pe.add_argument("--repeats", type=int, default=2, help="runs per toolkit, alternating")
+    pe.add_argument("--threads", type=ranged("preprocessing_num_workers", "threads"), default=2, help="CPU threads")
+    pe.add_argument("--max_tokens", type=ranged("max_tokens"), default=4096, help="padded tokens per batch")
+    pe.add_argument("--warmup_steps", type=ranged("warmup_steps"), default=200, help="inverse-sqrt warm-up")
+    pe.add_argument("--vocab_size", type=ranged("vocab_size"), default=8000, help="the shared BPE's size")
+    pe.add_argument("--max_train_samples", type=ranged("max_train_samples"), help="first N training pairs")
+    pe.add_argument("--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="first N test")
+    pe.add_argument("--work", default="runs/benchmark_peers", help="folder for the tokenizer, runs and models")
+    pe.add_argument("--eole_env", default=".peers/eole-venv", help="eole's own virtual environment")
+    pe.add_argument("--profile_update", type=int, help="torch.profiler table of this update (profile.txt)")
+    pe.add_argument("--no_install", dest="install", action="store_false", help="skip eole if its env is absent")
+    pe.add_argument("--json", help="also write the record to this file")
     return p
 
 
@@ -235,6 +264,34 @@ def scale_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[di
     return records, scale_bench.COLUMNS, {"pairs": sizes, "flags": flags}
 
 
+PEERS_COLUMNS = [("mtkit", "mtkit", "{}"), ("eole", "eole", "{}"), ("mtkit vs eole", "mtkit vs eole", "{}")]
+
+
+def peers_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    if flags:
+        raise UserError(f"unrecognized arguments: {' '.join(flags)}")
+    try:
+        args.minutes = [float(x) for x in args.minutes.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--minutes: expected comma-separated numbers, got {args.minutes!r}") from None
+    if min(args.minutes, default=1) <= 0 or args.updates < 1 or args.repeats < 1:
+        raise UserError("--minutes, --updates and --repeats: must be > 0")
+    if args.base_updates < 0 or args.warmup_updates < 0:
+        raise UserError("--base_updates and --warmup_updates: must be >= 0")
+    if not any(Path(args.data_dir, name).is_file() for name in ("train.en.gz", "train.en")):
+        raise UserError(f"--data_dir {args.data_dir}: no train.en(.gz) there")
+    rows, side, runs = peers_bench.run(args)
+    if side:
+        print(markdown_table(side, [("mtkit", "mtkit", "{}"), ("eole", "eole", "{}")], "setting") + "\n")
+    raw = Path(args.work, "runs.json")
+    atomic_write(raw, json.dumps(runs).encode("utf-8"))
+    settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"raw": str(raw)}
+    for row in rows:
+        row["system"] = row.pop("figure")
+        row["mtkit vs eole"] = f"{row['mtkit vs eole']} {row.pop('vs')}" if "vs" in row else "n/a"
+    return rows, PEERS_COLUMNS, settings | {"settings_side_by_side": side}
+
+
 @cli_entry
 def main(argv: list[str] | None = None) -> None:
     """Run one benchmark; print its table and its JSON record (one line), also written to ``--json``."""
@@ -249,6 +306,7 @@ def main(argv: list[str] | None = None) -> None:
         "preprocess": preprocess_benchmark,
         "decoding": decoding_benchmark,
         "scale": scale_benchmark,
+        "peers": peers_benchmark,
     }
     records, columns, settings = benchmark[args.benchmark](args, flags)
     record = json.dumps({"settings": settings | {"command": " ".join(sys.argv)}, "systems": records})

@@ -1,0 +1,91 @@
+"""scripts/benchmark.py peers at its smallest setting (two updates per toolkit, eight test sentences): the toolkit's
+side always; eole's side when its environment (``.peers/eole-venv``, made by the benchmark's first full run) is
+there, otherwise skipped with one message. Speeds are outputs, not asserted; counts, scores and settings are."""
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from testing_utils import REPO, run_script
+
+from mtkit.model.presets import PRESETS
+
+EOLE_ENV = REPO / ".peers" / "eole-venv"
+UPDATES, SENTENCES, PRESET, VOCAB = 2, 8, "transformer-tiny", 500
+
+
+def bart_parameters(preset: str, vocab: int, positions: int = 1026) -> int:
+    """A post-norm BART's weights, counted from its shapes: one embedding shared by both stacks and the output,
+    learned positions per stack, an embedding layer norm per stack."""
+    layers, d, _, f, _ = PRESETS[preset]
+    attention, norm, ffn = 4 * (d * d + d), 2 * d, d * f + f + f * d + d
+    encoder = layers * (attention + norm + ffn + norm)
+    decoder = layers * (2 * attention + 3 * norm + ffn)
+    return vocab * d + 2 * (positions * d + norm) + encoder + decoder
+
+
+def mean(cell: str) -> float:
+    """The mean of a ``mean [min, max]`` table cell."""
+    return float(cell.split()[0])
+
+
+@pytest.fixture(scope="module")
+def peers(multi30k_small, tmp_path_factory):
+    work = tmp_path_factory.mktemp("peers")
+    report = work / "peers.json"
+    res = run_script(
+        "benchmark.py", "peers", "--data_dir", str(multi30k_small), "--model", PRESET, "--minutes", "",
+        "--updates", str(UPDATES), "--base_updates", "0", "--repeats", "1", "--warmup_updates", "1",
+        "--max_sentences", str(SENTENCES), "--vocab_size", str(VOCAB), "--max_tokens", "1024",
+        "--work", str(work / "runs"), "--eole_env", str(EOLE_ENV), "--no_install", "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    record = json.loads(report.read_text())
+    raw = json.loads(Path(record["settings"]["raw"]).read_text())
+    return res, {r["system"]: r for r in record["systems"]}, raw, record["settings"]
+
+
+def test_our_figures_match_the_run_log_and_the_saved_translations(peers, multi30k_small):
+    res, table, raw, _ = peers
+    (ours,) = raw["mtkit"]
+    assert ours["params"] == bart_parameters(PRESET, VOCAB)
+    assert ours["config"]["vocab"] == VOCAB and ours["config"]["max_tokens"] == 1024
+    ends, tokens = ours["update_ends"], ours["update_tokens"]
+    assert len(ends) == len(tokens) == UPDATES and all(0 < t <= 1024 for t in tokens)
+    speed = f"train tgt tok/s, {PRESET}"
+    assert mean(table[speed]["mtkit"]) == pytest.approx(tokens[1] / (ends[1] - ends[0]), rel=0.01)
+    assert mean(table[f"tgt tokens/update, {PRESET}"]["mtkit"]) == pytest.approx(statistics.mean(tokens), abs=0.01)
+    assert table[f"updates at {UPDATES} updates"]["mtkit"].startswith(f"{UPDATES}.00")
+    refs = (multi30k_small / "test_2016_flickr.de").read_text(encoding="utf-8").splitlines()[:SENTENCES]
+    snapshot = Path(ours["snapshots"][f"{UPDATES}u"]["path"])
+    hyps = (snapshot / "ct2-test.txt").read_text(encoding="utf-8").splitlines()
+    assert len(hyps) == SENTENCES and (snapshot / "generate-test.txt").is_file()
+    bleu = sacrebleu.corpus_bleu(hyps, [refs]).score
+    assert mean(table[f"test bleu at {UPDATES} updates"]["mtkit"]) == pytest.approx(bleu, abs=0.01)
+    if not (EOLE_ENV / "bin" / "python").is_file():
+        assert f"eole: no environment in {EOLE_ENV}" in res.stdout
+        assert all(row["eole"] == "n/a" for row in table.values())
+
+
+def test_eole_runs_the_same_model_on_the_same_pieces(peers):
+    if not (EOLE_ENV / "bin" / "python").is_file():
+        pytest.skip(f"eole's environment {EOLE_ENV} is absent: `python scripts/benchmark.py peers` creates it")
+    res, table, raw, settings = peers
+    (ours,), (eole,) = raw["mtkit"], raw["eole"]
+    assert abs(eole["params"] - ours["params"]) <= 0.01 * ours["params"]
+    for key in ("layers", "d_model", "heads", "ffn", "vocab", "positions", "dropout", "max_tokens", "threads"):
+        assert eole["config"][key] == ours["config"][key], key
+    assert {r["setting"] for r in settings["settings_side_by_side"]} >= {f"{PRESET}: parameters"}
+    assert "| setting | mtkit | eole |" in res.stdout
+    assert len(eole["update_ends"]) == UPDATES and all(0 < t <= 1024 for t in eole["update_tokens"])
+    cell = table[f"train tgt tok/s, {PRESET}"]
+    ratio = mean(cell["mtkit"]) / mean(cell["eole"])
+    assert mean(cell["mtkit vs eole"]) == pytest.approx(ratio, rel=0.01)
+
+
+def test_bad_budget_is_one_line():
+    res = run_script("benchmark.py", "peers", "--minutes", "3,x")
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == ["error: --minutes: expected comma-separated numbers, got '3,x'"]
