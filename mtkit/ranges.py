@@ -96,10 +96,14 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
 #: sentences, checkpoints, resamples, threads and updates
 SCRIPT_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(
-        ("n_train", "n_valid", "n_test", "n_gender_pairs", "check_samples", "bootstrap_samples", "examples"),
+        ("n_train", "n_valid", "n_test", "n_gender_pairs", "check_samples", "bootstrap_samples", "examples")
+        + ("base_updates", "warmup_updates"),
         (_non_negative, ">= 0"),
     ),
-    **dict.fromkeys(("last", "best", "steps", "warmup", "workers", "threads"), (_at_least_one, ">= 1")),
+    **dict.fromkeys(
+        ("last", "best", "steps", "warmup", "workers", "threads", "updates", "repeats", "profile_update"),
+        (_at_least_one, ">= 1"),
+    ),
     "max_length": (_positive, "> 0"),
     "minutes": (_positive, "> 0"),
 }

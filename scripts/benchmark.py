@@ -146,10 +146,12 @@ def parser() -> argparse.ArgumentParser:
     pe.add_argument("--model", default="transformer-small", help="preset trained for BLEU")
     pe.add_argument("--base_model", default="transformer-base", help="preset of the throughput-only runs")
     pe.add_argument("--minutes", default="3,6", help="wall-clock budgets, comma-separated (empty: none)")
-    pe.add_argument("--updates", type=int, default=100, help="the equal-update mark")
-    pe.add_argument("--base_updates", type=int, default=20, help="updates of the --base_model runs (0: none)")
-    pe.add_argument("--warmup_updates", type=int, default=5, help="updates left out of tokens/s")
-    pe.add_argument("--repeats", type=int, default=2, help="runs per toolkit, alternating")
+    pe.add_argument("--updates", type=ranged("updates"), default=100, help="the equal-update mark")
+    pe.add_argument(
+        "--base_updates", type=ranged("base_updates"), default=20, help="updates of the --base_model runs (0: none)"
+    )
+    pe.add_argument("--warmup_updates", type=ranged("warmup_updates"), default=5, help="updates left out of tokens/s")
+    pe.add_argument("--repeats", type=ranged("repeats"), default=2, help="runs per toolkit, alternating")
     pe.add_argument("--threads", type=ranged("preprocessing_num_workers", "threads"), default=2, help="CPU threads")
     pe.add_argument("--max_tokens", type=ranged("max_tokens"), default=4096, help="padded tokens per batch")
     pe.add_argument("--warmup_steps", type=ranged("warmup_steps"), default=200, help="inverse-sqrt warm-up")
@@ -158,7 +160,9 @@ def parser() -> argparse.ArgumentParser:
     pe.add_argument("--max_sentences", type=ranged("eval_max_samples", "max_sentences"), help="first N test")
     pe.add_argument("--work", default="runs/benchmark_peers", help="folder for the tokenizer, runs and models")
     pe.add_argument("--eole_env", default=".peers/eole-venv", help="eole's own virtual environment")
-    pe.add_argument("--profile_update", type=int, help="torch.profiler table of this update (profile.txt)")
+    pe.add_argument(
+        "--profile_update", type=ranged("profile_update"), help="torch.profiler table of this update (profile.txt)"
+    )
     pe.add_argument("--no_install", dest="install", action="store_false", help="skip eole if its env is absent")
     pe.add_argument("--json", help="also write the record to this file")
     return p
