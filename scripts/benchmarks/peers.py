@@ -269,7 +269,7 @@ def table(runs: dict[str, list[dict]], args, last: str) -> list[dict]:
             pairs = [(get(a), get(b)) for a, b in zip(runs["mtkit"], runs["eole"])]
             row["mtkit vs eole"] = spread([a / b if kind == "ratio" else a - b for a, b in pairs])
             row["vs"] = "x" if kind == "ratio" else "points"
-        rows.append(row)
+        rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
     for engine in ("ct2", "generate"):  # translation speed at the last budget, each toolkit's own translator
         row = {"figure": f"test sent/s at {moment(last)}, mtkit {engine} vs eole's translator"}
         speed = {"mtkit": [r["scores"][last][engine]["sent_s"] for r in runs["mtkit"]]}
@@ -278,7 +278,7 @@ def table(runs: dict[str, list[dict]], args, last: str) -> list[dict]:
             speed["eole"] = [r["scores"][last]["eole"]["sent_s"] for r in runs["eole"]]
             row["eole"] = spread(speed["eole"])
             row["mtkit vs eole"], row["vs"] = spread([a / b for a, b in zip(speed["mtkit"], speed["eole"])]), "x"
-        rows.append(row)
+        rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
     return rows
 
 
