@@ -360,6 +360,6 @@ def update_card(model_dir: Path, metrics: dict[str, Any], out: Path) -> None:
     """Put the report's figures into the model card of ``model_dir`` (the report itself is written already: a card
     that cannot be updated is a warning)."""
     try:
-        print(f"model card updated: {add_bias_report(model_dir, metrics, out)}")
+        print(f"model card updated: {add_bias_report(model_dir, metrics)}")
     except (OSError, ValueError) as err:
         print(f"warning: --model {model_dir}: model card not updated ({err})", file=sys.stderr)

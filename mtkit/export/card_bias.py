@@ -114,20 +114,15 @@ def _row(lang: str, m: Mapping[str, Any]) -> str:
     return f"| {lang} | {fmt(m.get('bleu_feminine'))} | {fmt(m.get('bleu_masculine'))} | {gap} | {' | '.join(shares)} |"
 
 
-FULL_REPORT = "The full report (per-sentence details, plots, definitions)"
+#: Where the full report is: never inside the model folder (no script writes into one of its inputs), and a link to
+#: it elsewhere would break once the folder is copied or uploaded.
+FULL_REPORT = (
+    "The full report (per-sentence details, plots, definitions) is not part of this folder: the command below "
+    "rebuilds it."
+)
 
 
-def _where_report(report_dir: Path, model_dir: Path) -> str:
-    """The sentence of a section that says where the full report is: a link when it lies inside the model folder
-    (and travels with it), else no path at all (one outside breaks once the folder is copied or uploaded)."""
-    report, model = Path(report_dir).resolve(), Path(model_dir).resolve()
-    if report.is_relative_to(model):
-        relative = report.relative_to(model).as_posix()
-        return f"{FULL_REPORT} is in [`{relative}/`]({relative}/report.html)."
-    return f"{FULL_REPORT} is not part of this folder: the command below rebuilds it."
-
-
-def bias_markdown(metrics: Mapping[str, Any], report_dir: Path, model_dir: Path) -> str:
+def bias_markdown(metrics: Mapping[str, Any]) -> str:
     """The card's Gender bias section of one report (its data set, split and languages) from its ``metrics.json``."""
     config = metrics.get("config", {})
     where = config.get("data", "gendered data")
@@ -135,7 +130,7 @@ def bias_markdown(metrics: Mapping[str, Any], report_dir: Path, model_dir: Path)
     if metrics.get("warning"):
         out += [f"> **Warning:** {metrics['warning']['message']}.", ""]
     how = config.get("hypotheses_description", "")
-    out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. {_where_report(report_dir, model_dir)}", ""]
+    out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. {FULL_REPORT}", ""]
     out += ["| language | BLEU f | BLEU m | gap m - f [95% CI] | acc f [95% CI] | acc m [95% CI] | acc pair [95% CI] |"]
     out += ["|---|---:|---:|---:|---:|---:|---:|"]
     out += [_row(lang, m) for lang, m in metrics["languages"].items()]
@@ -187,13 +182,13 @@ def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult]
     return save_card(model_dir, ModelCard(f"---\n{data.to_yaml()}\n---\n{text}"))
 
 
-def add_bias_report(model_dir: Path, metrics: Mapping[str, Any], report_dir: Path) -> Path:
+def add_bias_report(model_dir: Path, metrics: Mapping[str, Any]) -> Path:
     """Put the report's figures into the card of ``model_dir`` (in place, atomically): its own section (data set,
     split and languages) replaced or added before the card's :data:`BIAS` place, the other sets' sections kept; the
     comparison goes (it compared an earlier report). Returns the card's path."""
     card = load_card(model_dir)
     source = metrics.get("config", {}).get("hypotheses", {}).get("generation", {}).get("source_lang", "en")
-    markers, section = section_markers(metrics), bias_markdown(metrics, report_dir, model_dir)
+    markers, section = section_markers(metrics), bias_markdown(metrics)
     text = card.text
     if markers[0] not in text and BIAS[0] in text:  # a new set: before the empty place, after those there
         head, tail = text.split(BIAS[0], 1)
