@@ -1,5 +1,5 @@
 """eole's side of ``scripts/benchmark.py peers``, run by the Python of eole's own virtual environment (it imports
-eole and torch only, never ``mtkit``): ``python eole_worker.py train|translate|params SETTINGS.json``; one JSON
+eole and torch only, never ``mtkit``): ``python eole_worker.py train|translate SETTINGS.json``; one JSON
 line on standard output.
 
 ``train``: eole's own training (``eole.bin.run.train.train``) on pre-tokenized files, its loop untouched; a wrapper
@@ -7,12 +7,14 @@ around ``Trainer._accum_batches`` (the generator the loop draws each update's ba
 update ended and its non-padding target tokens (those the loss predicts: the target after its start token), saves
 the model at the requested wall-clock seconds and update counts (the saving time left out of the clock) and
 stops once every mark is passed. ``translate``: eole's own translator (``InferenceEnginePY``) on a pre-tokenized
-file, timed around the translation only. ``params``: the parameter count of the model eole builds.
+file, and the model converted to CTranslate2 by CTranslate2's eole converter, each timed around the translation
+only.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import sys
@@ -153,7 +155,60 @@ def translate(s: dict) -> dict:
     _, _, preds = engine.infer_list(sources)
     seconds = time.perf_counter() - start
     engine.terminate()
-    return {"seconds": seconds, "hypotheses": [p[0] for p in preds]}
+    records = {"eole": {"seconds": seconds, "hypotheses": [p[0] for p in preds]}}
+    return records | translate_ct2(s, sources)
+
+
+def learned_positions_converter():
+    """CTranslate2's eole converter (4.8) for a model with ``position_encoding_type: Learned``: it reads only
+    sinusoidal tables (``<scope>.pe.pe``) and scales embeddings by sqrt(d) as eole's sinusoidal encoding does;
+    eole's learned positions are an ``nn.Embedding`` (``<scope>.pe.weight``) added to unscaled embeddings."""
+    from ctranslate2.converters import eole_ct2
+
+    eole_ct2.set_position_encodings = lambda spec, variables, scope: setattr(
+        spec, "encodings", variables[f"{scope}.weight"]
+    )
+
+    class Converter(eole_ct2.EoleConverter):
+        def _load(self):
+            spec = super()._load()
+            spec.encoder.scale_embeddings = spec.decoder.scale_embeddings = False
+            return spec
+
+    return Converter
+
+
+def translate_ct2(s: dict, sources: list[str]) -> dict:
+    """eole's fast inference path: the model converted by CTranslate2's own eole converter, translated by
+    CTranslate2 float32 in length-sorted batches with the same beam, length penalty, threads and per-batch output
+    bound (``max_length_ratio`` x the longest source + 5, at most ``max_length``) as eole's translator; ``{}``
+    when CTranslate2 is not installed in eole's environment."""
+    try:
+        import ctranslate2
+    except ImportError:
+        return {}
+    path = Path(s["model"]) / "ct2"
+    learned_positions_converter()(s["model"]).convert(str(path), quantization="float32", force=True)
+    translator = ctranslate2.Translator(str(path), device="cpu", intra_threads=s["threads"])
+    pieces = [line.split() for line in sources]
+    order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+    batches = [order[i : i + s["batch_size"]] for i in range(0, len(order), s["batch_size"])]
+
+    def run(batch: list[int]) -> list[list[str]]:
+        bound = min(s["max_new_tokens"], math.ceil(s["max_len_ratio"] * max(len(pieces[i]) for i in batch) + 5))
+        results = translator.translate_batch(
+            [pieces[i] for i in batch], beam_size=s["beam_size"], length_penalty=s["length_penalty"],
+            max_decoding_length=bound, max_batch_size=s["batch_size"],
+        )  # fmt: skip
+        return [r.hypotheses[0] for r in results]
+
+    run(batches[0])  # warm-up
+    hyps: list[str] = [""] * len(pieces)
+    start = time.perf_counter()
+    for batch in batches:
+        for i, hyp in zip(batch, run(batch)):
+            hyps[i] = " ".join(hyp)
+    return {"eole_ct2": {"seconds": time.perf_counter() - start, "hypotheses": hyps}}
 
 
 def main() -> None:

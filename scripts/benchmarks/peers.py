@@ -6,8 +6,9 @@ are identical, id for id. Each training run is a fresh process (the toolkit's in
 own virtual environment, ``eole_worker.py``), the two alternating, ``repeats`` times. A run notes when each update
 ended and its non-padding target tokens, saves the model at the wall-clock budgets and at the equal-update mark
 (saving left out of the clock), and stops when every mark is passed. Each saved model is then scored on the test
-split by its toolkit's own translator (the toolkit: CTranslate2 for every mark, transformers' ``generate`` too at
-the last budget; eole: its own translator) with the same beam, length penalty and output cap.
+split by its toolkit's own translators (the toolkit: CTranslate2 for every mark, transformers' ``generate`` too at
+the last budget; eole: its own translator, and CTranslate2 after CTranslate2's eole converter) with the same beam,
+length penalty and output cap.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import subprocess
 import sys
 import time
 import venv
+from importlib.metadata import version
 from pathlib import Path
 
 EOLE_VERSION, TORCH_VERSION = "0.6.4", "2.13.0"
 WORKER = Path(__file__).with_name("eole_worker.py")
 OURS = Path(__file__).with_name("peers_mtkit.py")
 SYSTEMS = ("mtkit", "eole")
+ENGINES = {"eole": "eole's translator", "eole_ct2": "eole via CTranslate2"}
 
 
 def eole_python(env: Path) -> Path | None:
@@ -33,19 +36,21 @@ def eole_python(env: Path) -> Path | None:
     python = env / "bin" / "python"
     if not python.is_file():
         return None
-    probe = subprocess.run([str(python), "-c", "import eole, torch"], capture_output=True)
+    probe = subprocess.run([str(python), "-c", "import eole, torch, ctranslate2"], capture_output=True)
     return python if probe.returncode == 0 else None
 
 
 def install_eole(env: Path) -> Path:
-    """Create ``env`` and install this toolkit's torch, then eole, into it (never into this environment)."""
+    """Create ``env`` and install this toolkit's torch, then eole and this toolkit's CTranslate2 (for eole's
+    CTranslate2 path), into it (never into this environment)."""
     if (python := eole_python(env)) is not None:
         return python
     print(f"installing eole {EOLE_VERSION} (torch {TORCH_VERSION}) into {env}", file=sys.stderr)
     venv.create(env, with_pip=True, clear=True)
     pip = [str(env / "bin" / "python"), "-m", "pip", "install", "-q"]
     # torch first (the local CPU wheel); eole's command line imports aiohttp, which it does not declare
-    for package in (f"torch=={TORCH_VERSION}", f"eole=={EOLE_VERSION}", "aiohttp"):
+    ct2 = f"ctranslate2=={version('ctranslate2')}"
+    for package in (f"torch=={TORCH_VERSION}", f"eole=={EOLE_VERSION}", "aiohttp", ct2):
         subprocess.run([*pip, package], check=True)
     return env / "bin" / "python"
 
@@ -183,8 +188,11 @@ def translate_once(system: str, s: dict, snapshot: dict, files: dict, generate: 
         path.write_text(json.dumps(t | {"source": str(source)}), encoding="utf-8")
         record = run_process([str(eole), str(WORKER), "translate", str(path)], s["threads"])
         decoder = load_tokenizer(files["tokenizer"]).backend_tokenizer.decoder  # pieces back to text
-        hyps = [decoder.decode(h.split()) for h in record["hypotheses"]]
-        records = {"eole": {"seconds": record["seconds"], "hypotheses": hyps}}
+        record.pop("process_s")
+        records = {
+            name: {"seconds": r["seconds"], "hypotheses": [decoder.decode(h.split()) for h in r["hypotheses"]]}
+            for name, r in record.items()
+        }
     scored = {}
     for name, r in records.items():
         (Path(snapshot["path"]) / f"{name}-test.txt").write_text("".join(h + "\n" for h in r["hypotheses"]))
@@ -270,15 +278,21 @@ def table(runs: dict[str, list[dict]], args, last: str) -> list[dict]:
             row["mtkit vs eole"] = spread([a / b if kind == "ratio" else a - b for a, b in pairs])
             row["vs"] = "x" if kind == "ratio" else "points"
         rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
-    for engine in ("ct2", "generate"):  # translation speed at the last budget, each toolkit's own translator
-        row = {"figure": f"test sent/s at {moment(last)}, mtkit {engine} vs eole's translator"}
-        speed = {"mtkit": [r["scores"][last][engine]["sent_s"] for r in runs["mtkit"]]}
-        row["mtkit"] = spread(speed["mtkit"])
-        if "eole" in runs:
-            speed["eole"] = [r["scores"][last]["eole"]["sent_s"] for r in runs["eole"]]
-            row["eole"] = spread(speed["eole"])
-            row["mtkit vs eole"], row["vs"] = spread([a / b for a, b in zip(speed["mtkit"], speed["eole"])]), "x"
-        rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
+    # translation at the last budget, each toolkit's own translators; BLEU beside speed, so that speed is read
+    # at the quality each engine reached
+    for ours, theirs in (("ct2", "eole_ct2"), ("ct2", "eole"), ("generate", "eole")):
+        if "eole" in runs and any(theirs not in r["scores"][last] for r in runs["eole"]):
+            continue  # eole's environment without CTranslate2
+        for metric, kind in (("sent_s", "ratio"), ("bleu", "diff")):
+            name = f"test {metric.replace('_', '/')} at {moment(last)}, mtkit {ours} vs {ENGINES[theirs]}"
+            row = {"figure": name, "mtkit": spread([r["scores"][last][ours][metric] for r in runs["mtkit"]])}
+            if "eole" in runs:
+                pairs = [(a["scores"][last][ours][metric], b["scores"][last][theirs][metric])
+                         for a, b in zip(runs["mtkit"], runs["eole"])]  # fmt: skip
+                row["eole"] = spread([b for _, b in pairs])
+                row["mtkit vs eole"] = spread([a / b if kind == "ratio" else a - b for a, b in pairs])
+                row["vs"] = "x" if kind == "ratio" else "points"
+            rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
     return rows
 
 

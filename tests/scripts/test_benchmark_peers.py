@@ -85,6 +85,26 @@ def test_eole_runs_the_same_model_on_the_same_pieces(peers):
     assert mean(cell["mtkit vs eole"]) == pytest.approx(ratio, rel=0.01)
 
 
+def test_eole_via_ctranslate2_is_scored_from_its_own_translations(peers, multi30k_small):
+    if not (EOLE_ENV / "bin" / "python").is_file():
+        pytest.skip(f"eole's environment {EOLE_ENV} is absent: `python scripts/benchmark.py peers` creates it")
+    _, table, raw, _ = peers
+    (eole,) = raw["eole"]
+    snapshot = Path(eole["snapshots"][f"{UPDATES}u"]["path"])
+    assert (snapshot / "ct2" / "model.bin").is_file()  # converted by CTranslate2's eole converter
+    refs = (multi30k_small / "test_2016_flickr.de").read_text(encoding="utf-8").splitlines()[:SENTENCES]
+    for engine, label in (("eole_ct2", "eole via CTranslate2"), ("eole", "eole's translator")):
+        hyps = (snapshot / f"{engine}-test.txt").read_text(encoding="utf-8").splitlines()
+        assert len(hyps) == SENTENCES
+        bleu = sacrebleu.corpus_bleu(hyps, [refs]).score
+        row = table[f"test bleu at {UPDATES} updates, mtkit ct2 vs {label}"]
+        assert mean(row["eole"]) == pytest.approx(bleu, abs=0.01)
+        assert mean(table[f"test sent/s at {UPDATES} updates, mtkit ct2 vs {label}"]["eole"]) > 0
+    # the converted model is eole's model: the same beam search starts the same way (the two stop at other bounds)
+    own, converted = ((snapshot / f"{e}-test.txt").read_text().splitlines() for e in ("eole", "eole_ct2"))
+    assert [h.split()[:5] for h in own] == [h.split()[:5] for h in converted]
+
+
 def test_bad_budget_is_one_line():
     res = run_script("benchmark.py", "peers", "--minutes", "3,x")
     assert res.returncode == 2
