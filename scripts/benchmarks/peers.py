@@ -29,6 +29,8 @@ WORKER = Path(__file__).with_name("eole_worker.py")
 OURS = Path(__file__).with_name("peers_mtkit.py")
 SYSTEMS = ("mtkit", "eole")
 ENGINES = {"eole": "eole's translator", "eole_ct2": "eole via CTranslate2"}
+#: translation engines compared, this toolkit's against eole's; the first pair is each toolkit's quality figure
+PAIRS = (("ct2", "eole"), ("ct2", "eole_ct2"), ("generate", "eole"))
 
 
 def eole_python(env: Path) -> Path | None:
@@ -248,12 +250,13 @@ def run(args) -> tuple[list[dict], list[dict], dict]:
         side = check_equal(runs["mtkit"][0], runs["eole"][0], args.model)
         if args.base_updates:
             side += check_equal(runs["mtkit"][0]["base"], runs["eole"][0]["base"], args.base_model)
-    return table(runs, args, last), side, runs
+    return table(runs, args), side, runs
 
 
-def table(runs: dict[str, list[dict]], args, last: str) -> list[dict]:
+def table(runs: dict[str, list[dict]], args) -> list[dict]:
     """One row per figure: each toolkit's mean [min, max] over the repeats and, per repeat, the toolkit against
-    eole (a ratio, or for BLEU/chrF a difference in points)."""
+    eole (a ratio, or for BLEU/chrF a difference in points). Translation rows pair one engine of each toolkit on the
+    same saved models, BLEU beside speed, so that speed is read at the quality each engine reached."""
     figures = [
         (f"train tgt tok/s, {args.model}", lambda r: r["steady"]["tgt_tok_s"], "ratio"),
         (f"tgt tokens/update, {args.model}", lambda r: r["steady"]["tgt_tokens_per_update"], "ratio"),
@@ -262,46 +265,42 @@ def table(runs: dict[str, list[dict]], args, last: str) -> list[dict]:
     if args.base_updates:
         figures.append((f"train tgt tok/s, {args.base_model}", lambda r: r["base"]["steady"]["tgt_tok_s"], "ratio"))
         figures.append((f"peak RSS GiB, {args.base_model}", lambda r: r["base"]["peak_rss_gb"], "ratio"))
-    labels = [f"{60 * m:g}s" for m in args.minutes] + [f"{args.updates}u"]
-    for label in labels:
+    figures = [(name, get, get, kind) for name, get, kind in figures]
+    for label in [f"{60 * m:g}s" for m in args.minutes] + [f"{args.updates}u"]:
         when = moment(label)
-        figures.append((f"updates at {when}", lambda r, x=label: r["snapshots"][x]["updates"], "ratio"))
-        for metric in ("bleu", "chrf"):
-            figures.append((f"test {metric} at {when}", lambda r, x=label, m=metric: own(r, x)[m], "diff"))
+        updates = saved_updates(label)
+        figures.append((f"updates at {when}", updates, updates, "ratio"))
+        for ours, theirs in PAIRS:
+            if not all(engine in r["scores"][label] for system, engine in (("mtkit", ours), ("eole", theirs))
+                       for r in runs.get(system, [])):  # fmt: skip
+                continue  # generate: the last budget only; eole via CTranslate2: eole's environment has it
+            for metric, kind in (("bleu", "diff"), ("chrf", "diff"), ("sent_s", "ratio")):
+                if metric == "chrf" and (ours, theirs) != PAIRS[0]:
+                    continue
+                name = f"test {metric.replace('_', '/')} at {when}, mtkit {ours} vs {ENGINES[theirs]}"
+                figures.append((name, scored(label, ours, metric), scored(label, theirs, metric), kind))
     rows = []
-    for name, get, kind in figures:
-        row = {"figure": name}
-        for system, records in runs.items():
-            row[system] = spread([get(r) for r in records])
+    for name, get_ours, get_theirs, kind in figures:
+        row = {"figure": name, "mtkit": spread([get_ours(r) for r in runs["mtkit"]])}
         if "eole" in runs:
-            pairs = [(get(a), get(b)) for a, b in zip(runs["mtkit"], runs["eole"])]
+            pairs = [(get_ours(a), get_theirs(b)) for a, b in zip(runs["mtkit"], runs["eole"])]
+            row["eole"] = spread([b for _, b in pairs])
             row["mtkit vs eole"] = spread([a / b if kind == "ratio" else a - b for a, b in pairs])
             row["vs"] = "x" if kind == "ratio" else "points"
         rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
-    # translation at the last budget, each toolkit's own translators; BLEU beside speed, so that speed is read
-    # at the quality each engine reached
-    for ours, theirs in (("ct2", "eole_ct2"), ("ct2", "eole"), ("generate", "eole")):
-        if "eole" in runs and any(theirs not in r["scores"][last] for r in runs["eole"]):
-            continue  # eole's environment without CTranslate2
-        for metric, kind in (("sent_s", "ratio"), ("bleu", "diff")):
-            name = f"test {metric.replace('_', '/')} at {moment(last)}, mtkit {ours} vs {ENGINES[theirs]}"
-            row = {"figure": name, "mtkit": spread([r["scores"][last][ours][metric] for r in runs["mtkit"]])}
-            if "eole" in runs:
-                pairs = [(a["scores"][last][ours][metric], b["scores"][last][theirs][metric])
-                         for a, b in zip(runs["mtkit"], runs["eole"])]  # fmt: skip
-                row["eole"] = spread([b for _, b in pairs])
-                row["mtkit vs eole"] = spread([a / b if kind == "ratio" else a - b for a, b in pairs])
-                row["vs"] = "x" if kind == "ratio" else "points"
-            rows.append({**dict.fromkeys(SYSTEMS, "n/a"), **row})  # a toolkit not run: n/a
     return rows
+
+
+def saved_updates(label: str):
+    """A run's number of updates when it saved its model at ``label``."""
+    return lambda record: record["snapshots"][label]["updates"]
+
+
+def scored(label: str, engine: str, metric: str):
+    """A run's ``metric`` of ``engine``'s test translations from its model saved at ``label``."""
+    return lambda record: record["scores"][label][engine][metric]
 
 
 def moment(label: str) -> str:
     """A snapshot's label in words: ``360s`` is ``6 min``, ``100u`` is ``100 updates``."""
     return f"{label[:-1]} updates" if label.endswith("u") else f"{float(label[:-1]) / 60:g} min"
-
-
-def own(record: dict, label: str) -> dict:
-    """The scores of a snapshot by its toolkit's quality translator: CTranslate2 for the toolkit, eole's own."""
-    scores = record["scores"][label]
-    return scores.get("ct2") or scores["eole"]
