@@ -74,6 +74,28 @@ def test_chunked_loss_and_gradient_equal_torchs_cross_entropy_on_fp32_logits(dty
     assert (ours_in.grad[labels == -100] == 0).all()
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_fp32_logits_of_one_chunk_take_torchs_own_loss_with_the_same_value_and_gradient(eps):
+    """fp32 logits that fit one chunk go to torch's fused loss; larger ones (or bf16) to the chunked one; both give
+    the chunked loss's value and gradient."""
+    torch.manual_seed(2)
+    rows, vocab = 40, 30
+    logits = torch.randn(rows, vocab) * 2
+    labels = torch.randint(0, vocab, (rows,))
+    labels[::4] = -100
+    results = {}
+    for chunk in (rows * vocab, 7 * vocab):  # one chunk; several
+        x = logits.clone().requires_grad_()
+        loss = cross_entropy_sum(x, labels, eps, chunk_elements=chunk)
+        loss.backward()
+        results[chunk] = (type(loss.grad_fn).__name__, loss.item(), x.grad)
+    (fused, value, grad), (chunked, value_c, grad_c) = results.values()
+    assert fused != "ChunkedCrossEntropyBackward", fused
+    assert chunked == "ChunkedCrossEntropyBackward"
+    assert value == pytest.approx(value_c, rel=1e-6)
+    torch.testing.assert_close(grad, grad_c, rtol=1e-6, atol=1e-8)
+
+
 def test_the_backward_keeps_no_fp32_copy_of_the_logits():
     """bf16 logits of 512 tokens x 4,000 entries: torch's loss on their fp32 cast keeps an fp32 log-softmax (4 bytes
     per logit) for its backward; the chunked one keeps the bf16 logits (2 bytes) and a few bytes per row."""
