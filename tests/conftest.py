@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 from testing_utils import (
+    DEMO_SMALL,
     FAST_RUN,
     MTGENEVAL,
     MULTI30K,
@@ -20,6 +21,7 @@ from testing_utils import (
     REPO,
     finetune_args,
     launch,
+    make_demo,
     run_script,
     write_slice,
 )
@@ -62,9 +64,12 @@ def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Non
 
 @pytest.fixture(scope="session", autouse=True)
 def deepspeed_cpu_ops(tmp_path_factory) -> None:
-    """Build DeepSpeed's CPU communication op once, before any test starts DeepSpeed under a time limit (the build
-    takes about a minute on 2 cores). Locks left in the checkout's own folder by a killed build are removed first:
-    nothing else builds there while the suite starts."""
+    """Build DeepSpeed's CPU communication op once, early (the build takes about a minute on 2 cores). Only the
+    first xdist worker builds; the other goes on with its tests, and a DeepSpeed start there in the meantime waits
+    on torch's build lock, then loads the op. Locks left in the checkout's own folder by a killed build are removed
+    first: nothing else builds there while the suite starts."""
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
     extensions = Path(os.environ["TORCH_EXTENSIONS_DIR"])
     if extensions == EXTENSIONS:
         for lock in EXTENSIONS.glob("*/lock"):
@@ -206,26 +211,13 @@ def family_dir(tmp_path_factory) -> Callable[..., Path]:
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> Path:
-    """``make demo`` in small: a demo corpus (3,000 training pairs, 30 gender pairs), 30 updates of the demo recipe
-    on it, then the demo's bias report on the corpus's gender pairs into the card (``--update_card``), written to
-    ``<run>/bias_report`` beside ``final/``."""
+    """``make demo`` in small (``testing_utils.DEMO_SMALL``): the demo corpus in ``<run>_corpus``, the run, the
+    showcase translations and the bias report into ``<run>/bias_report`` and the card (``--update_card``); what
+    ``make`` printed is in ``<run>.out``."""
 
     def build(root: Path) -> None:
-        corpus, run = root / "corpus", root / "run"
-        sizes = ["--n_train", "3000", "--n_valid", "40", "--n_test", "40", "--n_gender_pairs", "30"]
-        res = run_script("demo_corpus.py", str(corpus), *sizes)
-        assert res.returncode == 0, res.stderr[-3000:]
-        res = run_script(
-            "train.py", "--config", "recipes/demo.yaml", "--data_dir", str(corpus), "--output_dir", str(run),
-            "--max_steps", "30", "--eval_steps", "30", "--save_steps", "30", "--eval_max_samples", "20",
-            "--vocab_size", "1000", "--max_new_tokens", "16", "--report_to", "none", "--disable_tqdm",
-        )  # fmt: skip
-        assert res.returncode == 0, res.stderr[-3000:]
-        res = run_script(
-            "bias_report.py", "--mtgeneval_dir", str(corpus / "mt-geneval"), "--split", "test", "--target_langs",
-            "es", "--model", str(run / "final"), "--max_new_tokens", "16", "--num_beams", "1", "--bootstrap_samples",
-            "50", "--out", str(run / "bias_report"), "--update_card",
-        )  # fmt: skip
-        assert res.returncode == 0, res.stderr[-3000:]
+        res = make_demo(root / "demo", *DEMO_SMALL, timeout=900)
+        (root / "demo.out").write_text(res.stdout, encoding="utf-8")
+        assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
 
-    return once(tmp_path_factory, "demo_run", build) / "run"
+    return once(tmp_path_factory, "demo_run", build) / "demo"

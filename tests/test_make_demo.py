@@ -2,11 +2,10 @@
 
 import json
 import re
-import sys
 
 import pytest
 from huggingface_hub import ModelCard
-from testing_utils import REPO, run_script
+from testing_utils import REPO, make_demo
 
 #: the header of the README's table of the demo's showcase sentences and what the demo model makes of them
 SHOWCASE_HEADER = "| English (`make demo`) | the demo model's Spanish |"
@@ -32,20 +31,11 @@ def test_the_readme_shows_what_the_demo_model_makes_of_each_showcase_sentence():
     assert all(spanish for _, spanish in shown)
 
 
-def make_demo(out, corpus_args: str, demo_args: str, timeout: int):
-    # -o: never rebuild the venv from inside the test suite; PY: this interpreter.
-    return run_script(
-        "-", "make", "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO={out}",
-        f"CORPUS_ARGS={corpus_args}", f"DEMO_ARGS={demo_args}", timeout=timeout,
-    )  # fmt: skip
-
-
-def check_outputs(out, res):
-    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+def check_outputs(out, stdout: str):
     assert (out / "final" / "model.safetensors").is_file()
     results = json.loads((out / "results.json").read_text())
     assert "test_bleu" in results
-    printed = res.stdout.split("translate.py", 1)[1]
+    printed = stdout.split("translate.py", 1)[1]
     assert len([line for line in printed.splitlines() if line and not line.startswith(("\t", " "))]) >= 3
     metrics = json.loads((out / "bias_report" / "metrics.json").read_text())
     assert set(metrics["languages"]) == {"es"}
@@ -57,15 +47,9 @@ def check_outputs(out, res):
     return results, metrics
 
 
-def test_make_demo_small(tmp_path):
-    out = tmp_path / "demo"
-    res = make_demo(
-        out,
-        "--n_train 4000 --n_valid 40 --n_test 40 --n_gender_pairs 30",
-        "--max_steps 40 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
-        timeout=900,
-    )
-    check_outputs(out, res)
+def test_make_demo_small(demo_run):
+    """``make demo`` in small (the suite's shared demo run, ``tests/conftest.py``): every output is there."""
+    check_outputs(demo_run, demo_run.with_suffix(".out").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -73,7 +57,8 @@ def test_make_demo_full(tmp_path):
     """The demo exactly as a newcomer runs it; its model must really translate (held-out BLEU > 20)."""
     out = tmp_path / "demo"
     res = make_demo(out, "", "", timeout=1800)
-    results, metrics = check_outputs(out, res)
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    results, metrics = check_outputs(out, res.stdout)
     assert results["test_bleu"] > 20
     assert metrics["languages"]["es"]["bleu"] > 20
     # the README shows the showcase's translations as they come out

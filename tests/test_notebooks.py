@@ -110,6 +110,9 @@ def test_pretrained_translation(tiny_t5, multi30k_small, tmp_path, monkeypatch):
     assert f"CTranslate2 int8: BLEU {sacrebleu.corpus_bleu(ct2_hyps, [references]).score:.2f}" in printed
 
 
+# slow: a ZeRO-3 launch and two bias reports (90 s); the default tier checks this notebook statically above and runs
+# ZeRO-3 fine-tuning itself in tests/mtkit/train/test_finetune.py
+@pytest.mark.slow
 def test_finetune_flan_t5_deepspeed(tiny_t5, geneval_slice, tmp_path, monkeypatch):
     model = shutil.copytree(tiny_t5, tmp_path / "flan-t5-tiny")  # its "before" report writes into the model's card
     nb = execute(
@@ -134,6 +137,8 @@ def test_finetune_flan_t5_deepspeed(tiny_t5, geneval_slice, tmp_path, monkeypatc
     assert comparison and f"{before['languages']['de']['bleu']:.2f}" in comparison[0]
 
 
+# slow: two bias reports in a kernel (24 s); tests/bias_eval runs bias_report.py itself, the notebook's one call
+@pytest.mark.slow
 def test_gender_bias_report(tiny_t5, tiny_run, geneval_slice, tmp_path, monkeypatch):
     # copies: a bias report writes its figures into the model's card, and the shared models stay as their runs left them
     models = {name: tmp_path / "models" / name for name in ("flan-tiny", "scratch")}

@@ -121,6 +121,22 @@ def launch(config: str, *args: str, env: dict | None = None, timeout: int = 600,
     return run_script("-", *launch_command(config, *args, **kw), env={**cpu, **(env or {})}, timeout=timeout)
 
 
+def make_demo(out: Path, corpus_args: str, demo_args: str, timeout: int) -> subprocess.CompletedProcess:
+    """The Makefile's ``demo`` target into ``out`` (its corpus in ``<out>_corpus``), with extra flags for the corpus
+    and for training; ``-o``: never rebuild the venv from inside the test suite; ``PY``: this interpreter."""
+    return run_script(
+        "-", "make", "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO={out}",
+        f"CORPUS_ARGS={corpus_args}", f"DEMO_ARGS={demo_args}", timeout=timeout,
+    )  # fmt: skip
+
+
+#: ``make demo`` in small: the corpus's sizes and the training flags of :func:`make_demo` for the suite's demo run
+DEMO_SMALL = (
+    "--n_train 4000 --n_valid 40 --n_test 40 --n_gender_pairs 30",
+    "--max_steps 40 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
+)
+
+
 def write_slice(src: Path, dst: Path, n: int) -> None:
     """The first ``n`` lines of a (gzipped) corpus file, as a plain text file."""
     with gzip.open(src, "rt", encoding="utf-8") as f:

@@ -165,6 +165,9 @@ def test_train_sbatch_runs_two_nodes(multi30k_small, tmp_path, launcher, rdzv_ba
     assert (out / "final" / "model.safetensors").is_file()
 
 
+# slow (60 s): the default tier stops a two-process run by SIGTERM and resumes it exactly
+# (tests/mtkit/train/test_faults.py); this adds the batch script's trap and requeue
+@pytest.mark.slow
 def test_sigterm_to_the_batch_script_checkpoints_and_requeues(multi30k_small, tmp_path):
     """Slurm's `--signal=B:TERM@300` (or preemption) signals the batch script: it passes SIGTERM to the run, which
     writes a checkpoint and stops, then requeues the job; the requeued job resumes from that checkpoint."""

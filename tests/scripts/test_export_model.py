@@ -76,7 +76,8 @@ def test_single_process_checkpoint(single_run, tmp_path):
 @pytest.mark.parametrize(
     "launcher,env",
     [
-        ("multi_gpu", {"ACCELERATE_USE_CPU": "1"}),
+        # slow: a DDP checkpoint holds one model as a one-process checkpoint does
+        pytest.param("multi_gpu", {"ACCELERATE_USE_CPU": "1"}, marks=pytest.mark.slow),
         pytest.param("deepspeed_zero2", None, marks=pytest.mark.slow),  # the same DeepSpeed path as ZeRO-3's
         ("deepspeed_zero3", None),
     ],

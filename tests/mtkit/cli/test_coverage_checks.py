@@ -169,7 +169,7 @@ def test_a_model_trained_from_scratch_is_told_its_own_tokenizer_never_saw_the_ch
     assert "because the model's own tokenizer never saw them: it was trained from scratch" in line
     assert "train it again on data that contains them (e.g. sentences with " in line
     assert "google/mt5-base" not in line and "--force" in line
-    corpus = demo_run.parent / "corpus"
+    corpus = demo_run.with_name(f"{demo_run.name}_corpus")  # make demo's corpus, beside its run
     seen = set((corpus / "train.en").read_text(encoding="utf-8") + (corpus / "train.es").read_text(encoding="utf-8"))
     listed = re.findall(r"'(.)'", line.split("unknown or lost in decoding: ")[1].split(";")[0])
     assert listed and not set(listed) & seen  # never in the data the tokenizer learned from

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import datasets
 import psutil
+import pytest
 from testing_utils import BIN, FAST_RUN, MULTI30K, OFFLINE_ENV, REPO, launch_command, read_gz_lines, train_in_process
 
 #: Dataset methods that turn rows or columns into Python objects (Arrow and numpy formats are let through).
@@ -102,6 +103,8 @@ def two_process_peak(data: Path, out: Path) -> list[int]:
     return sorted(peaks.values())[-2:]
 
 
+# slow: four two-process runs (80 s); the default tier checks the memory map itself in one process above
+@pytest.mark.slow
 def test_two_processes_on_a_cached_corpus_do_not_each_hold_a_copy_of_it(tmp_path):
     """40 times the training data costs each of two training processes less own memory than half of what one
     copy of that data as Python strings would take: the corpus stays in the shared, memory-mapped cache."""

@@ -107,7 +107,9 @@ def test_lora_saves_adapter_and_merged_model_and_writes_the_bias_report(tiny_t5,
     assert "\n## Gender bias: MT-GenEval dev, de\n" in card and "model card updated" in res.stdout
 
 
-@pytest.mark.parametrize("strategy", ["multi_gpu", pytest.param("deepspeed_zero2", marks=pytest.mark.slow)])
+# slow: LoRA on two processes repeats the one-process LoRA test above with DDP's or ZeRO-2's gradient reduction
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["multi_gpu", "deepspeed_zero2"])
 def test_lora_with_two_processes(tiny_t5, tmp_path, strategy):
     out = tmp_path / strategy
     res = launch(
