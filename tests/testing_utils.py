@@ -133,7 +133,7 @@ def make_demo(out: Path, corpus_args: str, demo_args: str, timeout: int) -> subp
 #: ``make demo`` in small: the corpus's sizes and the training flags of :func:`make_demo` for the suite's demo run
 DEMO_SMALL = (
     "--n_train 4000 --n_valid 40 --n_test 40 --n_gender_pairs 30",
-    "--max_steps 40 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
+    "--max_steps 20 --eval_steps 20 --save_steps 20 --eval_max_samples 20 --max_new_tokens 32 --report_to none",
 )
 
 
