@@ -132,8 +132,9 @@ def slurm_env(tmp_path: Path, launcher: str, rdzv_backend: str, port: str) -> di
         # static rendezvous: ranks come from --machine_rank, so this fails if $SLURM_NODEID were expanded on the
         # batch host (0 there: both nodes would claim rank 0 and the second could not host or join the store).
         ("multi_node", "static"),
-        # the YAMLs' c10d rendezvous, which must meet at HEAD:PORT (not torchrun's default localhost:29400).
-        ("multi_node", ""),
+        # the YAMLs' c10d rendezvous, which must meet at HEAD:PORT (not torchrun's default localhost:29400); slow: on
+        # one machine both are this host, and the static variant runs the same script and launch
+        pytest.param("multi_node", "", marks=pytest.mark.slow),
         # the p5 default: DeepSpeed ZeRO-3, standard launcher, c10d (slow: the same script and rendezvous)
         pytest.param("multi_node_p5", "", marks=pytest.mark.slow),
     ],
