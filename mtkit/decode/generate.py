@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+from tqdm.auto import tqdm
 
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
 from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit, target_languages
 from mtkit.decode.mbr import MBR, translations
+from mtkit.decode.sharding import Shard, dealt
 from mtkit.errors import UserError
 from mtkit.model.folders import check_pretrained_source
 
@@ -40,6 +42,7 @@ def translation_candidates(
     progress: bool = False,
     target_langs: Sequence[str | None] | str | None = None,
     languages: ModelLanguages | None = None,
+    shard: Shard | None = None,
     **generate_kwargs,
 ) -> list[list[str]]:
     """For each sentence, its beam-search translation (``mbr`` None) or ``mbr.samples`` MBR candidates: epsilon
@@ -51,8 +54,10 @@ def translation_candidates(
     never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
     never gets an empty translation). ``target_langs`` (one language, or one per sentence) is told to the model its
     family's way (:class:`mtkit.data.languages.ModelLanguages`: a forced first token, or a source prefix), a batch
-    holding one language. Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under
-    ZeRO-3, for instance: processes whose batches stop at different lengths keep stepping together).
+    holding one language. With ``shard``, this process decodes its part of the batches
+    (:func:`mtkit.decode.sharding.dealt`) and the other sentences get no candidates (an empty list). Extra keyword
+    arguments go to ``generate`` (``synced_gpus=True`` under ZeRO-3, for instance: processes whose batches stop at
+    different lengths keep stepping together).
     """
     languages = languages or ModelLanguages.of(tokenizer)
     langs = target_languages(target_langs, len(sentences))
@@ -69,7 +74,9 @@ def translation_candidates(
     with torch.random.fork_rng(devices=gpus):  # sampling leaves the caller's random state (training's) as it was
         if mbr is not None:
             torch.manual_seed(mbr.seed)
-        for idx in length_sorted_batches(texts, batch_size, progress, langs):
+        calls = dealt(list(length_sorted_batches(texts, batch_size, langs=langs)), shard)
+        for call in tqdm(calls, desc="translating", unit="batch", disable=not progress):
+            idx = call.indices
             enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
                             max_length=limit)  # fmt: skip
             longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
@@ -80,6 +87,8 @@ def translation_candidates(
             ids = model.generate(**enc, **decode, **language, min_new_tokens=1, max_new_tokens=bound, **generate_kwargs)
             if forced is not None:  # the language token is no text (M2M100's tokenizer would decode it)
                 ids = ids.masked_fill(ids == forced, tokenizer.pad_token_id)
+            if not call.kept:  # a filler call: it only keeps this process in step with the others
+                continue
             decoded = [text.strip() for text in tokenizer.batch_decode(ids, skip_special_tokens=True)]
             for j, i in enumerate(idx):
                 out[i] = decoded[j * n : (j + 1) * n]

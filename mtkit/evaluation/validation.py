@@ -10,8 +10,9 @@ from accelerate.utils import DistributedType, gather_object
 
 from mtkit.config import EvalConfig
 from mtkit.data.batching import to_device
-from mtkit.decode.generate import generate_translations
-from mtkit.decode.mbr import mbr_settings
+from mtkit.decode.generate import translation_candidates
+from mtkit.decode.mbr import mbr_settings, translations
+from mtkit.decode.sharding import Shard, merged
 from mtkit.distributed.deepspeed import unwrapped
 from mtkit.distributed.fsdp import gathered_root
 from mtkit.model.loss import token_loss_sum
@@ -45,26 +46,24 @@ def translate_corpus(
     seed: int = 0,
     langs: list[str] | None = None,
 ) -> list[str]:
-    """Translate ``sources`` (into ``langs``, each source's target language), each process a contiguous share, and
-    return all translations in order (beam search, or MBR with ``--decoding mbr``, each process sampling under
-    ``seed`` plus its index), under the run's autocast."""
-    sharded = (DistributedType.DEEPSPEED, DistributedType.FSDP)
-    synced = accelerator.distributed_type in sharded and accelerator.num_processes > 1
-    per = -(-len(sources) // accelerator.num_processes)
-    share = sources[accelerator.process_index * per : (accelerator.process_index + 1) * per]
-    real = len(share)
-    # Equal shares keep every process in the same number of generate calls (needed under ZeRO-3 and FSDP).
-    share = share + [sources[-1]] * (per - real)
-    targets = None
-    if langs is not None:
-        targets = langs[accelerator.process_index * per : (accelerator.process_index + 1) * per]
-        targets = targets + [langs[-1]] * (per - real)
+    """Translate ``sources`` (into ``langs``, each source's target language) across processes and return all
+    translations in order, on every process (beam search, or MBR with ``--decoding mbr``, each process sampling
+    under ``seed`` plus its index), under the run's autocast.
+
+    Every distributed decode goes through here: the batches of the whole split are dealt to the processes
+    (:mod:`mtkit.decode.sharding`), and where parameters are sharded (ZeRO-3, FSDP) every process makes the same
+    number of ``generate`` calls, each stepping until the longest is done (``synced_gpus``), whatever the
+    languages, lengths and counts."""
+    in_step = accelerator.distributed_type in (DistributedType.DEEPSPEED, DistributedType.FSDP)
+    shard = Shard(accelerator.process_index, accelerator.num_processes, in_step=in_step)
+    mbr = mbr_settings(cfg, seed + accelerator.process_index)
     # The unwrapped model has lost accelerate's autocast of its forward: decode in the training's precision anyway.
     with gathered_root(accelerator, model), accelerator.autocast():
-        hyps = generate_translations(
+        candidates = translation_candidates(
             unwrapped(accelerator, model),
             tokenizer,
-            share,
+            sources,
+            mbr=mbr,
             beam_size=cfg.num_beams,
             length_penalty=cfg.length_penalty,
             max_new_tokens=cfg.max_new_tokens,
@@ -72,8 +71,10 @@ def translate_corpus(
             max_len_b=cfg.max_len_b,
             batch_size=cfg.eval_batch_size,
             prompt=prompt,
-            target_langs=targets,
-            mbr=mbr_settings(cfg, seed + accelerator.process_index),
-            **({"synced_gpus": True} if synced else {}),
+            target_langs=langs,
+            shard=shard,
+            **({"synced_gpus": True} if in_step and accelerator.num_processes > 1 else {}),
         )
-    return gather_object(hyps[:real])
+    mine = [i for i, found in enumerate(candidates) if found]
+    hyps = translations([candidates[i] for i in mine], mbr)
+    return merged(gather_object([(mine, hyps)]), len(sources))
