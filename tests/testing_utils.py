@@ -121,6 +121,21 @@ def launch(config: str, *args: str, env: dict | None = None, timeout: int = 600,
     return run_script("-", *launch_command(config, *args, **kw), env={**cpu, **(env or {})}, timeout=timeout)
 
 
+def worker_pids(out) -> dict[int, int]:
+    """rank -> pid of the training processes writing to ``out`` (read from /proc)."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            if str(out).encode() not in cmd or not any(c.endswith(b"scripts/train.py") for c in cmd):
+                continue
+            env = dict(v.split(b"=", 1) for v in (proc / "environ").read_bytes().split(b"\0") if b"=" in v)
+            found[int(env.get(b"RANK", b"0"))] = int(proc.name)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def make_demo(out: Path, corpus_args: str, demo_args: str, timeout: int) -> subprocess.CompletedProcess:
     """The Makefile's ``demo`` target into ``out`` (its corpus in ``<out>_corpus``), with extra flags for the corpus
     and for training; ``-o``: never rebuild the venv from inside the test suite; ``PY``: this interpreter."""

@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import BIN, FAST_RUN, OFFLINE_ENV, REPO, launch_command, run_script, train_in_process
+from testing_utils import (
+    BIN,
+    FAST_RUN,
+    OFFLINE_ENV,
+    REPO,
+    launch_command,
+    run_script,
+    train_in_process,
+    worker_pids,
+)
 
 import mtkit.train.trainer
 from mtkit.config import parse_config
@@ -111,21 +120,6 @@ def metrics_steps(out) -> list[int]:
     if not path.is_file():
         return []
     return [int(line.split('"step": ')[1].split(",")[0]) for line in path.read_text().splitlines() if '"loss"' in line]
-
-
-def worker_pids(out) -> dict[int, int]:
-    """rank -> pid of the training processes writing to ``out`` (read from /proc)."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        try:
-            cmd = (proc / "cmdline").read_bytes().split(b"\0")
-            if str(out).encode() not in cmd or not any(c.endswith(b"scripts/train.py") for c in cmd):
-                continue
-            env = dict(v.split(b"=", 1) for v in (proc / "environ").read_bytes().split(b"\0") if b"=" in v)
-            found[int(env.get(b"RANK", b"0"))] = int(proc.name)
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 def start(args: list[str], processes: int, out) -> subprocess.Popen:
