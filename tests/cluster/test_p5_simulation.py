@@ -51,8 +51,8 @@ def wait_all(nodes: list[subprocess.Popen], timeout: float) -> list[int]:
         pytest.fail(f"the two nodes did not finish within {timeout} s (a hang in a collective?)")
 
 
-# slow: 4 min 40 s on 2 shared cores, 2026-11-25 (two launches of 8 ZeRO-3 processes, two evaluations, the bias report); the
-# default tier runs ZeRO-3 at 3 processes and FSDP at 4 with unequal data (tests/mtkit/train/test_rank_parity.py).
+# slow: 4 min 40 s on 2 shared cores, 2026-11-25 (two launches of 8 ZeRO-3 processes, two evaluations, the bias
+# report); the default tier runs ZeRO-3 at 3 processes and FSDP at 4 with unequal data (test_rank_parity.py).
 # Run it with `.venv/bin/python -m pytest -m slow tests/cluster/test_p5_simulation.py`.
 @pytest.mark.slow
 def test_p5_recipe_on_two_nodes_of_four_processes_runs_to_its_bias_report(tiny_t5, tmp_path):
