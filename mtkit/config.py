@@ -79,8 +79,13 @@ class DataConfig:
         "Source prompt: a preset (t5, instruction) or a template with {source} and optionally {lang_name}, "
         "{lang}, {src_lang_name}; saved with the model.",
     )
-    max_source_length: int = _f(256, "Source sequences are truncated to this many tokens.")
-    max_target_length: int = _f(256, "Target sequences are truncated to this many tokens.")
+    max_source_length: int = _f(256, "Longest source in tokens (longer training pairs: --long_pairs).")
+    max_target_length: int = _f(256, "Longest target in tokens (longer training pairs: --long_pairs).")
+    long_pairs: Literal["drop", "truncate"] = _f(
+        "drop",
+        "Training pairs longer than the length limits: drop them (counted in the log; a cut target still ends in "
+        "</s> and teaches the model to stop early) or truncate them. Validation and test pairs are truncated.",
+    )
     max_train_samples: int | None = _f(None, "Use only the first N training pairs (debugging).")
     preprocessing_num_workers: int | None = _f(None, "Processes for tokenization (datasets.map num_proc).")
 

@@ -21,6 +21,7 @@ from mtkit.data.batching import column_array
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
+from mtkit.errors import UserError
 
 
 def tokenize_split(
@@ -127,18 +128,29 @@ def _truncate(ids: list[int], limit: int) -> list[int]:
 
 
 def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Dataset]:
-    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``; truncated pairs are counted in
-    the log (sentences longer than ``--max_source_length``/``--max_target_length`` are cut, not refused)."""
+    """Every split of ``raw`` tokenized, cached under ``<output_dir>/cache``. Pairs longer than
+    ``--max_source_length``/``--max_target_length`` are dropped from the training split (``--long_pairs drop``, the
+    default, as fairseq and OpenNMT filter them) or truncated (``--long_pairs truncate``, and always in the other
+    splits, whose scores must cover every row); either way they are counted in the log."""
     cache = Path(cfg.train.output_dir) / "cache"
     out = {name: tokenize_split(split, tokenizer, cfg.data, cache, name) for name, split in raw.items()}
+    limits = f"--max_source_length {cfg.data.max_source_length} or --max_target_length {cfg.data.max_target_length}"
     for name, split in out.items():
-        cut = int(column_array(split, "truncated").sum())
-        if cut and os.environ.get("RANK", "0") == "0":
-            print(
-                f"{name}: {cut} of {len(split)} pairs longer than --max_source_length {cfg.data.max_source_length} "
-                f"or --max_target_length {cfg.data.max_target_length} tokens were truncated",
-                file=sys.stderr,
+        long = column_array(split, "truncated")
+        if not long.any():
+            continue
+        dropped = name == "train" and cfg.data.long_pairs == "drop"
+        if dropped and long.all():
+            raise UserError(
+                f"--long_pairs drop: all {len(split)} training pairs are longer than {limits} tokens; raise the limits "
+                "or pass --long_pairs truncate"
             )
+        if dropped:
+            out[name] = split.select(np.flatnonzero(~long))
+        if os.environ.get("RANK", "0") == "0":
+            done = "dropped (--long_pairs drop)" if dropped else "truncated"
+            print(f"{name}: {int(long.sum())} of {len(split)} pairs longer than {limits} tokens were {done}",
+                  file=sys.stderr)  # fmt: skip
     return out
 
 

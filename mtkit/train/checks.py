@@ -11,6 +11,7 @@ import yaml
 
 from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
+from mtkit.decode.bounds import position_limit
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
@@ -25,6 +26,24 @@ def check_run_apart(cfg: RunConfig) -> None:
     inputs = {f"--{key}": getattr(d, key) for key in names}
     inputs |= {"--model_name_or_path": cfg.model.model_name_or_path, "--tokenizer_name": cfg.tokenizer.tokenizer_name}
     check_apart(inputs, {"--output_dir": cfg.train.output_dir})
+
+
+def check_position_limit(cfg: RunConfig) -> None:
+    """Refuse length limits beyond a pretrained model's position table (learned or sinusoidal, BART, Marian, NLLB,
+    mBART: ``max_position_embeddings``), which would index past it at the first long batch; T5's relative positions
+    have no such limit."""
+    if not cfg.model.model_name_or_path:
+        return  # a preset is built with positions for the run's lengths
+    from transformers import AutoConfig
+
+    limit = position_limit(AutoConfig.from_pretrained(cfg.model.model_name_or_path))
+    for flag in ("max_source_length", "max_target_length"):
+        asked = getattr(cfg.data, flag)
+        if limit is not None and asked > limit:
+            raise UserError(
+                f"--{flag} {asked}: {cfg.model.model_name_or_path} has positions for {limit} tokens "
+                f"(max_position_embeddings {limit + 2}, less the decoder start and one spare); at most {limit}"
+            )
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:

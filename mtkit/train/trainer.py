@@ -42,7 +42,7 @@ from mtkit.model.presets import ALL_PRESETS
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import check_bias_report, check_ct2, check_resume
+from mtkit.train.checks import check_bias_report, check_ct2, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard
@@ -93,6 +93,7 @@ class Trainer:
             resuming, discard = False, True
         self.afresh = check_resume(cfg, out, resuming)  # other settings than config.yaml's: refused, or afresh
         check_pretrained_source(cfg.model.model_name_or_path, "--model_name_or_path", weights=True)
+        check_position_limit(cfg)
         tokenizer_files = ("tokenizer.json", "tokenizer_config.json")
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
