@@ -13,7 +13,7 @@ from transformers import AutoModelForSeq2SeqLM, get_scheduler
 
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
-from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
+from mtkit.distributed.deepspeed import configure_deepspeed, quiet_deepspeed_collective_warnings
 from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
 from mtkit.model.lora import apply_lora
@@ -27,7 +27,6 @@ MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]
 
 def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Accelerator:
     """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
-    check_deepspeed_config()
     quiet_deepspeed_collective_warnings()
     enable_tf32()
     pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
@@ -47,6 +46,7 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         kwargs_handlers=[InitProcessGroupKwargs(**pg)],
         **kwargs,
     )
+    configure_deepspeed(cfg, accelerator)
     reduce_gradients_in_fp32(accelerator)
     return accelerator
 

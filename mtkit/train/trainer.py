@@ -27,7 +27,7 @@ from mtkit.data.coverage import check_run_coverage
 from mtkit.data.languages import check_run_languages
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
-from mtkit.distributed.deepspeed import configure_deepspeed, zero_stage
+from mtkit.distributed.deepspeed import zero_stage
 from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation.scores import balanced_subset, split_scores
@@ -42,7 +42,7 @@ from mtkit.model.presets import ALL_PRESETS
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import check_bias_report, check_ct2, check_position_limit, check_resume
+from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard
@@ -82,6 +82,7 @@ class Trainer:
         """Check the flags, the model source, the output folder (a resume's settings) and the data (loaded into
         ``self.raw``); return whether the checkpoints are to be discarded (``--overwrite_output_dir``)."""
         cfg, out = self.cfg, self.out
+        check_launch(cfg)  # DeepSpeed settings and trackers
         if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
             raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
         check_writable(out, "--output_dir")  # not a file, not read-only, not full
@@ -119,7 +120,6 @@ class Trainer:
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
         fused = zero_stage(acc) is None and acc.mixed_precision != "fp16"  # fp16: the scaler's own skipping
         optimizer, scheduler = build_optimizer(cfg, model, fused=fused)
-        configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
             check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
@@ -140,7 +140,7 @@ class Trainer:
         peak = peak_tflops(acc.device, cfg.logging.peak_tflops, acc.mixed_precision)  # of the precision in use
         self.throughput = Throughput(acc, self.arch, peak)
         self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
-        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates)
+        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates, say=acc.print)
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:
@@ -229,7 +229,7 @@ class Trainer:
                 self.optimizer.step()
                 self.optimizer.zero_grad()
             self.throughput.add_loss(loss_sum)
-        if acc.optimizer_step_was_skipped:  # fp16 overflow: nothing was applied, the schedule stays
+        if acc.optimizer_step_was_skipped:  # fp16 or DeepSpeed overflow: nothing applied, the schedule stays
             return False
         self.scheduler.step()
         return True
@@ -256,8 +256,8 @@ class Trainer:
         batches = self.micro_batches()
         while state.step < cfg.train.max_steps:
             group = [next(batches) for _ in range(self.accelerator.gradient_accumulation_steps)]
-            if not self.update(group):
-                state.skipped_updates += 1
+            if self.nonfinite.skipped(self.update(group), state, self.checkpoints.root):
+                self._stop_if_signalled(saved=False)  # a run whose updates keep being skipped still stops on a signal
                 continue
             state.step += 1
             bar.update(1)
@@ -288,7 +288,7 @@ class Trainer:
 
     def _stop_if_signalled(self, saved: bool) -> None:
         """At an update boundary: if any process was sent SIGTERM/SIGINT, checkpoint and stop (all together)."""
-        signame = self.stop.agreed(self.state.step, now=saved)
+        signame = self.stop.agreed(self.state.step + self.state.skipped_updates, now=saved)  # skipped ones count
         if signame is None:
             return
         if not saved:
@@ -301,10 +301,9 @@ class Trainer:
     def _log_training(self) -> dict:
         record = self.throughput.report()  # the one host read of the interval
         record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
-        record["skipped_updates"] = self.state.skipped_updates
         if zero_stage(self.accelerator) is not None:  # a host read (DeepSpeed's .item()): at logging steps only
             self.grad_norm = self.accelerator.clip_grad_norm_(self.model.parameters(), self.cfg.optim.max_grad_norm)
-        record.update(self.nonfinite.report(self.state.step, self.checkpoints.root))
+        record.update(self.nonfinite.report(self.state, self.checkpoints.root))
         if self.grad_norm is not None:
             record["grad_norm"] = float(self.grad_norm)
         self.log.log(record, self.state.step)
