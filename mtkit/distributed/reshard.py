@@ -100,9 +100,13 @@ def convert_to_universal(checkpoint: Path, universal: Path) -> None:
         strict=True,
         inject_missing_state=True,  # ZeRO-1/2: transformers models carry no universal-checkpoint metadata
     )
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        ds_to_universal.main(args)  # its progress bars and per-step prints
-    for path in checkpoint.iterdir():
-        if path.is_file():
-            shutil.copy2(path, tmp / path.name)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            ds_to_universal.main(args)  # its progress bars and per-step prints
+        for path in checkpoint.iterdir():
+            if path.is_file():
+                shutil.copy2(path, tmp / path.name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     os.replace(tmp, universal)

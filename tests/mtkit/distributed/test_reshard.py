@@ -15,6 +15,8 @@ import pytest
 import torch
 from testing_utils import FAST_RUN, finetune_args, launch
 
+from mtkit.errors import UserError
+
 
 def universal(checkpoint: Path, out: Path) -> tuple[dict[str, dict[str, torch.Tensor]], dict, set[int]]:
     """Every parameter's fp32 weights and Adam moments in a ZeRO checkpoint, the optimizer's hyper-parameters and its
@@ -152,3 +154,15 @@ def test_a_two_process_zero2_checkpoint_resumes_on_one_with_its_optimizer_state(
     after, _, steps_after = universal(root / "step-0000003", tmp_path / "u3")
     assert steps_before == {2} and steps_after == {3}
     assert_adam_update(before, after, group, step=3)
+
+
+def test_a_checkpoint_deepspeed_cannot_convert_is_one_line_and_leaves_nothing(tmp_path):
+    from accelerate import Accelerator
+
+    from mtkit.distributed.reshard import universal_copy
+
+    checkpoint = tmp_path / "checkpoints" / "step-0000004"
+    (checkpoint / "pytorch_model").mkdir(parents=True)  # no ZeRO files in it: DeepSpeed's converter fails
+    with pytest.raises(UserError, match=r"cannot convert .*step-0000004 to DeepSpeed's universal checkpoint"):
+        universal_copy(Accelerator(cpu=True), checkpoint)
+    assert sorted(p.name for p in checkpoint.parent.iterdir()) == ["step-0000004"]
