@@ -28,7 +28,8 @@ from mtkit.data.languages import check_run_languages
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import zero_stage
-from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
+from mtkit.distributed.fsdp import shard_tied_embeddings
+from mtkit.distributed.reshard import resharding
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation.scores import balanced_subset, split_scores
 from mtkit.evaluation.selection import check_selection, describe, oriented, raw_value, selection_value
@@ -144,17 +145,9 @@ class Trainer:
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:
-        """Restore everything from ``checkpoint``; on another number of processes, continue the epoch where it
-        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO, FSDP)."""
+        """Restore everything from ``checkpoint``; on another number of processes, with the weights and optimizer
+        state resharded (:mod:`mtkit.distributed.reshard`), continue the epoch where it stood."""
         acc = self.accelerator
-        saved = self.checkpoints.read_state(checkpoint)
-        sharded = "DeepSpeed" if zero_stage(acc) is not None else "FSDP" if uses_fsdp(acc) else None
-        if saved.world_size != acc.num_processes and sharded:
-            raise UserError(
-                f"resume: {checkpoint} was written by {saved.world_size} {sharded} processes, whose sharded "
-                f"states are not loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
-                "run from scripts/export_model.py's output"
-            )
         self.state = self.checkpoints.load(checkpoint)
         acc.print(f"resuming from {checkpoint} (update {self.state.step}, epoch {self.state.epoch})")
         if self.cfg.train.max_steps > self.state.step and self.state.train_on():
@@ -163,7 +156,7 @@ class Trainer:
         if self.state.resume_on(acc.num_processes):
             acc.print(
                 f"the checkpoint was written by {before} process(es), this run has {acc.num_processes}: "
-                f"the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
+                f"{resharding(acc)}; the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
             )
 
     def _announce(self, model, n_pairs: int) -> None:
@@ -363,7 +356,7 @@ class Trainer:
             and self.checkpoints.best
             and self.checkpoints.best != self.checkpoints.last
         ):
-            acc.load_state(str(self.checkpoints.best))
+            self.checkpoints.load(self.checkpoints.best)  # resharded if written by another process count
             acc.print(f"loaded checkpoint_best (update {best_step}) for export")
         results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": best_step}
         results[f"best_valid_{metric}"] = best_metric
