@@ -51,6 +51,7 @@ EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --target_langs de --model runs/demo/final --out reports/demo
   %(prog)s --mtgeneval_dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
   %(prog)s --data gendered.csv --hyp_dir hyps/ --out reports/csv
+  %(prog)s --mtgeneval_dir DIR --model runs/demo/final --max_samples 200 --out reports/quick   # a quick look
 
 --hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
 one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
