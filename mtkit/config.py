@@ -21,6 +21,7 @@ from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
+from mtkit.overrides import settle
 from mtkit.ranges import RANGES
 from mtkit.textio import atomic_write
 
@@ -382,18 +383,20 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
     pre.add_argument("--config")
     known, rest = pre.parse_known_args(argv)
     recipe = load_recipe(known.config) if known.config else {}
-    parser = train_parser(recipe)
+    parser, flags = train_parser(recipe), set()
     for token in rest:
         if token.startswith("--"):
             key = token[2:].split("=", 1)[0].replace("-", "_")  # --max-steps: HfArgumentParser's alias
             plain = key[3:] if key.startswith("no_") else key
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")
+            flags.add(key)
     *groups, stray = parser.parse_args_into_dataclasses(args=join_lists(argv, LIST_KEYS), return_remaining_strings=True)
     if stray:
         before = argv[: argv.index(stray[0])][-2:] if stray[0] in argv else []
         where = f" after {' '.join(before)}" if before else ""
         raise UserError(f"command line: unexpected {stray[0]!r}{where} (not a flag, nor a value of the flag before it)")
     cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
+    settle(cfg, recipe, flags, known.config)  # `--mtgeneval_dir none` clears what the recipe set; one data source
     check_ranges(cfg)
     return cfg

@@ -33,10 +33,12 @@ from mtkit.data.gendered_tables import load_table
 from mtkit.data.languages import ModelLanguages, check_codes
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
+from mtkit.evaluation.subset import gendered_subset
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 from mtkit.hubcheck import check_hub_source
@@ -49,6 +51,7 @@ EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --target_langs de --model runs/demo/final --out reports/demo
   %(prog)s --mtgeneval_dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
   %(prog)s --data gendered.csv --hyp_dir hyps/ --out reports/csv
+  %(prog)s --mtgeneval_dir DIR --model runs/demo/final --max_samples 200 --out reports/quick   # a quick look
 
 --hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
 one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
@@ -87,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="target languages, comma-separated: de,es (default: all present)",
     )
     data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
+    data.add_argument(
+        *option("max_samples"),
+        type=ranged("eval_max_samples", "max_samples"),
+        metavar="N",
+        help="with --model: translate and score about N sentences, languages in turn, whole feminine/masculine "
+        "pairs (a quick look on a CPU; default: all)",
+    )
 
     hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp_dir)")
     which = hyp.add_mutually_exclusive_group(required=True)
@@ -156,10 +166,12 @@ def load_data(args: argparse.Namespace) -> GenderedData:
     if args.context and args.data:
         raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval_dir or --hub)")
     if args.mtgeneval_dir:
-        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
-    if args.hub:
-        return load_hub(args.split, args.target_langs, context=args.context)
-    return load_table(Path(args.data), args.target_langs)
+        data = load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
+    elif args.hub:
+        data = load_hub(args.split, args.target_langs, context=args.context)
+    else:
+        data = load_table(Path(args.data), args.target_langs)
+    return gendered_subset(data, args.max_samples)
 
 
 def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
@@ -188,6 +200,7 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
     if args.target_langs:
         parts += ["--target_langs", *sorted(set(args.target_langs))]
     parts += ["--context"] if args.context else []
+    parts += ["--max_samples", str(args.max_samples)] if args.max_samples else []
     if settings is None:
         parts += ["--hyp_dir", args.hyp_dir]
     else:
@@ -274,6 +287,7 @@ def build_config(
         "languages": sorted(data.languages),
         "paired": paired,
         "context": bool(args.context),
+        "max_samples": args.max_samples,  # a subset (compare_reports.py flags two reports that differ in it)
         "hypotheses": hypotheses,
         "hypotheses_description": described,
         "bootstrap_samples": args.bootstrap_samples,
@@ -319,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.hyp_dir:
         flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
-        for flag in (*flags, "mbr_candidates", "epsilon", "top_p"):
+        for flag in (*flags, "mbr_candidates", "epsilon", "top_p", "max_samples"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag}: only used with --model")
         if args.decoding != "beam":
@@ -331,11 +345,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if args.engine == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
-        settings, origins = resolve_settings(args, sorted(data.languages))
+        settings, origins = resolve_settings(args)
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         languages = ModelLanguages.load(args.model)
         for lang in sorted(data.languages):  # each one the model's family has a code for
             languages.check(lang, "--target_langs")
+        warn_untrained(args.model, sorted(data.languages), "--target_langs")  # one a fine-tune was not trained for
         check_model(args.model, references, force=args.force)  # before anything is translated
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bias_eval.comparability import cautions
 from bias_eval.compare import compare, describe_sources, load_metrics, render_html, render_markdown
 from bias_eval.report import write_report
 from mtkit.cli.args import Parser
@@ -51,11 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
     rows, notes = compare(before, after, names)
     sources = describe_sources([args.before, args.after], [before, after], names)
-    markdown = render_markdown(rows, notes, names, sources)
+    flagged = cautions(before, after, names)  # each report's warnings, different decoding or data
+    markdown = render_markdown(rows, notes, names, sources, cautions=flagged)
     if args.out is None:
-        print(markdown, end="")
+        print(markdown, end="")  # the cautions in it
     else:
-        files = {"comparison.md": markdown, "comparison.html": render_html(rows, notes, names, sources)}
+        for line in flagged:
+            print(f"warning: {line}", file=sys.stderr)
+        page = render_html(rows, notes, names, sources, cautions=flagged)
+        files = {"comparison.md": markdown, "comparison.html": page}
         write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
         print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
     model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))

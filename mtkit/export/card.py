@@ -156,7 +156,7 @@ def reproduce(cfg: RunConfig, env: dict[str, Any]) -> str:
         flags["mixed_precision"] = env["mixed_precision"]  # what ran, whatever the launcher config said
     parts = ["scripts/train.py"]
     for key, value in flags.items():
-        parts += [f"--{key}", str(value).lower() if isinstance(value, bool) else str(value)]
+        parts += [f"--{key}", str(value).lower() if isinstance(value, bool | None) else str(value)]  # None: none
     strategy, n = env.get("distributed_type", "NO"), env.get("num_processes", 1)
     if strategy == "NO" and n == 1:
         return shlex.join(["python", *parts])

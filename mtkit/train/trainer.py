@@ -32,7 +32,7 @@ from mtkit.distributed.fsdp import shard_tied_embeddings
 from mtkit.distributed.reshard import resharding
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation.scores import balanced_subset, split_scores
-from mtkit.evaluation.selection import check_selection, describe, oriented, raw_value, selection_value
+from mtkit.evaluation.selection import check_selection, describe, low_signal_note, oriented, raw_value, selection_value
 from mtkit.evaluation.validation import translate_corpus, validation_loss
 from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.folders import check_pretrained_source
@@ -318,7 +318,7 @@ class Trainer:
         if is_best:  # the end of a run off the --eval_steps grid chooses its final/, not training's best
             metric = raw_value(scores, cfg.eval.metric_for_best_model)
             state.set_best(metric, scores["valid_loss"], scheduled=state.step % cfg.eval.eval_steps == 0)
-        self.log.log(scores, state.step)
+        self.log.log(scores | low_signal_note(scores), state.step)  # low coverage marked in metrics.jsonl too
         best_metric, _, best_step = state.chosen
         self.accelerator.print(
             f"\nupdate {state.step}: " + describe(scores, cfg.eval.metric_for_best_model, best_metric, best_step)
