@@ -38,7 +38,7 @@ from mtkit.model.folders import check_pretrained_source
 from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
-from mtkit.model.presets import ALL_PRESETS
+from mtkit.model.presets import check_model_shape
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
@@ -82,8 +82,7 @@ class Trainer:
         """Check the flags, the model source, the output folder (a resume's settings) and the data (loaded into
         ``self.raw``); return whether the checkpoints are to be discarded (``--overwrite_output_dir``)."""
         cfg, out = self.cfg, self.out
-        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
-            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
+        check_model_shape(cfg.model)  # a known preset, a layout some class has
         check_writable(out, "--output_dir")  # not a file, not read-only, not full
         try:  # a run never silently starts over checkpoints it cannot read
             resuming, discard = newest_complete(out / "checkpoints") is not None, False
