@@ -1,4 +1,5 @@
-"""Scores of a translated split: corpus sacreBLEU and chrF overall and per target language, and, when the rows
+"""Scores of a translated split: corpus sacreBLEU (each target language with its own tokenizer,
+:func:`mtkit.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
 carry gender labels, ``bias_eval``'s per-gender BLEU, gap, gender accuracy and fair BLEU, per language and
 macro-averaged. The figures are the same as the bias report's (no bootstrap here: it runs at every evaluation).
 """
@@ -12,6 +13,7 @@ from typing import Any
 import sacrebleu
 
 from bias_eval.scoring import macro_average, score_language
+from mtkit.bleu import corpus_bleu
 from mtkit.data.gendered import GENDERS, LanguageData, Side
 
 #: bias_eval figures logged at every evaluation (per language as ``<lang>_<key>``, macro-averaged as ``<key>``).
@@ -27,10 +29,11 @@ GENDER_KEYS = (
 )
 
 
-def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    """sacreBLEU (default 13a tokenization) and chrF of a corpus, on the 0-100 scale."""
+def corpus_scores(hypotheses: list[str], references: list[str], langs=None) -> dict[str, float]:
+    """sacreBLEU and chrF of a corpus, on the 0-100 scale; BLEU with the tokenizer of each sentence's target language
+    (``langs``: one code, one per sentence, or ``None`` for sacreBLEU's default 13a)."""
     return {
-        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "bleu": corpus_bleu(hypotheses, references, langs),
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
     }
 
@@ -91,14 +94,14 @@ def split_scores(rows, hyps: Sequence[str]) -> dict[str, float]:
     """``bleu``/``chrf`` of all rows; ``<lang>_bleu``/``<lang>_chrf`` when there are several languages; the
     :data:`GENDER_KEYS` per language and macro-averaged when every row has a gender."""
     cols = columns(rows)
-    scores: dict[str, float] = corpus_scores(list(hyps), list(rows["target"]))
     langs = list(rows["lang"]) if "lang" in cols else [""] * len(hyps)
+    scores: dict[str, float] = corpus_scores(list(hyps), list(rows["target"]), langs)
     by_lang: dict[str, list[int]] = defaultdict(list)
     for i, lang in enumerate(langs):
         by_lang[lang].append(i)
     if len(by_lang) > 1:
         for lang, idx in sorted(by_lang.items()):
-            own = corpus_scores([hyps[i] for i in idx], [rows["target"][i] for i in idx])
+            own = corpus_scores([hyps[i] for i in idx], [rows["target"][i] for i in idx], lang)
             scores.update({f"{lang}_{k}": v for k, v in own.items()})
     if "gender" not in cols or not all(rows["gender"]):
         return scores
