@@ -210,6 +210,10 @@ class EvalConfig:
         "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
         "loss/bleu_gap_abs (lower is better); the gender metrics need gendered validation data.",
     )
+    paper_bleu: Literal["none", "moses-lc", "moses", "tokenized"] = _f(
+        "none",
+        "Also score paper_bleu: multi-bleu on lowercased (moses-lc) or cased Moses-tokenized text (docs/scoring.md).",
+    )
     bias_report_split: str | None = _f(
         None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."
     )

@@ -346,7 +346,7 @@ class Trainer:
             (self.out / "translations").mkdir(exist_ok=True)
             records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]
             write_jsonl(self.out / "translations" / f"{save_as}.jsonl", records)
-        return split_scores(rows, hyps)
+        return split_scores(rows, hyps, self.cfg.eval.paper_bleu)
 
     def save(self, *, is_best: bool = False) -> Path:
         """A checkpoint of the whole training state (see :class:`mtkit.train.checkpoint.CheckpointManager`)."""

@@ -4,6 +4,8 @@ translates as transformers does; a layout no class has is one error line."""
 
 from __future__ import annotations
 
+import json
+
 import ctranslate2
 import pytest
 import torch
@@ -119,14 +121,21 @@ def test_a_shape_no_class_has_is_one_error_line(keys, message):
 
 
 def test_a_marian_layout_trains_and_exports(multi30k_small, tmp_path):
-    """A few updates of the paper's layout (post-norm, sinusoidal positions) in-process, converted at the end."""
+    """A few updates of the paper's layout (post-norm, sinusoidal positions) in-process, converted at the end, scored
+    both ways, each score named in results.json and the model card."""
     out = tmp_path / "run"
     res = train_in_process(
         "--data_dir", str(multi30k_small), *FAST_RUN, "--positions", "sinusoidal", "--encoder_layers", "1",
         "--decoder_layers", "1", "--d_model", "64", "--encoder_ffn_dim", "128", "--decoder_ffn_dim", "128",
         "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", "--export_ct2", "int8",
-        "--max_train_samples", "500", "--output_dir", str(out),
+        "--max_train_samples", "500", "--paper_bleu", "moses-lc", "--output_dir", str(out),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     assert AutoModelForSeq2SeqLM.from_pretrained(out / "final").config.model_type == "marian"
     assert (out / "final_ct2" / "model.bin").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert {"test_bleu", "test_paper_bleu"} <= set(results) and results["test_paper_bleu_ref_len"] > 0
+    assert results["scoring"]["bleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|")
+    assert "lowercased, punctuation-normalised and Moses-tokenized" in results["scoring"]["paper_bleu"]
+    card = (out / "final" / "README.md").read_text()
+    assert "| BLEU | chrF | paper BLEU |" in card and "positions sinusoidal" in card
