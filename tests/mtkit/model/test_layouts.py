@@ -16,6 +16,7 @@ from mtkit.config import parse_config
 from mtkit.data.tokenizer import train_tokenizer
 from mtkit.errors import UserError
 from mtkit.export.ct2 import export_ct2
+from mtkit.model.flops import Architecture
 from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.model.presets import check_model_shape, preset_config
 
@@ -75,6 +76,14 @@ def test_layout_builds_reloads_and_converts(extra, kind, tokenizer, tmp_path):
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     assert trained == expected_parameters(kind, share, len(tokenizer))
     assert (model.config.activation_function, model.config.d_model) == ("gelu", 32)
+    arch = Architecture.from_config(config)  # FLOPs and MFU read every layout
+    assert (arch.encoder_layers, arch.decoder_layers, arch.encoder_ffn, arch.decoder_ffn, arch.attn_dim) == (
+        2,
+        1,
+        48,
+        40,
+        32,
+    )
 
     model.save_pretrained(tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "model")
