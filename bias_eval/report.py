@@ -14,6 +14,7 @@ from typing import Any
 
 from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
 from bias_eval.scoring import LanguageResult
+from mtkit.bleu import DEFAULT_TOKENIZER, bleu_tokenizer
 from mtkit.textio import follow_umask
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
@@ -131,11 +132,13 @@ def reproduce_lines(config: Mapping[str, Any]) -> list[str]:
     for lang, files in config.get("files", {}).items():
         for gender in ("feminine", "masculine"):
             ref, hyp = files.get(f"reference_{gender}"), files.get(f"hypothesis_{gender}")
+            tok = bleu_tokenizer(lang)  # the language's BLEU tokenizer, as the report scored it
             if ref and hyp:
-                lines.append(f"sacrebleu {ref} -i {hyp} -m bleu chrf  # {lang} bleu_{gender}, chrf_{gender}")
+                tokenize = f" -tok {tok}" if tok != DEFAULT_TOKENIZER else ""
+                lines.append(f"sacrebleu {ref} -i {hyp} -m bleu chrf{tokenize}  # {lang} bleu_{gender}, chrf_{gender}")
     lines.append(
         "# any figure, from <lang>.details.jsonl: sacrebleu.corpus_bleu(hypothesis_<gender> values, "
-        "[reference_<gender> values]); both genders together give bleu"
+        "[reference_<gender> values], tokenize=<the language's, 13a unless zh, ja, ko, th>); both genders give bleu"
     )
     return lines
 

@@ -22,6 +22,7 @@ from bias_eval.metrics import (
     notebook_sentence_bleu,
     sentence_bleu_from_stats,
 )
+from mtkit.bleu import bleu_metric
 from mtkit.data.gendered import GENDERS, SEP, GenderedData, LanguageData
 
 Hypotheses = Mapping[str, Mapping[str, Sequence[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
@@ -81,7 +82,7 @@ def score_language(
     """Score one language's hypotheses (already checked to match the data line for line)."""
     sides = {g: data.side(g) for g in GENDERS}
     hyp = {g: list(hyps[g]) for g in GENDERS}
-    bstats = {g: bleu_stats(hyp[g], sides[g].references) for g in GENDERS}
+    bstats = {g: bleu_stats(hyp[g], sides[g].references, bleu_metric(data.lang)) for g in GENDERS}
     cstats = {g: chrf_stats(hyp[g], sides[g].references) for g in GENDERS}
     wstats = {g: bleu_stats(hyp[g], sides[g].references, WHITESPACE_BLEU) for g in GENDERS}
     sent = {g: [sentence_bleu_from_stats(row) for row in bstats[g]] for g in GENDERS}

@@ -21,6 +21,7 @@ from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
+from mtkit.model_shape import ModelShape
 from mtkit.overrides import settle
 from mtkit.ranges import RANGES
 from mtkit.textio import atomic_write
@@ -108,8 +109,8 @@ class TokenizerConfig:
 
 
 @dataclass
-class ModelConfig:
-    """Architecture preset or pretrained model."""
+class ModelConfig(ModelShape):
+    """Architecture preset or pretrained model (and, inherited, a from-scratch model's shape keys)."""
 
     model: str = _f(
         "transformer-base",
@@ -117,7 +118,6 @@ class ModelConfig:
         "transformer-big, flan-t5-small, flan-t5-base, flan-t5-large or flan-t5-xl.",
     )
     model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
-    dropout: float | None = _f(None, "Override the preset's dropout.")
     lora_r: int = _f(0, "LoRA rank (peft); 0 trains every weight.")
     lora_alpha: float = _f(32.0, "LoRA scaling numerator (updates are scaled by alpha / r).")
     lora_dropout: float = _f(0.05, "Dropout on the LoRA path.")
@@ -215,6 +215,10 @@ class EvalConfig:
         "bleu",
         "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
         "loss/bleu_gap_abs (lower is better); the gender metrics need gendered validation data.",
+    )
+    paper_bleu: Literal["none", "moses-lc", "moses", "tokenized"] = _f(
+        "none",
+        "Also score paper_bleu: multi-bleu on lowercased (moses-lc) or cased Moses-tokenized text (docs/scoring.md).",
     )
     bias_report_split: str | None = _f(
         None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."

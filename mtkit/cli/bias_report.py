@@ -16,16 +16,14 @@ from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
     CHRF_METRIC,
-    CORPUS_BLEU,
     COVERAGE_DEFINITION,
     FAIR_BLEU_DEFINITION,
-    SENTENCE_BLEU,
-    signature,
 )
 from bias_eval.page import report_files
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
+from mtkit.bleu import bleu_signatures, signature
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
@@ -294,9 +292,9 @@ def build_config(
         "seed": args.seed,
         "ci_level": 0.95,
         "worst_examples": args.examples,
-        "bleu_signature": signature(CORPUS_BLEU),
+        "bleu_signature": bleu_signatures(sorted(data.languages)),  # each language's tokenizer (mtkit.bleu)
         "chrf_signature": signature(CHRF_METRIC),
-        "sentence_bleu_signature": signature(SENTENCE_BLEU),
+        "sentence_bleu_signature": bleu_signatures(sorted(data.languages), effective_order=True),
         "definitions": definitions,
         "files": file_pairs(args, data),
         "command": reproduce_command(args, settings),

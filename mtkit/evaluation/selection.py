@@ -47,13 +47,15 @@ def selection_value(scores: dict[str, float], metric: str) -> float:
 
 
 def describe(scores: dict[str, float], metric: str, best_metric: float | None, best_step: int | None) -> str:
-    """One progress line: loss, BLEU, chrF, per-language BLEU, the gender figures, the best so far, and whether the
-    gender figures say little (:func:`low_signal_note`)."""
+    """One progress line: loss, BLEU, chrF, per-language BLEU, the papers' BLEU, the gender figures, the best so far,
+    and whether the gender figures say little (:func:`low_signal_note`)."""
     bleu = f"BLEU {scores['valid_bleu']:.2f}"
     per_lang = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
     if per_lang:
         bleu += " (" + " ".join(f"{lang} {scores[f'valid_{lang}_bleu']:.1f}" for lang in per_lang) + ")"
     parts = [f"valid loss {scores['valid_loss']:.3f}", bleu, f"chrF {scores['valid_chrf']:.2f}"]
+    if "valid_paper_bleu" in scores:  # --paper_bleu: the papers' tokenized BLEU, beside sacreBLEU
+        parts.append(f"paper BLEU {scores['valid_paper_bleu']:.2f}")
     for key, label, fmt in (
         ("bleu_gap", "gap m-f", "{:+.2f}"),
         ("accuracy_feminine", "acc f", "{:.1%}"),

@@ -17,7 +17,7 @@ from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.distributed.deepspeed import check_deepspeed_config
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
-from mtkit.model.presets import T5_PRESETS
+from mtkit.model.presets import preset_model_type
 from mtkit.paths import check_apart
 from mtkit.train.tracking import tracker_names
 
@@ -101,10 +101,10 @@ def check_float16(quantization: str, config: dict[str, Any], flag: str, force_fp
 
 def run_model_config(cfg: RunConfig) -> dict[str, Any]:
     """The ``config.json`` (as a dict) of the run's model: the pretrained one's, read without building it, or the
-    from-scratch preset's model type."""
+    from-scratch model's type (its preset's and shape's)."""
     name = cfg.model.model_name_or_path
     if not name:
-        return {"model_type": "t5" if cfg.model.model in T5_PRESETS else "bart"}
+        return {"model_type": preset_model_type(cfg.model)}
     from transformers import PretrainedConfig
 
     try:

@@ -39,7 +39,7 @@ from mtkit.model.folders import check_pretrained_source
 from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
-from mtkit.model.presets import ALL_PRESETS
+from mtkit.model.presets import check_model_shape
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
@@ -84,8 +84,7 @@ class Trainer:
         ``self.raw``); return whether the checkpoints are to be discarded (``--overwrite_output_dir``)."""
         cfg, out = self.cfg, self.out
         check_launch(cfg)  # DeepSpeed settings and trackers
-        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
-            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
+        check_model_shape(cfg.model)  # a known preset, a layout some class has
         check_writable(out, "--output_dir")  # not a file, not read-only, not full
         try:  # a run never silently starts over checkpoints it cannot read
             resuming, discard = newest_complete(out / "checkpoints") is not None, False
@@ -340,7 +339,7 @@ class Trainer:
             (self.out / "translations").mkdir(exist_ok=True)
             records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]
             write_jsonl(self.out / "translations" / f"{save_as}.jsonl", records)
-        return split_scores(rows, hyps)
+        return split_scores(rows, hyps, self.cfg.eval.paper_bleu)
 
     def save(self, *, is_best: bool = False) -> Path:
         """A checkpoint of the whole training state (see :class:`mtkit.train.checkpoint.CheckpointManager`)."""

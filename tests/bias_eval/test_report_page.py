@@ -18,6 +18,7 @@ import sacrebleu
 from geneval_helpers import geneval_file, make_subset, read_plain, write_hyps
 
 from bias_eval.headline import title
+from bias_eval.report import reproduce_lines
 from mtkit.cli.bias_report import main
 
 LINES = 100
@@ -209,3 +210,10 @@ def test_one_language_has_no_macro_row(reports) -> None:
     heads = [_text(th) for tr in page.iter(f"{{{NS['h']}}}tr") for th in tr.findall("h:th", NS)[:1]]
     assert "es" in heads and not any(h.startswith("macro") for h in heads)
     assert "| macro" not in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_sacrebleu_commands_name_a_languages_own_tokenizer() -> None:
+    files = {lang: {"reference_feminine": f"{lang}.ref", "hypothesis_feminine": f"{lang}.hyp"} for lang in ("de", "ja")}
+    lines = reproduce_lines({"files": files})
+    assert "sacrebleu de.ref -i de.hyp -m bleu chrf  # de bleu_feminine, chrf_feminine" in lines
+    assert "sacrebleu ja.ref -i ja.hyp -m bleu chrf -tok ja-mecab  # ja bleu_feminine, chrf_feminine" in lines
