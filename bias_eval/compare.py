@@ -201,8 +201,11 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
-    """The comparison as markdown: where the reports come from, the table, the note, the differences."""
+def render_markdown(
+    rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str], appendix: str = ""
+) -> str:
+    """The comparison as markdown: where the reports come from, the table, the note, the differences, then
+    ``appendix`` (the paired tests' section)."""
     out = ["# Bias report comparison", "", *[f"- {_md(s)}" for s in sources], ""]
     head = header(names)
     out.append("| " + " | ".join(_md(h) for h in head) + " |")
@@ -210,11 +213,15 @@ def render_markdown(rows: Sequence[Row], notes: Sequence[str], names: Sequence[s
     out += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in rows]
     out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
     out += [f"- {_md(n)}" for n in notes]
+    out += ["", appendix.rstrip("\n")] if appendix else []
     return "\n".join(out) + "\n"
 
 
-def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
-    """The comparison as a self-contained, XML-parsable HTML page (changed rows highlighted)."""
+def render_html(
+    rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str], appendix: str = ""
+) -> str:
+    """The comparison as a self-contained, XML-parsable HTML page (changed rows highlighted), then ``appendix``
+    (the paired tests' section, as HTML)."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -239,6 +246,7 @@ def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str],
     parts.append(f"<p>Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>")
     if notes:
         parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    parts += [appendix] if appendix else []
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 

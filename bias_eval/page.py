@@ -14,7 +14,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
+from bias_eval.headline import (
+    OVER_CORRECTION_NOTE,
+    THRESHOLDS,
+    main_header,
+    main_rows,
+    over_correction_lines,
+    takeaway,
+    title,
+    warnings,
+)
 from bias_eval.report import (
     NOT_PAIRED,
     decision,
@@ -102,6 +111,16 @@ def _warning_box(lines: Sequence[str]) -> list[str]:
     ]
 
 
+def _over_correction_box(lines: Sequence[str]) -> list[str]:
+    if not lines:
+        return []
+    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
+    return [
+        '<div class="warning over-correction" role="alert"><strong>Over-correction: feminine sentences get their '
+        f"gender right more often, beyond noise.</strong><ul>{items}</ul>{_e(OVER_CORRECTION_NOTE)}</div>"
+    ]
+
+
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:
     parts = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in main_header(metrics)) + "</tr></thead><tbody>"]
     for cells, sig in main_rows(metrics):
@@ -121,7 +140,7 @@ def _full_table(metrics: Mapping[str, Any]) -> list[str]:
     header, rows = table_rows(metrics)
     parts = [
         "<details><summary>Every figure per language (n, BLEU, chrF, accuracies and coverage with their 95% "
-        "intervals, fair BLEU)</summary>",
+        "intervals, fair BLEU, strict accuracies, accuracy gaps, the M:F prediction ratio)</summary>",
         '<div class="scroll"><table><thead><tr>',
         "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>",
     ]
@@ -175,6 +194,7 @@ def render_html(results: Sequence[LanguageResult], metrics: Mapping[str, Any], f
         f"<h1>{_e(heading)}</h1>",
         f'<p class="meta">Data: {_e(config["data"])}. Hypotheses: {_e(config["hypotheses_description"])}.</p>',
         *_warning_box(warnings(metrics)),
+        *_over_correction_box(over_correction_lines(metrics)),
         f'<p class="takeaway">{_e(takeaway(metrics))}</p>',
         "<h2>Results</h2>",
         *_main_table(metrics),
