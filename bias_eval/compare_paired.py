@@ -65,7 +65,7 @@ class Sentences:
         return len(self.columns[gender]["source"])
 
 
-FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct")
+FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct", "bleu_stats", "chrf_stats")
 
 
 def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
@@ -113,13 +113,25 @@ def _decisions(s: Sentences, key: str, genders: Sequence[str]) -> tuple[dict, di
     return hits, counted
 
 
+def sentence_stats(s: Sentences, name: str) -> dict[str, np.ndarray]:
+    """Per gender, the sentences' sacreBLEU statistics of ``name`` (``bleu``, ``chrf``): as the report saved them
+    (``<name>_stats``), else computed from the hypotheses and references (a report of an earlier version)."""
+    out = {}
+    for g in GENDERS:
+        saved = s.columns[g][f"{name}_stats"]
+        if saved and all(isinstance(row, list) for row in saved):
+            out[g] = np.asarray(saved, dtype=np.int64).reshape(len(saved), -1)
+        else:
+            hyps = [h or "" for h in s.columns[g]["hypothesis"]]
+            out[g] = (bleu_stats if name == "bleu" else chrf_stats)(hyps, s.columns[g]["reference"])
+    return out
+
+
 def _figures(s: Sentences) -> dict[str, Any]:
     """Every bootstrapped figure of one system as a function of resample counts."""
-    refs = {g: s.columns[g]["reference"] for g in GENDERS}
-    hyps = {g: [h or "" for h in s.columns[g]["hypothesis"]] for g in GENDERS}
     out: dict[str, Any] = {}
-    for name, stats, scorer in (("bleu", bleu_stats, bleu_from_stats), ("chrf", chrf_stats, chrf_from_stats)):
-        per = {g: stats(hyps[g], refs[g]) for g in GENDERS}
+    for name, scorer in (("bleu", bleu_from_stats), ("chrf", chrf_from_stats)):
+        per = sentence_stats(s, name)
         out[name] = corpus_figure(per, scorer)
         out[f"{name}_gap"] = gap_figure(*(corpus_figure({g: per[g]}, scorer) for g in GENDERS))
     for name, key in (("accuracy_gap", "correct"), ("strict_accuracy_gap", "strict_correct")):
@@ -256,7 +268,7 @@ def paired_html(paired: Mapping[str, Any], names: Sequence[str]) -> str:
         head = [h.format(before=names[0], after=names[1]) for h in HEADER]
         parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
         for row in paired["rows"]:
-            mark = ' class="changed"' if row.get("significant") else ""
+            mark = ' class="significant" style="background: #fff3c4"' if row.get("significant") else ""
             cells = paired_cells(row)
             body = "".join(f"<td>{e(c)}</td>" for c in cells[:2])
             body += "".join(f'<td class="num">{e(c)}</td>' for c in cells[2:])

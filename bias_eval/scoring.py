@@ -139,6 +139,7 @@ def score_language(
         if data.paired
         else _unpaired_details(data, hyp, sent, nb, decisions)
     )
+    _attach_stats(details, data.paired, bstats, cstats)
     worst: list[int] = []
     if data.paired:
         order = sorted(range(len(details)), key=lambda i: (-abs(details[i]["sentence_bleu_diff"]), i))
@@ -148,6 +149,18 @@ def score_language(
     if data.context is not None:
         _score_context(result, data, list(hyps["context"]))
     return result
+
+
+def _attach_stats(
+    details: list[dict[str, Any]], paired: bool, bstats: dict[str, np.ndarray], cstats: dict[str, np.ndarray]
+) -> None:
+    """Each sentence's sacreBLEU BLEU and chrF statistics in its detail row (``bleu_stats``, ``chrf_stats``; suffixed
+    by gender when paired), so that a comparison of two reports resamples them without tokenising again."""
+    for row in details:
+        for g in GENDERS if paired else (row["gender"],):
+            suffix = f"_{g}" if paired else ""
+            row[f"bleu_stats{suffix}"] = [int(x) for x in bstats[g][row["index"]]]
+            row[f"chrf_stats{suffix}"] = [int(x) for x in cstats[g][row["index"]]]
 
 
 def _decision_fields(decision: GenderDecision | None, gender: str, suffix: str) -> dict[str, Any]:
