@@ -12,7 +12,8 @@ the same draws for both systems, and recomputes the figure of each system on eac
 the percentile interval of ``after - before`` over the replicates, and its two-sided p-value is
 ``min(1, 2 (k + 1) / (B + 1))``, ``k`` being the number of the ``B`` replicates on the far side of 0 (``<= 0`` for a
 positive change, ``>= 0`` for a negative one): below 0.05 when the interval excludes 0, up to the interpolation of
-the bounds.
+the bounds. ``sacrebleu.significance.PairedTest`` is not used: it tests one corpus score on one reference set and
+gives no interval of the difference, so it cannot resample a gender gap with both genders of a pair together.
 """
 
 from __future__ import annotations
