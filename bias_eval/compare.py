@@ -199,10 +199,16 @@ def _md(text: str) -> str:
 
 
 def render_markdown(
-    rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str], *, cautions=()
+    rows: Sequence[Row],
+    notes: Sequence[str],
+    names: Sequence[str],
+    sources: Sequence[str],
+    appendix: str = "",
+    *,
+    cautions=(),
 ) -> str:
     """The comparison as markdown: where the reports come from, the ``cautions`` (:mod:`bias_eval.comparability`),
-    the table, the note, the differences."""
+    the table, the note, the differences, then ``appendix`` (the paired tests' section)."""
     out = ["# Bias report comparison", "", *[f"- {_md(s)}" for s in sources], ""]
     if cautions:
         out += [f"> **{HEADING}**", ">", *[f"> - {_md(line)}" for line in cautions], ""]
@@ -212,14 +218,21 @@ def render_markdown(
     out += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in rows]
     out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
     out += [f"- {_md(n)}" for n in notes]
+    out += ["", appendix.rstrip("\n")] if appendix else []
     return "\n".join(out) + "\n"
 
 
 def render_html(
-    rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str], *, cautions=()
+    rows: Sequence[Row],
+    notes: Sequence[str],
+    names: Sequence[str],
+    sources: Sequence[str],
+    appendix: str = "",
+    *,
+    cautions=(),
 ) -> str:
     """The comparison as a self-contained, XML-parsable HTML page (the ``cautions`` first, changed rows
-    highlighted)."""
+    highlighted), then ``appendix`` (the paired tests' section, as HTML)."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -248,6 +261,7 @@ def render_html(
     parts.append(f"<p>Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>")
     if notes:
         parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    parts += [appendix] if appendix else []
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 

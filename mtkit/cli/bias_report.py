@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.accuracy import WARNING_DEFINITION, low_signal
+from bias_eval.balance import (
+    ACCURACY_GAP_DEFINITION,
+    MF_RATIO_DEFINITION,
+    OVER_CORRECTION_DEFINITION,
+    STRICT_ACCURACY_DEFINITION,
+    over_correction,
+)
 from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
@@ -256,6 +263,10 @@ def build_config(
         "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
         "is the share of correct hypotheses among those drawn (with multiplicity)",
         "coverage": COVERAGE_DEFINITION,
+        "strict_accuracy": STRICT_ACCURACY_DEFINITION,
+        "accuracy_gap": ACCURACY_GAP_DEFINITION,
+        "mf_ratio": MF_RATIO_DEFINITION,
+        "over_correction": OVER_CORRECTION_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
         "warning": WARNING_DEFINITION,
         "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
@@ -355,11 +366,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
     metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
     metrics["warning"] = low_signal(metrics["languages"])
+    metrics["over_correction"] = over_correction(metrics)
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))
     if metrics["warning"]:
         print(f"\nWARNING: {metrics['warning']['message']}")
+    if metrics["over_correction"]:
+        print(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:
