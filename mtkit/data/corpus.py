@@ -3,8 +3,9 @@ target language), plus ``gender``, ``pair_id`` and ``counterfactual`` for gender
 
 Four sources: a folder of line-aligned ``<split>.<lang>[.gz]`` files, CSV/TSV/JSONL files (one or many
 language pairs, read by :mod:`mtkit.data.tables`), a hub dataset with the standard ``translation`` column or with
-a table's columns, or MT-GenEval in its repository layout. Local files are checked (UTF-8, equal line counts, nothing empty) before anything is trained on them.
-Without a validation split, one is held out of the training data (:mod:`mtkit.data.heldout`).
+a table's columns, or MT-GenEval in its repository layout. Local files are checked (UTF-8, equal line counts,
+nothing empty) before anything is trained on them. Without a validation split, one is held out of the training
+data (:mod:`mtkit.data.heldout`). :func:`language_counts` says how many rows of each language each split holds.
 """
 
 from __future__ import annotations
@@ -177,6 +178,10 @@ def load_hub(cfg: DataConfig) -> tuple[DatasetDict, dict[str, dict[str, int]]]:
         tables[name] = table_of(records, where, cfg.languages(), unit="row", need_all=need_all, **table_options(cfg))
     splits = DatasetDict({name: table_rows(t, cfg.skip_empty_pairs) for name, t in tables.items()})
     return splits, {t.where: t.left_out for t in tables.values() if t.left_out}
+
+
+#: The file of a run folder, beside ``config.yaml``, that holds :func:`language_counts` of the run's data.
+DATA_COUNTS = "data_counts.json"
 
 
 class Splits(DatasetDict):

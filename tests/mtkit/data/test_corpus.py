@@ -59,7 +59,9 @@ def test_gender_bias_notebook_csv_keeps_every_language_pair(tmp_path):
     assert only_de["validation"]["target"] == [
         "Die Krankenschwester, sagte sie.", "Der Krankenpfleger, sagte er.", "Der Arzt."
     ]  # fmt: skip
-    with pytest.raises(UserError, match=r"^--target_langs: it has no rows in .*train.csv \(its rows are in: de 3, es 1\)$"):
+    with pytest.raises(
+        UserError, match=r"^--target_langs: it has no rows in .*train.csv \(its rows are in: de 3, es 1\)$"
+    ):
         load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_langs="it"))
 
 

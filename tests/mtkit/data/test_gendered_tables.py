@@ -29,7 +29,9 @@ def test_notebook_csv_layout(tmp_path: Path) -> None:
     assert es.feminine.references == ["Comenzó a entrenar."]
     assert es.feminine.counterfactuals is None
     assert sorted(load_table(path, ["de"]).languages) == ["de"]
-    with pytest.raises(UserError, match=r"--target_langs: fr has no rows in .*training.csv \(its rows are in: de 2, es 2\)"):
+    with pytest.raises(
+        UserError, match=r"--target_langs: fr has no rows in .*training.csv \(its rows are in: de 2, es 2\)"
+    ):
         load_table(path, ["fr"])
 
 
