@@ -276,7 +276,10 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
     kind, source, _ = data_source(cfg)
     sizes = env.get("pairs", {})
     counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
-    counted += f" ({describe_counts(env['languages'])})" if env.get("languages") else ""
+    per_language = env.get("languages") or {}
+    langs = {lang for name, split in per_language.items() if name != "left_out" for lang in split}
+    if len(langs) > 1 or "left_out" in per_language:  # one language: the languages row says it
+        counted += f" ({describe_counts(per_language)})"
     tokenizer = cfg.tokenizer.tokenizer_name or ("the base model's" if m.model_name_or_path else None)
     tokenizer = tokenizer or f"{cfg.tokenizer.tokenizer_type} {cfg.tokenizer.vocab_size:,} (trained on the data)"
     processes = env.get("num_processes", 1)
