@@ -73,15 +73,17 @@ def report(tmp_path: Path, table: Path) -> dict:
 def test_shared_ids_pair_the_report_as_they_pair_training_validation(tmp_path):
     table = write(tmp_path / "gendered.csv", rows())
     metrics = report(tmp_path, table)
+    expected = {
+        lang: sum(all((lang, i, g) not in WRONG for g in SOURCES) for i in range(n)) / n for lang, n in PAIRS.items()
+    }  # pairs whose two rows are both translated into their own gender
+    assert {lang: metrics["languages"][lang]["accuracy_pair"] for lang in PAIRS} == pytest.approx(expected)
     validation = load_parallel(DataConfig(train_file=str(table), validation_file=str(table), target_langs="de,es"))
     split = validation["validation"]
     hyps = [hypothesis(r["lang"], int(r["pair_id"].split(":")[1]), r["gender"]) for r in split]
     scores = split_scores(split, hyps)
     assert metrics["config"]["paired"] is True
     for lang, n in PAIRS.items():
-        right = sum(all((lang, i, g) not in WRONG for g in ("feminine", "masculine")) for i in range(n)) / n
-        assert metrics["languages"][lang]["accuracy_pair"] == pytest.approx(right)
-        assert scores[f"{lang}_accuracy_pair"] == pytest.approx(right)
+        assert scores[f"{lang}_accuracy_pair"] == pytest.approx(expected[lang])
         assert metrics["languages"][lang]["n"] == 2 * n == sum(1 for r in split if r["lang"] == lang)
         # each row judged against the other row's reference as its counterfactual (no column gives one)
         details = (tmp_path / "report" / f"{lang}.details.jsonl").read_text(encoding="utf-8").splitlines()
