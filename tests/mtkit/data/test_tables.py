@@ -98,3 +98,20 @@ def test_one_language_without_a_column_and_several_refused(tmp_path):
     table = write_csv(tmp_path / "u.tsv", ["source", "target"], [["hello", "hola"], ["bye", "adiós"]])
     with pytest.raises(UserError, match=r"u.tsv: no target-language column .* --target_langs names 2 languages"):
         load_parallel(DataConfig(train_file=str(table), target_langs="es,de"))
+
+
+def test_a_hub_dataset_with_a_table_s_columns_is_read_as_a_table(tmp_path):
+    """A hub dataset without a ``translation`` column (a local folder through the same ``load_dataset``): its rows
+    in their own languages, the others left out, a bad value named by its row."""
+    langs = ["en-de", "en-es", "en-fr"]
+    for split, n in (("train", 6), ("validation", 3)):
+        rows = [{"source": f"{split} {i}", "target": f"t {i}", "lang": langs[i % 3]} for i in range(n)]
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="validation", target_langs="de,es"))
+    assert data["train"]["lang"] == ["de", "es", "de", "es"] and data["validation"]["lang"] == ["de", "es"]
+    assert data.left_out == {
+        f"--dataset_name {tmp_path} ({split})": {"fr": n} for split, n in (("train", 2), ("validation", 1))
+    }
+    (tmp_path / "validation.jsonl").write_text(json.dumps({"source": "a", "target": "b", "lang": "Deutsch"}) + "\n")
+    with pytest.raises(UserError, match=r"\(validation\): row 1: target language 'Deutsch' is not a language code"):
+        load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="validation", target_langs="de,es"))
