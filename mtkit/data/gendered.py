@@ -86,4 +86,3 @@ def normalise_gender(value: str, where: str) -> str:
     if gender is None:
         raise UserError(f"{where}: gender {value!r} is not feminine/masculine (or f/m)")
     return gender
-
