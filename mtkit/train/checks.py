@@ -12,7 +12,6 @@ import yaml
 
 from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
-from mtkit.decode.bounds import position_limit
 from mtkit.decode.ct2 import QUANTIZATIONS
 from mtkit.distributed.deepspeed import check_deepspeed_config
 from mtkit.errors import UserError
@@ -32,20 +31,20 @@ def check_run_apart(cfg: RunConfig) -> None:
 
 
 def check_position_limit(cfg: RunConfig) -> None:
-    """Refuse length limits beyond a pretrained model's position table (learned or sinusoidal, BART, Marian, NLLB,
-    mBART: ``max_position_embeddings``), which would index past it at the first long batch; T5's relative positions
-    have no such limit."""
+    """Refuse length limits beyond a pretrained model's position table (learned or sinusoidal: BART, Marian, NLLB,
+    mBART's ``max_position_embeddings``), which training would index past at the first long batch; T5's relative
+    positions have no such limit."""
     if not cfg.model.model_name_or_path:
         return  # a preset is built with positions for the run's lengths
     from transformers import AutoConfig
 
-    limit = position_limit(AutoConfig.from_pretrained(cfg.model.model_name_or_path))
+    limit = getattr(AutoConfig.from_pretrained(cfg.model.model_name_or_path), "max_position_embeddings", None)
     for flag in ("max_source_length", "max_target_length"):
         asked = getattr(cfg.data, flag)
-        if limit is not None and asked > limit:
+        if isinstance(limit, int) and asked > limit:
             raise UserError(
-                f"--{flag} {asked}: {cfg.model.model_name_or_path} has positions for {limit} tokens "
-                f"(max_position_embeddings {limit + 2}, less the decoder start and one spare); at most {limit}"
+                f"--{flag} {asked}: {cfg.model.model_name_or_path} has {limit} positions (max_position_embeddings); "
+                f"at most {limit}"
             )
 
 

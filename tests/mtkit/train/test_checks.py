@@ -14,7 +14,7 @@ from mtkit.train.checks import check_position_limit
 
 @pytest.fixture(scope="module")
 def short_positions(tmp_path_factory):
-    """A pretrained stand-in with a 34-position table (learned positions, BART's offset of 2)."""
+    """A pretrained stand-in with a 34-position table (learned positions)."""
     from transformers import AutoModelForSeq2SeqLM
 
     root = tmp_path_factory.mktemp("short_positions")
@@ -37,14 +37,13 @@ def test_lengths_beyond_a_pretrained_models_positions_are_refused_before_anythin
     )  # fmt: skip
     assert res.returncode == 2
     assert res.stderr.strip().splitlines()[-1] == (
-        f"error: --max_source_length 64: {short_positions} has positions for 32 tokens (max_position_embeddings 34, "
-        "less the decoder start and one spare); at most 32"
+        f"error: --max_source_length 64: {short_positions} has 34 positions (max_position_embeddings); at most 34"
     )
     assert not out.exists()
     cfg = RunConfig()
     cfg.model.model_name_or_path = str(short_positions)
-    cfg.data.max_source_length = cfg.data.max_target_length = 32
+    cfg.data.max_source_length = cfg.data.max_target_length = 34
     check_position_limit(cfg)  # at the limit: accepted
-    cfg.data.max_target_length = 33
-    with pytest.raises(UserError, match="--max_target_length 33"):
+    cfg.data.max_target_length = 35
+    with pytest.raises(UserError, match="--max_target_length 35"):
         check_position_limit(cfg)
