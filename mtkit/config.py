@@ -22,6 +22,7 @@ from transformers import HfArgumentParser
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
 from mtkit.ranges import RANGES
+from mtkit.run_controls import TrainingControls
 from mtkit.textio import atomic_write
 
 #: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
@@ -144,8 +145,8 @@ class OptimConfig:
 
 
 @dataclass
-class TrainConfig:
-    """The loop: length, batching, precision, checkpoints."""
+class TrainConfig(TrainingControls):
+    """The loop: length, batching, precision, checkpoints, early stopping (keys inherited)."""
 
     output_dir: str = _f("runs/default", "Run folder: checkpoints, logs, final model. Re-running resumes.")
     overwrite_output_dir: bool = _f(
