@@ -63,3 +63,22 @@ def test_final_is_the_mean_of_the_last_epoch_checkpoints(epoch_run, tmp_path):
         torch.testing.assert_close(value, mean_of(chosen)[key], rtol=1e-6, atol=1e-9)
     with pytest.raises(UserError, match="3 epoch checkpoints, 4 asked for"):
         average_checkpoints(epoch_run, tmp_path / "four", last_epochs=4, log=lambda _: None)
+
+
+def test_an_epoch_ending_inside_an_accumulated_update_and_across_a_resume(epoch_run, multi30k_small, tmp_path):
+    # the run above updates once per batch, so its epoch checkpoints give each epoch's batches: with 2 batches per
+    # update, epoch k ends in update ceil(batches of epochs 1..k / 2), inside an update when that count is odd
+    ends = json.loads((epoch_run / "checkpoints" / "step-0000016" / "trainer_state.json").read_text())["epoch_steps"]
+    expected = [[epoch, -(-batches // 2)] for epoch, batches in ends]
+    assert any(batches % 2 for _, batches in ends)
+    out = tmp_path / "run"
+    args = [
+        "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_train_samples", "150",
+        "--gradient_accumulation_steps", "2", "--eval_steps", "100", "--save_steps", "100", "--keep_last_epochs", "3",
+        "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
+    ]  # fmt: skip
+    for steps in (4, expected[-1][1]):  # stopped inside epoch 2, then relaunched to the end of epoch 3
+        res = train_in_process(*args, "--max_steps", str(steps))
+        assert res.returncode == 0, res.stderr[-3000:]
+    state = json.loads((out / "checkpoints" / f"step-{expected[-1][1]:07d}" / "trainer_state.json").read_text())
+    assert state["epoch_steps"] == expected
