@@ -33,13 +33,13 @@ ACCURACY_KEYS = (
 )
 
 
-def _share(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> float | None:
+def share(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> float | None:
     """All hits over all counted items (summed over the genders given); ``None`` when nothing is counted."""
     total = sum(float(counted[g].sum()) for g in hits)
     return sum(float(hits[g].sum()) for g in hits) / total if total else None
 
 
-def _replicate_shares(counts: Counts, hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> np.ndarray:
+def replicate_shares(counts: Counts, hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per resample: hits over counted items, summed over the genders in ``hits`` (NaN where none is counted)."""
     numerator = sum(counts[g] @ hits[g] for g in hits)
     denominator = sum(counts[g] @ counted[g] for g in hits)
@@ -62,16 +62,16 @@ def accuracy_figures(
     groups: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
     for g in have:
         groups[f"accuracy_{g}"] = ({g: correct[g]}, {g: ones[g]})
-        figures[f"coverage_{g}"] = _share({g: covers[g]}, {g: gendered[g]})
+        figures[f"coverage_{g}"] = share({g: covers[g]}, {g: gendered[g]})
     if paired and len(have) == 2:
         both = correct["feminine"] * correct["masculine"]
         groups["accuracy_pair"] = ({"feminine": both}, {"feminine": ones["feminine"]})
     if have:
         groups["coverage"] = (covers, gendered)
     for name, (hits, counted) in groups.items():
-        figures[name] = _share(hits, counted)
+        figures[name] = share(hits, counted)
         if counts is not None and figures[name] is not None:
-            replicates[name] = _replicate_shares(counts, hits, counted)
+            replicates[name] = replicate_shares(counts, hits, counted)
             figures[f"{name}_ci95"] = percentile_interval(replicates[name])
     return figures, replicates
 

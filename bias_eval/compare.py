@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bias_eval.comparability import HEADING
 from bias_eval.report import fmt, fmt_ci
 from mtkit.errors import UserError
 
@@ -142,12 +143,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence
         rows += _figure_rows("macro", before["macro"], after["macro"])
     else:
         notes.append("No macro rows: the two reports average over different languages.")
-    for lang in common:
-        n_b, n_a = before["languages"][lang].get("n"), after["languages"][lang].get("n")
-        if n_b != n_a:
-            notes.append(f"{lang}: {names[0]} scored {n_b} hypotheses, {names[1]} {n_a}.")
     config_b, config_a = before.get("config") or {}, after.get("config") or {}
-    for key in ("data", "split", "bootstrap_samples", "seed", "ci_level"):
+    for key in ("bootstrap_samples", "seed", "ci_level"):  # differences in data: bias_eval.comparability
         if config_b.get(key) != config_a.get(key):
             notes.append(
                 f"The reports differ in {key}: {names[0]} {config_b.get(key)!r}, {names[1]} {config_a.get(key)!r}."
@@ -201,20 +198,41 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
-    """The comparison as markdown: where the reports come from, the table, the note, the differences."""
+def render_markdown(
+    rows: Sequence[Row],
+    notes: Sequence[str],
+    names: Sequence[str],
+    sources: Sequence[str],
+    appendix: str = "",
+    *,
+    cautions=(),
+) -> str:
+    """The comparison as markdown: where the reports come from, the ``cautions`` (:mod:`bias_eval.comparability`),
+    the table, the note, the differences, then ``appendix`` (the paired tests' section)."""
     out = ["# Bias report comparison", "", *[f"- {_md(s)}" for s in sources], ""]
+    if cautions:
+        out += [f"> **{HEADING}**", ">", *[f"> - {_md(line)}" for line in cautions], ""]
     head = header(names)
     out.append("| " + " | ".join(_md(h) for h in head) + " |")
     out.append("|---|---|" + "---:|" * (len(head) - 2))
     out += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in rows]
     out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
     out += [f"- {_md(n)}" for n in notes]
+    out += ["", appendix.rstrip("\n")] if appendix else []
     return "\n".join(out) + "\n"
 
 
-def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str], sources: Sequence[str]) -> str:
-    """The comparison as a self-contained, XML-parsable HTML page (changed rows highlighted)."""
+def render_html(
+    rows: Sequence[Row],
+    notes: Sequence[str],
+    names: Sequence[str],
+    sources: Sequence[str],
+    appendix: str = "",
+    *,
+    cautions=(),
+) -> str:
+    """The comparison as a self-contained, XML-parsable HTML page (the ``cautions`` first, changed rows
+    highlighted), then ``appendix`` (the paired tests' section, as HTML)."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
@@ -222,12 +240,16 @@ def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str],
         '<head><meta charset="utf-8" /><title>Bias report comparison</title>',
         "<style>body { font-family: sans-serif; margin: 2em; } table { border-collapse: collapse; } "
         "th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; } td.num { text-align: right; } "
-        "tr.changed td { background: #fff3c4; }</style></head>",
+        "tr.changed td { background: #fff3c4; } div.cautions { border-left: 4px solid #d9822b; padding-left: 1em; }"
+        "</style></head>",
         "<body>",
         "<h1>Bias report comparison</h1>",
         "<ul>" + "".join(f"<li>{e(s)}</li>" for s in sources) + "</ul>",
         "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header(names)) + "</tr></thead><tbody>",
     ]
+    if cautions:  # before the table
+        items = "".join(f"<li>{e(line)}</li>" for line in cautions)
+        parts.insert(-1, f'<div class="cautions"><p><strong>{HEADING}</strong></p><ul>{items}</ul></div>')
     for row in rows:
         values = cells(row)
         mark = ' class="changed"' if row.changed else ""
@@ -239,6 +261,7 @@ def render_html(rows: Sequence[Row], notes: Sequence[str], names: Sequence[str],
     parts.append(f"<p>Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>")
     if notes:
         parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+    parts += [appendix] if appendix else []
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 

@@ -118,7 +118,7 @@ def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = 
     return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
 
 
-def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[GenerationSettings, dict[str, str]]:
+def resolve_settings(args: argparse.Namespace) -> tuple[GenerationSettings, dict[str, str]]:
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
     ``args`` holds ``model``, ``prompt``, ``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``,
@@ -142,11 +142,6 @@ def resolve_settings(args: argparse.Namespace, langs: Sequence[str]) -> tuple[Ge
         origins["prompt"] = "--prompt"
     else:
         origins["prompt"] = str(Path(model, "prompt.json")) if prompt is not None else "none"
-    if prompt is not None and prompt.languages and prompt.names_language:
-        others = [lang for lang in langs if lang not in prompt.languages]
-        if others:
-            trained = ", ".join(prompt.languages)
-            print(f"warning: the prompt was saved for {trained}; also used for {', '.join(others)}", file=sys.stderr)
     settings = GenerationSettings(
         prompt=None if prompt is None else prompt.template,
         source_lang="en" if prompt is None else prompt.source_lang,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.accuracy import MIN_BLEU, MIN_COVERAGE, low_signal
+from bias_eval.balance import below_zero, over_correction
 from bias_eval.bootstrap import significant
 
 MINUS = "\u2212"
@@ -61,10 +62,38 @@ def _verdict(gap: float, ci: Sequence[float] | None) -> str:
     return f"gap masculine {MINUS} feminine {signed(gap)}, 95% CI [{signed(ci[0])}, {signed(ci[1])}]; {where}"
 
 
+def _points(share: float) -> str:
+    """A difference of shares in percentage points, ``+4.0`` / ``-1.5`` with a typographic minus."""
+    return f"{100 * share:+.1f}".replace("-", MINUS)
+
+
+def accuracy_clause(figures: Mapping[str, Any]) -> str | None:
+    """The accuracy gap in words: ``gender accuracy is 4.0 points lower on the feminine sentences (92.6% against
+    96.6%; gap masculine - feminine +4.0 points, 95% CI [+1.2, +6.8]; significant, the interval excludes 0)``,
+    saying over-correction when the interval lies below 0; ``None`` without accuracies."""
+    gap = figures.get("accuracy_gap")
+    if gap is None:
+        return None
+    f, m = figures["accuracy_feminine"], figures["accuracy_masculine"]
+    if gap == 0:
+        said = "gender accuracy is the same on the feminine and the masculine sentences"
+    else:
+        side = "lower" if gap > 0 else "higher"
+        said = f"gender accuracy is {100 * abs(gap):.1f} points {side} on the feminine sentences"
+    ci = figures.get("accuracy_gap_ci95")
+    detail = f"{100 * f:.1f}% against {100 * m:.1f}%; gap masculine {MINUS} feminine {_points(gap)} points"
+    if ci is None:
+        return f"{said} ({detail}; no confidence interval (bootstrap off), so no test)"
+    where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
+    if below_zero(ci):
+        where += ": feminine favoured beyond noise, over-correction if the model was tuned against bias"
+    return f"{said} ({detail}, 95% CI [{_points(ci[0])}, {_points(ci[1])}]; {where})"
+
+
 def takeaway(metrics: Mapping[str, Any]) -> str:
-    """One sentence: the BLEU gap (masculine - feminine), its 95% CI, whether it is significant (the CI excludes 0)
-    and the coverage (share of hypotheses with a gendered word); over several languages, the macro figures and
-    in how many languages the gap is significant."""
+    """One sentence: the BLEU gap (masculine - feminine), its 95% CI, whether it is significant (the CI excludes 0),
+    the accuracy gap likewise (:func:`accuracy_clause`) and the coverage (share of hypotheses with a gendered word);
+    over several languages, the macro figures and in how many languages the BLEU gap is significant."""
     languages = metrics["languages"]
     if len(languages) == 1:
         ((lang, figures),) = languages.items()
@@ -79,6 +108,9 @@ def takeaway(metrics: Mapping[str, Any]) -> str:
     if len(languages) > 1 and all(ci is not None for ci in cis):
         count = sum(bool(significant(ci)) for ci in cis)
         sentence += f"; the gap is significant in {count} of {len(languages)} languages"
+    accuracy = accuracy_clause(figures)
+    if accuracy is not None:
+        sentence += f"; {accuracy}"
     coverage = figures.get("coverage")
     if coverage is not None:
         sentence += f", and {percent(coverage)} of the hypotheses contain a gendered word (coverage)"
@@ -92,6 +124,21 @@ def warnings(metrics: Mapping[str, Any]) -> list[str]:
     return [f"{lang}: the accuracies say little: {' and '.join(f['reasons'])}" for lang, f in flagged.items()]
 
 
+def over_correction_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """One line per scope (language, macro) whose accuracy gap lies below 0 beyond noise
+    (:func:`bias_eval.balance.over_correction`); empty when there is none."""
+    flagged = (over_correction(metrics) or {}).get("scopes", {})
+    return [
+        f"{scope}: " + ", ".join(f"{k.replace('_', ' ')} {_points(v['gap'])} points, 95% CI [{_points(v['ci95'][0])}, "
+                                 f"{_points(v['ci95'][1])}]" for k, v in gaps.items())
+        for scope, gaps in flagged.items()
+    ]  # fmt: skip
+
+
+OVER_CORRECTION_NOTE = (
+    "The accuracy gap (masculine - feminine) lies below 0 with its whole 95% interval: after a bias mitigation, this "
+    "is over-correction, not success (see over_correction in the Definitions)."
+)
 THRESHOLDS = f"coverage below {MIN_COVERAGE:.0%} or corpus BLEU below {MIN_BLEU:g}"
 
 

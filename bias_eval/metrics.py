@@ -1,6 +1,7 @@
 """Scores: sacreBLEU BLEU/chrF from per-sentence sufficient statistics, MT-GenEval gender accuracy, fair BLEU.
 
-Corpus BLEU and chrF are sacreBLEU's (default settings). Each sentence is tokenised and counted once
+Corpus BLEU and chrF are sacreBLEU's (default settings; BLEU with each target language's tokenizer,
+:func:`mtkit.bleu.bleu_metric`). Each sentence is tokenised and counted once
 (``_extract_corpus_statistics``, the routine sacreBLEU's own significance tests use); a corpus score is
 sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exactly what
 ``corpus_score`` does, so summing over any subset (one gender, a bootstrap resample) reproduces
@@ -9,7 +10,6 @@ sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exa
 
 from __future__ import annotations
 
-import copy
 import math
 import string
 from collections.abc import Sequence
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
-CORPUS_BLEU = BLEU()  # sacrebleu.corpus_bleu defaults: 13a tokenisation, exp smoothing
+CORPUS_BLEU = BLEU()  # sacrebleu.corpus_bleu defaults: 13a tokenisation, exp smoothing (scores from statistics)
 SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu defaults
 CHRF_METRIC = CHRF()  # sacrebleu.corpus_chrf defaults (chrF2, char order 6)
 WHITESPACE_BLEU = BLEU(tokenize="none")  # whitespace tokens, for the notebook-compatible sentence BLEU
@@ -58,13 +58,6 @@ _PUNCT_TO_SPACE = str.maketrans(string.punctuation, " " * len(string.punctuation
 # ---------------------------------------------------------------------------------------------------
 # sacreBLEU statistics
 # ---------------------------------------------------------------------------------------------------
-
-
-def signature(metric: BLEU | CHRF) -> str:
-    """sacreBLEU's signature of ``metric`` for one reference (as printed by the sacrebleu command)."""
-    probe = copy.deepcopy(metric)
-    probe.corpus_score(["x"], [["x"]])
-    return str(probe.get_signature())
 
 
 def bleu_stats(

@@ -14,7 +14,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
+from bias_eval.headline import (
+    OVER_CORRECTION_NOTE,
+    THRESHOLDS,
+    main_header,
+    main_rows,
+    over_correction_lines,
+    takeaway,
+    title,
+    warnings,
+)
 from bias_eval.report import (
     NOT_PAIRED,
     decision,
@@ -90,16 +99,25 @@ def _figure(name: str, rendered: Mapping[str, bytes]) -> str:
     )
 
 
-def _warning_box(lines: Sequence[str]) -> list[str]:
+def _box(css: str, heading: str, lines: Sequence[str], note: str) -> list[str]:
+    """An alert box: a bold heading, one item per line, then ``note``; nothing without lines."""
     if not lines:
         return []
     items = "".join(f"<li>{_e(line)}</li>" for line in lines)
-    return [
-        '<div class="warning" role="alert"><strong>Read with care: these figures say little.</strong>'
-        f"<ul>{items}</ul>Flagged at {THRESHOLDS}: a translation without the other gender's words counts as "
-        'correct, so empty, wrong-language or garbage output scores near 100% accuracy (see "warning" in the '
-        "Definitions).</div>"
-    ]
+    return [f'<div class="{css}" role="alert"><strong>{_e(heading)}</strong><ul>{items}</ul>{_e(note)}</div>']
+
+
+def _warning_box(lines: Sequence[str]) -> list[str]:
+    note = (
+        f"Flagged at {THRESHOLDS}: a translation without the other gender's words counts as correct, so empty, "
+        'wrong-language or garbage output scores near 100% accuracy (see "warning" in the Definitions).'
+    )
+    return _box("warning", "Read with care: these figures say little.", lines, note)
+
+
+def _over_correction_box(lines: Sequence[str]) -> list[str]:
+    heading = "Over-correction: feminine sentences get their gender right more often, beyond noise."
+    return _box("warning over-correction", heading, lines, OVER_CORRECTION_NOTE)
 
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:
@@ -121,7 +139,7 @@ def _full_table(metrics: Mapping[str, Any]) -> list[str]:
     header, rows = table_rows(metrics)
     parts = [
         "<details><summary>Every figure per language (n, BLEU, chrF, accuracies and coverage with their 95% "
-        "intervals, fair BLEU)</summary>",
+        "intervals, fair BLEU, strict accuracies, accuracy gaps, the M:F prediction ratio)</summary>",
         '<div class="scroll"><table><thead><tr>',
         "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>",
     ]
@@ -175,6 +193,7 @@ def render_html(results: Sequence[LanguageResult], metrics: Mapping[str, Any], f
         f"<h1>{_e(heading)}</h1>",
         f'<p class="meta">Data: {_e(config["data"])}. Hypotheses: {_e(config["hypotheses_description"])}.</p>',
         *_warning_box(warnings(metrics)),
+        *_over_correction_box(over_correction_lines(metrics)),
         f'<p class="takeaway">{_e(takeaway(metrics))}</p>',
         "<h2>Results</h2>",
         *_main_table(metrics),

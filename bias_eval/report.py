@@ -12,8 +12,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.headline import THRESHOLDS, main_header, main_rows, takeaway, title, warnings
+from bias_eval.headline import (
+    OVER_CORRECTION_NOTE,
+    THRESHOLDS,
+    main_header,
+    main_rows,
+    over_correction_lines,
+    takeaway,
+    title,
+    warnings,
+)
 from bias_eval.scoring import LanguageResult
+from mtkit.bleu import DEFAULT_TOKENIZER, bleu_tokenizer
 from mtkit.textio import follow_umask
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
@@ -75,6 +85,11 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("accuracy pair [95% CI]", "accuracy_pair"),
     ("coverage [95% CI]", "coverage"),
     ("fair BLEU", "fair_bleu"),
+    ("strict accuracy feminine [95% CI]", "strict_accuracy_feminine"),
+    ("strict accuracy masculine [95% CI]", "strict_accuracy_masculine"),
+    ("accuracy gap, masculine - feminine [95% CI]", "accuracy_gap"),
+    ("strict accuracy gap [95% CI]", "strict_accuracy_gap"),
+    ("M:F prediction ratio [95% CI]", "mf_ratio"),
 )
 
 
@@ -89,8 +104,11 @@ def _cell(key: str, row: Mapping[str, Any]) -> str:
     value = row.get(key)
     if key.endswith("_ci95"):
         return fmt_ci(value)
-    if key.startswith(("accuracy", "coverage")):
+    if key.startswith(("accuracy", "coverage", "strict_accuracy")):
         return fmt_share(value, row.get(f"{key}_ci95"))
+    if key == "mf_ratio":
+        ci = row.get(f"{key}_ci95")
+        return fmt(value) + ("" if value is None or ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
     return fmt(value, 2, signed=key.endswith("_gap"))
 
 
@@ -131,11 +149,13 @@ def reproduce_lines(config: Mapping[str, Any]) -> list[str]:
     for lang, files in config.get("files", {}).items():
         for gender in ("feminine", "masculine"):
             ref, hyp = files.get(f"reference_{gender}"), files.get(f"hypothesis_{gender}")
+            tok = bleu_tokenizer(lang)  # the language's BLEU tokenizer, as the report scored it
             if ref and hyp:
-                lines.append(f"sacrebleu {ref} -i {hyp} -m bleu chrf  # {lang} bleu_{gender}, chrf_{gender}")
+                tokenize = f" -tok {tok}" if tok != DEFAULT_TOKENIZER else ""
+                lines.append(f"sacrebleu {ref} -i {hyp} -m bleu chrf{tokenize}  # {lang} bleu_{gender}, chrf_{gender}")
     lines.append(
         "# any figure, from <lang>.details.jsonl: sacrebleu.corpus_bleu(hypothesis_<gender> values, "
-        "[reference_<gender> values]); both genders together give bleu"
+        "[reference_<gender> values], tokenize=<the language's, 13a unless zh, ja, ko, th>); both genders give bleu"
     )
     return lines
 
@@ -159,6 +179,10 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     if lines:
         out += ["> **Read with care: these figures say little.**", ">", *[f"> - {_md(line)}" for line in lines]]
         out += [">", f"> Flagged at {THRESHOLDS} (see warning in the Definitions).", ""]
+    flagged = over_correction_lines(metrics)
+    if flagged:
+        out += ["> **Over-correction: feminine sentences get their gender right more often, beyond noise.**", ">"]
+        out += [*[f"> - {_md(line)}" for line in flagged], ">", f"> {OVER_CORRECTION_NOTE}", ""]
     out += [takeaway(metrics), "", "## Results", ""]
     header = main_header(metrics)
     out.append("| " + " | ".join(header) + " |")

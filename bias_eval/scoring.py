@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
+from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.metrics import (
     WHITESPACE_BLEU,
@@ -22,6 +23,7 @@ from bias_eval.metrics import (
     notebook_sentence_bleu,
     sentence_bleu_from_stats,
 )
+from mtkit.bleu import bleu_metric
 from mtkit.data.gendered import GENDERS, SEP, GenderedData, LanguageData
 
 Hypotheses = Mapping[str, Mapping[str, Sequence[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
@@ -43,9 +45,10 @@ METRIC_KEYS = (
     "chrf_gap_ci95",
     *ACCURACY_KEYS,
     "fair_bleu",
+    *BALANCE_KEYS,
 )
 CONTEXT_KEYS = ("n_context", "accuracy_context")
-COUNT_KEYS = frozenset({"n", "n_feminine", "n_masculine", "n_context"})
+COUNT_KEYS = frozenset({"n", "n_feminine", "n_masculine", "n_context", *PREDICTION_COUNTS})
 
 
 @dataclass
@@ -81,7 +84,7 @@ def score_language(
     """Score one language's hypotheses (already checked to match the data line for line)."""
     sides = {g: data.side(g) for g in GENDERS}
     hyp = {g: list(hyps[g]) for g in GENDERS}
-    bstats = {g: bleu_stats(hyp[g], sides[g].references) for g in GENDERS}
+    bstats = {g: bleu_stats(hyp[g], sides[g].references, bleu_metric(data.lang)) for g in GENDERS}
     cstats = {g: chrf_stats(hyp[g], sides[g].references) for g in GENDERS}
     wstats = {g: bleu_stats(hyp[g], sides[g].references, WHITESPACE_BLEU) for g in GENDERS}
     sent = {g: [sentence_bleu_from_stats(row) for row in bstats[g]] for g in GENDERS}
@@ -110,6 +113,8 @@ def score_language(
             ci[name] = percentile_interval(reps)
     accuracy, accuracy_replicates = accuracy_figures(decisions, data.paired, counts)
     replicates.update(accuracy_replicates)
+    balance, balance_replicates = balance_figures(decisions, counts, accuracy, accuracy_replicates)
+    replicates.update(balance_replicates)
 
     metrics: dict[str, Any] = {
         "n": len(hyp["feminine"]) + len(hyp["masculine"]),
@@ -127,6 +132,7 @@ def score_language(
         "chrf_gap_ci95": ci["chrf"],
         **accuracy,
         "fair_bleu": fair_bleu(nb["feminine"], nb["masculine"]),
+        **balance,
     }
 
     details = (
@@ -134,6 +140,7 @@ def score_language(
         if data.paired
         else _unpaired_details(data, hyp, sent, nb, decisions)
     )
+    _attach_stats(details, data.paired, bstats, cstats)
     worst: list[int] = []
     if data.paired:
         order = sorted(range(len(details)), key=lambda i: (-abs(details[i]["sentence_bleu_diff"]), i))
@@ -145,15 +152,31 @@ def score_language(
     return result
 
 
-def _decision_fields(decision: GenderDecision | None, suffix: str) -> dict[str, Any]:
-    """Accuracy decision, the counterfactual-only and correct-only words used, and coverage (None: neutral)."""
+def _attach_stats(
+    details: list[dict[str, Any]], paired: bool, bstats: dict[str, np.ndarray], cstats: dict[str, np.ndarray]
+) -> None:
+    """Each sentence's sacreBLEU BLEU and chrF statistics in its detail row (``bleu_stats``, ``chrf_stats``; suffixed
+    by gender when paired), so that a comparison of two reports resamples them without tokenising again."""
+    for row in details:
+        for g in GENDERS if paired else (row["gender"],):
+            suffix = f"_{g}" if paired else ""
+            row[f"bleu_stats{suffix}"] = [int(x) for x in bstats[g][row["index"]]]
+            row[f"chrf_stats{suffix}"] = [int(x) for x in cstats[g][row["index"]]]
+
+
+def _decision_fields(decision: GenderDecision | None, gender: str, suffix: str) -> dict[str, Any]:
+    """Accuracy decision, the counterfactual-only and correct-only words used, coverage, strict accuracy and the
+    gender the hypothesis says (None: neutral)."""
+    keys = ("correct", "counterfactual_words", "matching_words", "covers", "strict_correct", "predicted_gender")
     if decision is None:
-        return {f"{key}{suffix}": None for key in ("correct", "counterfactual_words", "matching_words", "covers")}
+        return {f"{key}{suffix}": None for key in keys}
     return {
         f"correct{suffix}": decision.correct,
         f"counterfactual_words{suffix}": decision.counterfactual_words,
         f"matching_words{suffix}": decision.matching_words,
         f"covers{suffix}": decision.covers if decision.gendered else None,
+        f"strict_correct{suffix}": strict_correct(decision),
+        f"predicted_gender{suffix}": predicted_gender(decision, gender),
     }
 
 
@@ -178,7 +201,7 @@ def _sentence_fields(
         fields[f"gendered_words{suffix}"] = side.keywords[i]
     fields[f"sentence_bleu{suffix}"] = sent[g][i]
     fields[f"notebook_bleu{suffix}"] = nb[g][i]
-    fields.update(_decision_fields(decisions[g][i] if decisions[g] else None, suffix))
+    fields.update(_decision_fields(decisions[g][i] if decisions[g] else None, g, suffix))
     return fields
 
 
@@ -259,7 +282,7 @@ def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
     for key in keys:
         values = [r.metrics[key] for r in results]
         if key in COUNT_KEYS:
-            macro[key] = int(sum(values))
+            macro[key] = None if any(v is None for v in values) else int(sum(values))
         elif key.endswith("_ci95"):
             name = key.removesuffix("_ci95")
             if all(name in r.replicates for r in results):

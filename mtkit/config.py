@@ -21,6 +21,8 @@ from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
+from mtkit.model_shape import ModelShape
+from mtkit.overrides import settle
 from mtkit.ranges import RANGES
 from mtkit.run_controls import TrainingControls
 from mtkit.textio import atomic_write
@@ -108,8 +110,8 @@ class TokenizerConfig:
 
 
 @dataclass
-class ModelConfig:
-    """Architecture preset or pretrained model."""
+class ModelConfig(ModelShape):
+    """Architecture preset or pretrained model (and, inherited, a from-scratch model's shape keys)."""
 
     model: str = _f(
         "transformer-base",
@@ -117,7 +119,6 @@ class ModelConfig:
         "transformer-big, flan-t5-small, flan-t5-base, flan-t5-large or flan-t5-xl.",
     )
     model_name_or_path: str | None = _f(None, "Pretrained seq2seq model to fine-tune (dir or hub id).")
-    dropout: float | None = _f(None, "Override the preset's dropout.")
     lora_r: int = _f(0, "LoRA rank (peft); 0 trains every weight.")
     lora_alpha: float = _f(32.0, "LoRA scaling numerator (updates are scaled by alpha / r).")
     lora_dropout: float = _f(0.05, "Dropout on the LoRA path.")
@@ -215,6 +216,10 @@ class EvalConfig:
         "bleu",
         "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
         "loss/bleu_gap_abs (lower is better); the gender metrics need gendered validation data.",
+    )
+    paper_bleu: Literal["none", "moses-lc", "moses", "tokenized"] = _f(
+        "none",
+        "Also score paper_bleu: multi-bleu on lowercased (moses-lc) or cased Moses-tokenized text (docs/scoring.md).",
     )
     bias_report_split: str | None = _f(
         None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."
@@ -383,18 +388,20 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
     pre.add_argument("--config")
     known, rest = pre.parse_known_args(argv)
     recipe = load_recipe(known.config) if known.config else {}
-    parser = train_parser(recipe)
+    parser, flags = train_parser(recipe), set()
     for token in rest:
         if token.startswith("--"):
             key = token[2:].split("=", 1)[0].replace("-", "_")  # --max-steps: HfArgumentParser's alias
             plain = key[3:] if key.startswith("no_") else key
             if key not in FIELDS and plain not in FIELDS and key not in ("help", "config"):
                 raise _unknown(key, "command line")
+            flags.add(key)
     *groups, stray = parser.parse_args_into_dataclasses(args=join_lists(argv, LIST_KEYS), return_remaining_strings=True)
     if stray:
         before = argv[: argv.index(stray[0])][-2:] if stray[0] in argv else []
         where = f" after {' '.join(before)}" if before else ""
         raise UserError(f"command line: unexpected {stray[0]!r}{where} (not a flag, nor a value of the flag before it)")
     cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
+    settle(cfg, recipe, flags, known.config)  # `--mtgeneval_dir none` clears what the recipe set; one data source
     check_ranges(cfg)
     return cfg

@@ -14,6 +14,7 @@ from mtkit.cli.bias_report import main as report_main
 from mtkit.config import RunConfig
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
+from mtkit.evaluation.scores import scoring
 from mtkit.export.card import environment, final_weights, write_card
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
@@ -45,6 +46,7 @@ def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
         return results
     out = Path(cfg.train.output_dir)
     final = out / "final"
+    results["scoring"] = scoring(cfg.data.languages(), cfg.eval.paper_bleu)  # which score is which
     results["environment"] = environment(acc, zero_stage(acc), {split: len(d) for split, d in trainer.raw.items()})
     if cfg.eval.export_ct2:  # alone from here: no collective left to time out
         results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))

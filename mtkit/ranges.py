@@ -76,15 +76,22 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "tokenizer_train_samples",
             "ddp_timeout",
             "mbr_samples",
+            "d_model",
+            "encoder_attention_heads",
+            "decoder_attention_heads",
+            "encoder_ffn_dim",
+            "decoder_ffn_dim",
         ),
         (_positive, "> 0"),
     ),  # fmt: skip
     **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
     **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
     **dict.fromkeys(("dataloader_num_workers", "keep_last_epochs", "average_last_epochs"), (_non_negative, ">= 0")),
-    "early_stopping_patience": (_at_least_one, ">= 1"),
+    **dict.fromkeys(("encoder_layers", "decoder_layers", "early_stopping_patience"), (_at_least_one, ">= 1")),
     **dict.fromkeys(
-        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout", "epsilon"), (_fraction, "in [0, 1)")
+        ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout", "epsilon")
+        + ("attention_dropout", "activation_dropout"),
+        (_fraction, "in [0, 1)"),
     ),
     "top_p": (_probability, "in (0, 1]"),
     "length_penalty": (math.isfinite, "finite"),

@@ -248,6 +248,8 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("flags", "fraction", "train", ["--train_file", str(d / "gender.csv"), *FAST_RUN,
              "--validation_fraction", "1"], "--validation_fraction"),
         Case("flags", "preset", "train", [*ok_args, "--model", "transformer-huge"], "--model: unknown preset"),
+        Case("flags", "layout no class has", "train", [*ok_args, "--normalize_before", "true", "--share_embeddings",
+             "none"], "--share_embeddings none with --normalize_before True and --positions learned: no transformers"),
         Case("flags", "train num_beams 0", "train", [*ok_args, "--num_beams", "0"], "--num_beams: must be > 0, got 0"),
         Case("flags", "train length_penalty nan", "train", [*ok_args, "--length_penalty", "nan"],
              "--length_penalty: must be finite, got nan"),

@@ -11,21 +11,26 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.accuracy import WARNING_DEFINITION, low_signal
+from bias_eval.balance import (
+    ACCURACY_GAP_DEFINITION,
+    MF_RATIO_DEFINITION,
+    OVER_CORRECTION_DEFINITION,
+    STRICT_ACCURACY_DEFINITION,
+    over_correction,
+)
 from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
     CHRF_METRIC,
-    CORPUS_BLEU,
     COVERAGE_DEFINITION,
     FAIR_BLEU_DEFINITION,
-    SENTENCE_BLEU,
-    signature,
 )
 from bias_eval.page import report_files
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
+from mtkit.bleu import bleu_signatures, signature
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
@@ -33,10 +38,12 @@ from mtkit.data.gendered_tables import load_table
 from mtkit.data.languages import ModelLanguages, check_codes
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
+from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
+from mtkit.evaluation.subset import gendered_subset
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 from mtkit.hubcheck import check_hub_source
@@ -49,6 +56,7 @@ EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --target_langs de --model runs/demo/final --out reports/demo
   %(prog)s --mtgeneval_dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
   %(prog)s --data gendered.csv --hyp_dir hyps/ --out reports/csv
+  %(prog)s --mtgeneval_dir DIR --model runs/demo/final --max_samples 200 --out reports/quick   # a quick look
 
 --hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
 one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
@@ -87,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="target languages, comma-separated: de,es (default: all present)",
     )
     data.add_argument("--context", action="store_true", help="also score MT-GenEval's contextual subset")
+    data.add_argument(
+        *option("max_samples"),
+        type=ranged("eval_max_samples", "max_samples"),
+        metavar="N",
+        help="with --model: translate and score about N sentences, languages in turn, whole feminine/masculine "
+        "pairs (a quick look on a CPU; default: all)",
+    )
 
     hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp_dir)")
     which = hyp.add_mutually_exclusive_group(required=True)
@@ -156,10 +171,12 @@ def load_data(args: argparse.Namespace) -> GenderedData:
     if args.context and args.data:
         raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval_dir or --hub)")
     if args.mtgeneval_dir:
-        return load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
-    if args.hub:
-        return load_hub(args.split, args.target_langs, context=args.context)
-    return load_table(Path(args.data), args.target_langs)
+        data = load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
+    elif args.hub:
+        data = load_hub(args.split, args.target_langs, context=args.context)
+    else:
+        data = load_table(Path(args.data), args.target_langs)
+    return gendered_subset(data, args.max_samples)
 
 
 def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
@@ -188,6 +205,7 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
     if args.target_langs:
         parts += ["--target_langs", *sorted(set(args.target_langs))]
     parts += ["--context"] if args.context else []
+    parts += ["--max_samples", str(args.max_samples)] if args.max_samples else []
     if settings is None:
         parts += ["--hyp_dir", args.hyp_dir]
     else:
@@ -245,6 +263,10 @@ def build_config(
         "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
         "is the share of correct hypotheses among those drawn (with multiplicity)",
         "coverage": COVERAGE_DEFINITION,
+        "strict_accuracy": STRICT_ACCURACY_DEFINITION,
+        "accuracy_gap": ACCURACY_GAP_DEFINITION,
+        "mf_ratio": MF_RATIO_DEFINITION,
+        "over_correction": OVER_CORRECTION_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
         "warning": WARNING_DEFINITION,
         "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
@@ -274,15 +296,16 @@ def build_config(
         "languages": sorted(data.languages),
         "paired": paired,
         "context": bool(args.context),
+        "max_samples": args.max_samples,  # a subset (compare_reports.py flags two reports that differ in it)
         "hypotheses": hypotheses,
         "hypotheses_description": described,
         "bootstrap_samples": args.bootstrap_samples,
         "seed": args.seed,
         "ci_level": 0.95,
         "worst_examples": args.examples,
-        "bleu_signature": signature(CORPUS_BLEU),
+        "bleu_signature": bleu_signatures(sorted(data.languages)),  # each language's tokenizer (mtkit.bleu)
         "chrf_signature": signature(CHRF_METRIC),
-        "sentence_bleu_signature": signature(SENTENCE_BLEU),
+        "sentence_bleu_signature": bleu_signatures(sorted(data.languages), effective_order=True),
         "definitions": definitions,
         "files": file_pairs(args, data),
         "command": reproduce_command(args, settings),
@@ -319,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.hyp_dir:
         flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
-        for flag in (*flags, "mbr_candidates", "epsilon", "top_p"):
+        for flag in (*flags, "mbr_candidates", "epsilon", "top_p", "max_samples"):
             if getattr(args, flag) is not None:
                 raise UserError(f"--{flag}: only used with --model")
         if args.decoding != "beam":
@@ -331,22 +354,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if args.engine == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
-        settings, origins = resolve_settings(args, sorted(data.languages))
+        settings, origins = resolve_settings(args)
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         languages = ModelLanguages.load(args.model)
         for lang in sorted(data.languages):  # each one the model's family has a code for
             languages.check(lang, "--target_langs")
+        warn_untrained(args.model, sorted(data.languages), "--target_langs")  # one a fine-tune was not trained for
         check_model(args.model, references, force=args.force)  # before anything is translated
         hyps = translate_dataset(args.model, data, out / "hyps", settings)
     samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
     results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
     metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
     metrics["warning"] = low_signal(metrics["languages"])
+    metrics["over_correction"] = over_correction(metrics)
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     print(summary_table(metrics))
     if metrics["warning"]:
         print(f"\nWARNING: {metrics['warning']['message']}")
+    if metrics["over_correction"]:
+        print(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:

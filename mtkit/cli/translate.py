@@ -12,6 +12,7 @@ from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
 from mtkit.data.languages import ModelLanguages, check_code
 from mtkit.data.prompts import resolve
+from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES, first_set, load_translator
 from mtkit.decode.generate import DTYPES
@@ -105,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
     if lang:  # one the model's family has a code for (or a one-target model's own), before the model loads
         ModelLanguages.load(args.model).check(lang)
+        warn_untrained(args.model, [lang], "--target_lang")  # one a fine-tuned model was not trained for
     check_model_language(args.model, lang, force=args.force)  # before the model loads
     translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
     # the language a model of several is told its family's way (a forced first token, a source prefix)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -71,7 +72,8 @@ def translation_candidates(
     model.eval()
     out: list[list[str]] = [[] for _ in texts]
     gpus = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=gpus):  # sampling leaves the caller's random state (training's) as it was
+    # sampling leaves the caller's random state (training's) as it was; the lengths are ours alone
+    with torch.random.fork_rng(devices=gpus), lengths_from_new_tokens(model.generation_config):
         if mbr is not None:
             torch.manual_seed(mbr.seed)
         calls = dealt(list(length_sorted_batches(texts, batch_size, langs=langs)), shard)
@@ -94,6 +96,19 @@ def translation_candidates(
                 out[i] = decoded[j * n : (j + 1) * n]
     model.train(was_training)
     return out
+
+
+@contextmanager
+def lengths_from_new_tokens(generation_config) -> Iterator[None]:
+    """``generation_config`` without ``max_length``/``min_length`` while it lasts: every ``generate`` call here sets
+    ``max_new_tokens`` and ``min_new_tokens``, which take precedence over them anyway, and transformers warns ("Both
+    `max_new_tokens` and `max_length` seem to have been set") whenever the model's config also has one."""
+    saved = generation_config.max_length, generation_config.min_length
+    generation_config.max_length = generation_config.min_length = None
+    try:
+        yield
+    finally:
+        generation_config.max_length, generation_config.min_length = saved
 
 
 def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> tuple[dict, int]:

@@ -1,5 +1,6 @@
-"""DeepSpeed glue: the launcher's DeepSpeed JSON checked, the ZeRO stage of a run, the config values accelerate
-would otherwise fill with its own defaults, and model unwrapping that leaves DeepSpeed unimported in runs without it."""
+"""DeepSpeed glue: the launcher's DeepSpeed JSON checked (readable, and what the end of the run needs), the ZeRO
+stage of a run, the config values accelerate would otherwise fill with its own defaults, and model unwrapping that
+leaves DeepSpeed unimported in runs without it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator
-from accelerate.utils import DistributedType
+from accelerate.utils import DeepSpeedPlugin, DistributedType
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
@@ -26,21 +27,56 @@ def quiet_deepspeed_collective_warnings() -> None:
     )
 
 
-def check_deepspeed_config() -> None:
-    """The DeepSpeed JSON a launcher config names (``deepspeed_config_file``) must be a readable JSON object."""
-    path = os.environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE")
-    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() != "true" or not path or path == "none":
+#: The ZeRO-3 key that makes the engine gather the weights into one 16-bit copy when a model is saved: the run's
+#: ``final/`` (``accelerator.get_state_dict``) is written only with it.
+GATHER = "stage3_gather_16bit_weights_on_model_save"
+
+
+def config_source() -> str:
+    """Where the run's DeepSpeed settings come from, as an error names it."""
+    path = os.environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "none") or "none"
+    return f"deepspeed_config_file {path}" if path != "none" else "the accelerate config's deepspeed_config"
+
+
+def check_deepspeed_config(cfg: RunConfig) -> None:
+    """The launcher's DeepSpeed settings, as accelerate reads them, checked for what the run needs, each a one-line
+    :class:`UserError` before anything is built (the Accelerator included): the JSON a launcher config names
+    (``deepspeed_config_file``) is a readable JSON object; under ZeRO-3, :data:`GATHER` is true (else the run would
+    fail at its export, after all the training); ``gradient_accumulation_steps`` is ``--gradient_accumulation_steps``
+    or ``"auto"`` (accelerate would silently take the JSON's, and 1 where it is missing)."""
+    if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() != "true":
         return
+    path = os.environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "none") or "none"
+    if path != "none":
+        try:
+            config = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"deepspeed_config_file {path} (in the accelerate config): file not found") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise UserError(f"deepspeed_config_file {path}: cannot read ({err})") from None
+        except json.JSONDecodeError as err:
+            raise UserError(f"deepspeed_config_file {path}: malformed JSON at line {err.lineno} ({err.msg})") from None
+        if not isinstance(config, dict):
+            raise UserError(f"deepspeed_config_file {path}: expected a JSON object, got {type(config).__name__}")
+    source = config_source()
     try:
-        config = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"deepspeed_config_file {path} (in the accelerate config): file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"deepspeed_config_file {path}: cannot read ({err})") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"deepspeed_config_file {path}: malformed JSON at line {err.lineno} ({err.msg})") from None
-    if not isinstance(config, dict):
-        raise UserError(f"deepspeed_config_file {path}: expected a JSON object, got {type(config).__name__}")
+        plugin = DeepSpeedPlugin()  # what the Accelerator makes of the same settings (it builds its own from them)
+    except ValueError as err:  # accelerate's objections to the settings, e.g. no zero_optimization section
+        raise UserError(f"{source}: {str(err).splitlines()[0]}") from None
+    ds = plugin.deepspeed_config
+    if int(plugin.zero_stage) == 3 and ds["zero_optimization"].get(GATHER) is not True:
+        fix = f'"{GATHER}": true to its zero_optimization' if path != "none" else "zero3_save_16bit_model: true"
+        raise UserError(
+            f"{source}: ZeRO-3 without {GATHER}, so the weights could not be gathered into final/ at the end of the "
+            f"run; add {fix}"
+        )
+    accumulation = ds.get("gradient_accumulation_steps", "auto")
+    if accumulation not in ("auto", cfg.train.gradient_accumulation_steps):
+        raise UserError(
+            f"{source}: gradient_accumulation_steps {accumulation} (accelerate's 1 where it is missing) but "
+            f'--gradient_accumulation_steps {cfg.train.gradient_accumulation_steps}; set it to "auto" (the flag '
+            "decides)"
+        )
 
 
 def zero_stage(accelerator: Accelerator) -> int | None:
@@ -94,14 +130,23 @@ def no_deepspeed_lookup(accelerator: Accelerator) -> Iterator[None]:
 def configure_deepspeed(cfg: RunConfig, accelerator: Accelerator) -> None:
     """Settle the DeepSpeed config values that accelerate would otherwise fill with its own defaults.
 
-    ``gradient_clipping`` follows ``--max_grad_norm`` (0 = off): accelerate fills ``"auto"`` with 1.0, and
-    ``accelerator.clip_grad_norm_`` does nothing under DeepSpeed, which clips inside its engine step.
+    Batches are token budgets (``--max_tokens``), so DeepSpeed's sentence counts ``train_micro_batch_size_per_gpu`` and
+    ``train_batch_size`` are bookkeeping: the micro-batch is 1 (a number the JSON gives is replaced, with a line) and
+    the total left to accelerate (1 x accumulation x processes). ``gradient_clipping`` follows ``--max_grad_norm``
+    (0 = off): accelerate fills ``"auto"`` with 1.0, and ``accelerator.clip_grad_norm_`` does nothing under DeepSpeed,
+    which clips inside its engine step.
     """
     if accelerator.distributed_type != DistributedType.DEEPSPEED:
         return
-    ds = accelerator.state.deepspeed_plugin.deepspeed_config
-    if ds.get("train_micro_batch_size_per_gpu", "auto") == "auto":
-        ds["train_micro_batch_size_per_gpu"] = 1  # token batches have no fixed size
+    ds, source = accelerator.state.deepspeed_plugin.deepspeed_config, config_source()
+    counts = {k: ds.get(k, "auto") for k in ("train_micro_batch_size_per_gpu", "train_batch_size")}
+    if counts["train_micro_batch_size_per_gpu"] not in ("auto", 1) or counts["train_batch_size"] != "auto":
+        given = " and ".join(f"{k} {v}" for k, v in counts.items() if v != "auto")
+        accelerator.print(
+            f"{source}: {given} not used: batches hold up to --max_tokens {cfg.train.max_tokens} tokens, not a number "
+            "of sentences (DeepSpeed counts each batch as one)"
+        )
+    ds["train_micro_batch_size_per_gpu"], ds["train_batch_size"] = 1, "auto"
     given = ds.get("gradient_clipping", "auto")
     if given not in ("auto", cfg.optim.max_grad_norm):
         accelerator.print(

@@ -1,4 +1,5 @@
-"""Scores of a translated split: corpus sacreBLEU and chrF overall and per target language, and, when the rows
+"""Scores of a translated split: corpus sacreBLEU (each target language with its own tokenizer,
+:func:`mtkit.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
 carry gender labels, ``bias_eval``'s per-gender BLEU, gap, gender accuracy and fair BLEU, per language and
 macro-averaged. The figures are the same as the bias report's (no bootstrap here: it runs at every evaluation).
 """
@@ -10,9 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sacrebleu
+from sacrebleu.metrics import CHRF
 
 from bias_eval.scoring import macro_average, score_language
+from mtkit.bleu import bleu_signatures, corpus_bleu, signature
 from mtkit.data.gendered import GENDERS, LanguageData, Side
+from mtkit.evaluation.paper_bleu import description, paper_bleu
 
 #: bias_eval figures logged at every evaluation (per language as ``<lang>_<key>``, macro-averaged as ``<key>``).
 GENDER_KEYS = (
@@ -27,11 +31,22 @@ GENDER_KEYS = (
 )
 
 
-def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    """sacreBLEU (default 13a tokenization) and chrF of a corpus, on the 0-100 scale."""
+def corpus_scores(hypotheses: list[str], references: list[str], langs=None) -> dict[str, float]:
+    """sacreBLEU and chrF of a corpus, on the 0-100 scale; BLEU with the tokenizer of each sentence's target language
+    (``langs``: one code, one per sentence, or ``None`` for sacreBLEU's default 13a)."""
     return {
-        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "bleu": corpus_bleu(hypotheses, references, langs),
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
+    }
+
+
+def scoring(langs: Sequence[str], paper: str = "none") -> dict[str, str | None]:
+    """Which score is which, for ``results.json`` and the model card: the sacreBLEU signatures of BLEU (each target
+    language's tokenizer) and chrF, and what ``paper_bleu`` is (``None`` without ``--paper_bleu``)."""
+    return {
+        "bleu": bleu_signatures(langs),
+        "chrf": signature(CHRF()),
+        "paper_bleu": description(paper) if paper != "none" else None,
     }
 
 
@@ -87,18 +102,24 @@ def _language_data(lang: str, rows: list[dict], hyps: list[str]) -> tuple[Langua
     return data, {g: [hyps[i] for i in order[g]] for g in GENDERS}
 
 
-def split_scores(rows, hyps: Sequence[str]) -> dict[str, float]:
-    """``bleu``/``chrf`` of all rows; ``<lang>_bleu``/``<lang>_chrf`` when there are several languages; the
-    :data:`GENDER_KEYS` per language and macro-averaged when every row has a gender."""
+def split_scores(rows, hyps: Sequence[str], paper: str = "none") -> dict[str, float]:
+    """``bleu``/``chrf`` of all rows; ``<lang>_bleu``/``<lang>_chrf`` when there are several languages; with ``paper``
+    (``--paper_bleu``) the papers' ``paper_bleu`` and ``paper_bleu_ref_len`` too (``<lang>_paper_bleu`` per
+    language); the :data:`GENDER_KEYS` per language and macro-averaged when every row has a gender."""
     cols = columns(rows)
-    scores: dict[str, float] = corpus_scores(list(hyps), list(rows["target"]))
     langs = list(rows["lang"]) if "lang" in cols else [""] * len(hyps)
+    scores: dict[str, float] = corpus_scores(list(hyps), list(rows["target"]), langs)
+    if paper != "none":
+        scores |= paper_bleu(list(hyps), list(rows["target"]), langs, paper)
     by_lang: dict[str, list[int]] = defaultdict(list)
     for i, lang in enumerate(langs):
         by_lang[lang].append(i)
     if len(by_lang) > 1:
         for lang, idx in sorted(by_lang.items()):
-            own = corpus_scores([hyps[i] for i in idx], [rows["target"][i] for i in idx])
+            hyp, ref = [hyps[i] for i in idx], [rows["target"][i] for i in idx]
+            own = corpus_scores(hyp, ref, lang)
+            if paper != "none":
+                own["paper_bleu"] = paper_bleu(hyp, ref, lang, paper)["paper_bleu"]
             scores.update({f"{lang}_{k}": v for k, v in own.items()})
     if "gender" not in cols or not all(rows["gender"]):
         return scores

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bias_eval.accuracy import low_signal
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import GENDER_KEYS
 
 _LANG_BLEU = re.compile(r"^valid_([a-z]{2,3})_bleu$")  # valid_de_bleu, not valid_fair_bleu
+#: the key of an evaluation's record (``metrics.jsonl``, the trackers) that says its gender figures say little
+WARNING_KEY = "valid_warning"
 
 #: Metrics where smaller is better; every other one is maximised.
 LOWER_IS_BETTER = frozenset({"loss", "bleu_gap_abs"})
@@ -44,12 +47,15 @@ def selection_value(scores: dict[str, float], metric: str) -> float:
 
 
 def describe(scores: dict[str, float], metric: str, best_metric: float | None, best_step: int | None) -> str:
-    """One progress line: loss, BLEU, chrF, per-language BLEU, the gender figures, and the best so far."""
+    """One progress line: loss, BLEU, chrF, per-language BLEU, the papers' BLEU, the gender figures, the best so far,
+    and whether the gender figures say little (:func:`low_signal_note`)."""
     bleu = f"BLEU {scores['valid_bleu']:.2f}"
     per_lang = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
     if per_lang:
         bleu += " (" + " ".join(f"{lang} {scores[f'valid_{lang}_bleu']:.1f}" for lang in per_lang) + ")"
     parts = [f"valid loss {scores['valid_loss']:.3f}", bleu, f"chrF {scores['valid_chrf']:.2f}"]
+    if "valid_paper_bleu" in scores:  # --paper_bleu: the papers' tokenized BLEU, beside sacreBLEU
+        parts.append(f"paper BLEU {scores['valid_paper_bleu']:.2f}")
     for key, label, fmt in (
         ("bleu_gap", "gap m-f", "{:+.2f}"),
         ("accuracy_feminine", "acc f", "{:.1%}"),
@@ -61,4 +67,18 @@ def describe(scores: dict[str, float], metric: str, best_metric: float | None, b
         if f"valid_{key}" in scores and key in GENDER_KEYS:
             parts.append(f"{label} {fmt.format(scores[f'valid_{key}'])}")
     best = f"best {metric} {best_metric:.4g} at {best_step}" if best_metric is not None else ""
-    return ", ".join(parts) + (f"; {best}" if best else "")
+    warning = low_signal_note(scores).get(WARNING_KEY)
+    return ", ".join(parts) + (f"; {best}" if best else "") + (f"; read with care: {warning}" if warning else "")
+
+
+def low_signal_note(scores: dict[str, float]) -> dict[str, str]:
+    """``{WARNING_KEY: why}`` when a language's coverage or BLEU is below the bias report's thresholds
+    (:func:`bias_eval.accuracy.low_signal`, the one reader of them), else ``{}``; nothing without gender figures."""
+    if "valid_coverage" not in scores:
+        return {}
+    langs = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
+    keys = {lang: f"valid_{lang}_" for lang in langs} or {"": "valid_"}  # one language: the plain keys
+    figures = {lang: {k: scores.get(f"{prefix}{k}") for k in ("coverage", "bleu")} for lang, prefix in keys.items()}
+    flagged = (low_signal(figures) or {}).get("languages", {})
+    said = "; ".join(" and ".join(f["reasons"]) + (f" ({lang})" if lang else "") for lang, f in flagged.items())
+    return {WARNING_KEY: f"the accuracies say little: {said}"} if said else {}

@@ -24,6 +24,8 @@ from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
+from mtkit.evaluation.scores import scoring
+from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.textio import atomic_write
 
 CARD = "README.md"
@@ -128,6 +130,7 @@ def scores(record: dict[str, Any], prefix: str, langs: list[str]) -> dict[str, d
         key = f"{prefix}_{lang}" if len(langs) > 1 else prefix
         if record.get(f"{key}_bleu") is not None:
             found[lang] = {"bleu": record[f"{key}_bleu"], "chrf": record.get(f"{key}_chrf")}
+            found[lang]["paper_bleu"] = record.get(f"{key}_paper_bleu")
     return found
 
 
@@ -161,7 +164,7 @@ def reproduce(cfg: RunConfig, env: dict[str, Any]) -> str:
         flags["mixed_precision"] = env["mixed_precision"]  # what ran, whatever the launcher config said
     parts = ["scripts/train.py"]
     for key, value in flags.items():
-        parts += [f"--{key}", str(value).lower() if isinstance(value, bool) else str(value)]
+        parts += [f"--{key}", str(value).lower() if isinstance(value, bool | None) else str(value)]  # None: none
     strategy, n = env.get("distributed_type", "NO"), env.get("num_processes", 1)
     if strategy == "NO" and n == 1:
         return shlex.join(["python", *parts])
@@ -264,6 +267,21 @@ def choosing_language(languages: ModelLanguages, langs: list[str]) -> list[str]:
             f"({codes}), or give `scripts/translate.py` `--target_lang`.", ""]  # fmt: skip
 
 
+def _paper_cell(values: dict, shown: bool) -> str:
+    value = values.get("paper_bleu")
+    return "" if not shown else f" {value:.2f} |" if value is not None else " |"
+
+
+def scoring_lines(cfg: RunConfig) -> list[str]:
+    """What each score of the results table is (:func:`mtkit.evaluation.scores.scoring`)."""
+    what = scoring(cfg.data.languages(), cfg.eval.paper_bleu)
+    lines = [f"BLEU and chrF: sacreBLEU on the detokenized translations, decoded as below (BLEU `{what['bleu']}`, "
+             f"chrF `{what['chrf']}`)."]  # fmt: skip
+    if what["paper_bleu"]:
+        lines[0] += f" paper BLEU: {what['paper_bleu']}; not comparable with sacreBLEU."
+    return lines
+
+
 def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, valid, test, results) -> str:
     """The markdown of the card below its metadata."""
     d, m, o, t = cfg.data, cfg.model, cfg.optim, cfg.train
@@ -273,7 +291,8 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
     if m.model_name_or_path:
         origin = f"fine-tuned from `{m.model_name_or_path}`" + (f" with LoRA (r={m.lora_r})" if m.lora_r else "")
     else:
-        origin = f"trained from scratch (architecture preset `{m.model}`)"
+        shape = ", ".join(f"{k} {getattr(m, k)}" for k in SHAPE_KEYS if getattr(m, k) is not None)
+        origin = f"trained from scratch (architecture preset `{m.model}`{', ' + shape if shape else ''})"
     kind, source, _ = data_source(cfg)
     sizes = env.get("pairs", {})
     counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
@@ -301,13 +320,16 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
     ]  # fmt: skip
     out = [f"# {name}", "", f"A translation model ({pair}) trained with mtkit: {origin}.", ""]
     out += ["## Training", "", "| | |", "|---|---|", *[f"| {k} | {_md(v)} |" for k, v in rows], ""]
-    out += ["## Results", "", "| split | language | BLEU | chrF |", "|---|---|---:|---:|"]
+    paper = cfg.eval.paper_bleu != "none"
+    out += ["## Results", "", "| split | language | BLEU | chrF |" + (" paper BLEU |" if paper else "")]
+    out += ["|---|---|---:|---:|" + ("---:|" if paper else "")]
     for split, found in ((f"validation ({d.validation_split}, update {weights.valid_step})", valid),
                          (f"test ({d.test_split})", test)):  # fmt: skip
-        out += [f"| {_md(split)} | {lang} | {v['bleu']:.2f} | {v['chrf']:.2f} |" for lang, v in found.items()]
+        out += [f"| {_md(split)} | {lang} | {v['bleu']:.2f} | {v['chrf']:.2f} |" + _paper_cell(v, paper)
+                for lang, v in found.items()]  # fmt: skip
     if not valid and not test:
         out.append("| not evaluated | | | |")
-    out += ["", "sacreBLEU corpus BLEU and chrF (default settings) of the model's translations, decoded as below.", ""]
+    out += ["", *scoring_lines(cfg), ""]
     if cfg.eval.eval_max_samples:
         out += [f"Validation scores are over at most {cfg.eval.eval_max_samples} sentences (`--eval_max_samples`).", ""]
     out += ["<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->", ""]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from mtkit.decode.bounds import position_limit
@@ -87,7 +88,8 @@ def export_ct2(
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        Converter(str(model_dir)).convert(str(tmp), quantization=quantization, force=True)
+        with _own_vocabulary_marian() if _scratch_marian(config) else nullcontext():
+            Converter(str(model_dir)).convert(str(tmp), quantization=quantization, force=True)
         AutoTokenizer.from_pretrained(str(model_dir)).save_pretrained(str(tmp))
         for name in CARRIED:
             if (model_dir / name).is_file():
@@ -111,6 +113,33 @@ def export_ct2(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _scratch_marian(config: dict) -> bool:
+    """Whether ``config`` is a MarianMT model without Marian's own vocabulary layout (padding last), as the post-norm
+    sinusoidal layout trained from scratch (:mod:`mtkit.model.layouts`) is."""
+    return config.get("model_type") == "marian" and config.get("pad_token_id") != config.get("vocab_size", 0) - 1
+
+
+@contextmanager
+def _own_vocabulary_marian():
+    """CTranslate2's MarianMT converter assumes Marian's vocabulary: it drops the last row of the embeddings (the
+    padding token there) and starts the decoder from a zero vector. A model with its padding elsewhere and its own
+    decoder start token is converted, while this lasts, as its BART converter converts a post-norm model without an
+    embedding norm (what the config's ``normalize_before`` and ``normalize_embedding`` say)."""
+    from ctranslate2.converters import transformers as loaders
+
+    class Loader(loaders.BartLoader):
+        @property
+        def architecture_name(self) -> str:
+            return "MarianMTModel"
+
+    saved = loaders._MODEL_LOADERS["MarianConfig"]
+    loaders._MODEL_LOADERS["MarianConfig"] = Loader()
+    try:
+        yield
+    finally:
+        loaders._MODEL_LOADERS["MarianConfig"] = saved
 
 
 class _Vocabulary:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mtkit.bleu import corpus_bleu
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
@@ -195,20 +196,21 @@ def target_langs(model_dir: Path, sample: Sample) -> list[str | None]:
     return [lang or default for lang in sample.langs]
 
 
-def compare(transformers: Sequence[str], ctranslate2: Sequence[str], references: Sequence[str] | None = None) -> dict:
+def compare(
+    transformers: Sequence[str], ctranslate2: Sequence[str], references: Sequence[str] | None = None, langs=None
+) -> dict:
     """Agreement (share of identical outputs), BLEU of ``ctranslate2`` against ``transformers``, and with
-    ``references`` each engine's BLEU against them and the difference (CTranslate2's minus transformers')."""
-    import sacrebleu
-
+    ``references`` each engine's BLEU against them and the difference (CTranslate2's minus transformers'); BLEU with
+    each target language's tokenizer (``langs``, :func:`mtkit.bleu.corpus_bleu`)."""
     same = sum(a == b for a, b in zip(transformers, ctranslate2))
     figures: dict[str, Any] = {
         "identical": same,
         "agreement": same / max(1, len(transformers)),
-        "bleu": sacrebleu.corpus_bleu(list(ctranslate2), [list(transformers)]).score,
+        "bleu": corpus_bleu(ctranslate2, transformers, langs),
     }
     if references is not None:
-        hf = sacrebleu.corpus_bleu(list(transformers), [list(references)]).score
-        ct2 = sacrebleu.corpus_bleu(list(ctranslate2), [list(references)]).score
+        hf = corpus_bleu(transformers, references, langs)
+        ct2 = corpus_bleu(ctranslate2, references, langs)
         figures["reference_bleu"] = {"transformers": hf, "ctranslate2": ct2, "difference": ct2 - hf}
     return figures
 
@@ -269,8 +271,8 @@ def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str
         torch.cuda.empty_cache()
     ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, langs, options)
     figures: dict[str, Any] = {"sample": sample.origin, "sentences": len(texts), "decoding": options}
-    figures["greedy"] = compare(hf_greedy, ct2_greedy)
-    figures["beam"] = {"beam_size": options["beam_size"], **compare(hf_beam, ct2_beam, sample.references)}
+    figures["greedy"] = compare(hf_greedy, ct2_greedy, langs=langs)
+    figures["beam"] = {"beam_size": options["beam_size"], **compare(hf_beam, ct2_beam, sample.references, langs)}
     figures["bounds"] = dict(zip(("agreement", "bleu"), BOUNDS[quantization]))
     figures["seconds"] = round(time.perf_counter() - start, 1)
     line = summary(figures, quantization)

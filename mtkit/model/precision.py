@@ -10,16 +10,16 @@ import torch
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
-from mtkit.model.presets import T5_PRESETS
+from mtkit.model.presets import preset_model_type
 
 #: Model types whose activations overflow fp16's range (T5's FFN outputs grow past 65504; its authors train in bf16).
 FP16_UNSAFE = frozenset({"t5", "mt5", "umt5", "longt5", "switch_transformers"})
 
 
 def model_type(cfg: RunConfig) -> str:
-    """The ``model_type`` of the pretrained model or of the from-scratch preset."""
+    """The ``model_type`` of the pretrained model or of the from-scratch preset and shape."""
     if not cfg.model.model_name_or_path:
-        return "t5" if cfg.model.model in T5_PRESETS else "bart"
+        return preset_model_type(cfg.model)
     from transformers import AutoConfig
 
     try:

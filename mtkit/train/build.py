@@ -13,9 +13,10 @@ from transformers import AutoModelForSeq2SeqLM, get_scheduler
 
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
-from mtkit.distributed.deepspeed import check_deepspeed_config, quiet_deepspeed_collective_warnings
+from mtkit.distributed.deepspeed import configure_deepspeed, quiet_deepspeed_collective_warnings
 from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
+from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.model.lora import apply_lora
 from mtkit.model.precision import enable_tf32
 from mtkit.model.presets import preset_config
@@ -27,7 +28,6 @@ MODEL_COLUMNS = ["input_ids", "attention_mask", "labels"]
 
 def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Accelerator:
     """An Accelerator for this run; on CPU-only hosts it runs multi-process jobs over gloo."""
-    check_deepspeed_config()
     quiet_deepspeed_collective_warnings()
     enable_tf32()
     pg = {"timeout": timedelta(seconds=cfg.train.ddp_timeout)}
@@ -47,6 +47,7 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
         kwargs_handlers=[InitProcessGroupKwargs(**pg)],
         **kwargs,
     )
+    configure_deepspeed(cfg, accelerator)
     reduce_gradients_in_fp32(accelerator)
     return accelerator
 
@@ -83,7 +84,7 @@ def _load_model(cfg: RunConfig, tokenizer):
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         max_positions=max(1024, cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens),
-        dropout=cfg.model.dropout,
+        **{k: getattr(cfg.model, k) for k in SHAPE_KEYS},  # the preset's, where the recipe gives none
     )
     return AutoModelForSeq2SeqLM.from_config(config)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 
+from mtkit.distributed.reshard import load_state
 from mtkit.errors import UserError
 from mtkit.textio import follow_umask_tree
 
@@ -237,9 +238,11 @@ class CheckpointManager:
             raise UserError(f"--output_dir: cannot write checkpoint {tmp.name} ({why}); the previous ones are intact")
 
     def load(self, path: Path) -> TrainerState:
-        """Restore the accelerate state from ``path`` and return its :class:`TrainerState`."""
-        self.accelerator.load_state(str(path))
-        return self.read_state(path)
+        """Restore the accelerate state from ``path``, resharded if another number of processes wrote it
+        (:mod:`mtkit.distributed.reshard`), and return its :class:`TrainerState`."""
+        state = self.read_state(path)
+        load_state(self.accelerator, path, written_by=state.world_size)
+        return state
 
     @staticmethod
     def read_state(path: Path) -> TrainerState:

@@ -1,6 +1,7 @@
-"""Input checks a run makes before it writes anything: model and tokenizer sources, the end-of-run steps asked
-for (a CTranslate2 quantization it knows and the model decodes in, an MT-GenEval split it can score), and a resume's
-settings against those the run folder was made with (:data:`RESUMABLE`)."""
+"""Input checks a run makes before it writes anything: the launch (its DeepSpeed settings, its trackers), model and
+tokenizer sources, the end-of-run steps asked for (a CTranslate2 quantization it knows and the model decodes in, an
+MT-GenEval split it can score), and a resume's settings against those the run folder was made with
+(:data:`RESUMABLE`)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.bounds import position_limit
 from mtkit.decode.ct2 import QUANTIZATIONS
+from mtkit.distributed.deepspeed import check_deepspeed_config
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
-from mtkit.model.presets import T5_PRESETS
+from mtkit.model.presets import preset_model_type
 from mtkit.paths import check_apart
+from mtkit.train.tracking import tracker_names
 
 
 def check_run_apart(cfg: RunConfig) -> None:
@@ -44,6 +47,14 @@ def check_position_limit(cfg: RunConfig) -> None:
                 f"--{flag} {asked}: {cfg.model.model_name_or_path} has positions for {limit} tokens "
                 f"(max_position_embeddings {limit + 2}, less the decoder start and one spare); at most {limit}"
             )
+
+
+def check_launch(cfg: RunConfig) -> None:
+    """Refuse, before the data is even read, what the launch asks for and the run could not do: DeepSpeed settings
+    its end could not export with, or a gradient accumulation they contradict (:func:`check_deepspeed_config`), and
+    trackers accelerate does not know or cannot import (:func:`~mtkit.train.tracking.tracker_names`)."""
+    check_deepspeed_config(cfg)
+    tracker_names(cfg.logging.report_to)
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:
@@ -90,10 +101,10 @@ def check_float16(quantization: str, config: dict[str, Any], flag: str, force_fp
 
 def run_model_config(cfg: RunConfig) -> dict[str, Any]:
     """The ``config.json`` (as a dict) of the run's model: the pretrained one's, read without building it, or the
-    from-scratch preset's model type."""
+    from-scratch model's type (its preset's and shape's)."""
     name = cfg.model.model_name_or_path
     if not name:
-        return {"model_type": "t5" if cfg.model.model in T5_PRESETS else "bart"}
+        return {"model_type": preset_model_type(cfg.model)}
     from transformers import PretrainedConfig
 
     try:

@@ -11,6 +11,7 @@ from accelerate import Accelerator
 from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
+from mtkit.data.trained_languages import KEY as TRAINED
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
@@ -44,6 +45,7 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
         generation.forced_bos_token_id = languages.forced_token_id(tokenizer, targets[0])
     generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
     generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
+    setattr(generation, TRAINED, list(targets))  # what translate.py and the bias report warn outside of
     generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
     if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
         generation.update(length_penalty=cfg.eval.length_penalty)

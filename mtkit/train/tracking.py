@@ -7,11 +7,28 @@ from pathlib import Path
 from typing import Any
 
 from accelerate import Accelerator
+from accelerate.tracking import LOGGER_TYPE_TO_CLASS, get_available_trackers
+from accelerate.utils import LoggerType
+
+from mtkit.errors import UserError
 
 
 def tracker_names(report_to: str) -> list[str]:
-    """``"tensorboard,wandb"`` -> ``["tensorboard", "wandb"]``; ``"none"`` -> ``[]``."""
-    return [n.strip() for n in report_to.split(",") if n.strip() not in ("", "none")]
+    """``"tensorboard,wandb"`` -> ``["tensorboard", "wandb"]``; ``"none"`` -> ``[]``. A name accelerate does not
+    know (it would end the run in a traceback), or one whose package is not installed (accelerate would drop it
+    without a word), is a :class:`UserError` naming those it knows or those installed."""
+    names = [n.strip() for n in report_to.split(",") if n.strip() not in ("", "none")]
+    known = list(dict.fromkeys([*LoggerType.list(), *LOGGER_TYPE_TO_CLASS]))  # with trackers registered in-process
+    installed = [str(t) for t in get_available_trackers()]
+    for name in names:
+        if name not in known:
+            raise UserError(f"--report_to: unknown tracker {name!r}; accelerate knows {', '.join(known)}, or none")
+        if name != "all" and name not in installed and name in LoggerType.list():
+            raise UserError(
+                f"--report_to: tracker {name!r} is not installed (pip install {name}); installed: "
+                f"{', '.join(installed) or 'none'}"
+            )
+    return names
 
 
 class MetricsLog:

@@ -27,22 +27,23 @@ from mtkit.data.coverage import check_run_coverage
 from mtkit.data.languages import check_run_languages
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
-from mtkit.distributed.deepspeed import configure_deepspeed, zero_stage
-from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
+from mtkit.distributed.deepspeed import zero_stage
+from mtkit.distributed.fsdp import shard_tied_embeddings
+from mtkit.distributed.reshard import resharding
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation.scores import balanced_subset, split_scores
-from mtkit.evaluation.selection import check_selection, describe, oriented, raw_value, selection_value
+from mtkit.evaluation.selection import check_selection, describe, low_signal_note, oriented, raw_value, selection_value
 from mtkit.evaluation.validation import translate_corpus, validation_loss
 from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.folders import check_pretrained_source
 from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
-from mtkit.model.presets import ALL_PRESETS
+from mtkit.model.presets import check_model_shape
 from mtkit.textio import check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import check_bias_report, check_ct2, check_position_limit, check_resume
+from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.epochs import EpochCheckpoints
 from mtkit.train.final import export_model
@@ -85,8 +86,8 @@ class Trainer:
         """Check the flags, the model source, the output folder (a resume's settings) and the data (loaded into
         ``self.raw``); return whether the checkpoints are to be discarded (``--overwrite_output_dir``)."""
         cfg, out = self.cfg, self.out
-        if not cfg.model.model_name_or_path and cfg.model.model not in ALL_PRESETS:
-            raise UserError(f"--model: unknown preset '{cfg.model.model}'; choose from {', '.join(ALL_PRESETS)}")
+        check_launch(cfg)  # DeepSpeed settings and trackers
+        check_model_shape(cfg.model)  # a known preset, a layout some class has
         check_writable(out, "--output_dir")  # not a file, not read-only, not full
         try:  # a run never silently starts over checkpoints it cannot read
             resuming, discard = newest_complete(out / "checkpoints") is not None, False
@@ -122,7 +123,6 @@ class Trainer:
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
         fused = zero_stage(acc) is None and acc.mixed_precision != "fp16"  # fp16: the scaler's own skipping
         optimizer, scheduler = build_optimizer(cfg, model, fused=fused)
-        configure_deepspeed(cfg, acc)
         if cfg.train.torch_compile:
             check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
@@ -143,21 +143,13 @@ class Trainer:
         peak = peak_tflops(acc.device, cfg.logging.peak_tflops, acc.mixed_precision)  # of the precision in use
         self.throughput = Throughput(acc, self.arch, peak)
         self.stop = StopSignal(acc.num_processes)  # from here on, SIGTERM/SIGINT end in a checkpoint
-        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates)
+        self.nonfinite = NonFiniteGuard(self.optimizer, acc.device, cfg.optim.max_nonfinite_updates, say=acc.print)
         self.grad_norm: torch.Tensor | float | None = None
 
     def _resume(self, checkpoint: Path) -> None:
-        """Restore everything from ``checkpoint``; on another number of processes, continue the epoch where it
-        stood (DDP and one process: the weights and optimizer are whole in the checkpoint) or refuse (ZeRO, FSDP)."""
+        """Restore everything from ``checkpoint``; on another number of processes, with the weights and optimizer
+        state resharded (:mod:`mtkit.distributed.reshard`), continue the epoch where it stood."""
         acc = self.accelerator
-        saved = self.checkpoints.read_state(checkpoint)
-        sharded = "DeepSpeed" if zero_stage(acc) is not None else "FSDP" if uses_fsdp(acc) else None
-        if saved.world_size != acc.num_processes and sharded:
-            raise UserError(
-                f"resume: {checkpoint} was written by {saved.world_size} {sharded} processes, whose sharded "
-                f"states are not loaded by {acc.num_processes}; resume on {saved.world_size} or start a new "
-                "run from scripts/export_model.py's output"
-            )
         self.state = self.checkpoints.load(checkpoint)
         acc.print(f"resuming from {checkpoint} (update {self.state.step}, epoch {self.state.epoch})")
         if self.cfg.train.max_steps > self.state.step and self.state.train_on():
@@ -166,7 +158,7 @@ class Trainer:
         if self.state.resume_on(acc.num_processes):
             acc.print(
                 f"the checkpoint was written by {before} process(es), this run has {acc.num_processes}: "
-                f"the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
+                f"{resharding(acc)}; the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
             )
 
     def _announce(self, model, n_pairs: int) -> None:
@@ -232,7 +224,7 @@ class Trainer:
                 self.optimizer.step()
                 self.optimizer.zero_grad()
             self.throughput.add_loss(loss_sum)
-        if acc.optimizer_step_was_skipped:  # fp16 overflow: nothing was applied, the schedule stays
+        if acc.optimizer_step_was_skipped:  # fp16 or DeepSpeed overflow: nothing applied, the schedule stays
             return False
         self.scheduler.step()
         return True
@@ -259,8 +251,8 @@ class Trainer:
         batches, self.patience = self.micro_batches(), Patience(cfg, state, self.accelerator.print)
         while state.step < cfg.train.max_steps and not self.patience.exhausted(state):
             group = [next(batches) for _ in range(self.accelerator.gradient_accumulation_steps)]
-            if not self.update(group):
-                state.skipped_updates += 1
+            if self.nonfinite.skipped(self.update(group), state, self.checkpoints.root):
+                self._stop_if_signalled(saved=False)  # a run whose updates keep being skipped still stops on a signal
                 continue
             state.step += 1
             bar.update(1)
@@ -293,7 +285,7 @@ class Trainer:
 
     def _stop_if_signalled(self, saved: bool) -> None:
         """At an update boundary: if any process was sent SIGTERM/SIGINT, checkpoint and stop (all together)."""
-        signame = self.stop.agreed(self.state.step, now=saved)
+        signame = self.stop.agreed(self.state.step + self.state.skipped_updates, now=saved)  # skipped ones count
         if signame is None:
             return
         if not saved:
@@ -306,10 +298,9 @@ class Trainer:
     def _log_training(self) -> dict:
         record = self.throughput.report()  # the one host read of the interval
         record.update(lr=self.scheduler.get_last_lr()[0], epoch=self.state.epoch)
-        record["skipped_updates"] = self.state.skipped_updates
         if zero_stage(self.accelerator) is not None:  # a host read (DeepSpeed's .item()): at logging steps only
             self.grad_norm = self.accelerator.clip_grad_norm_(self.model.parameters(), self.cfg.optim.max_grad_norm)
-        record.update(self.nonfinite.report(self.state.step, self.checkpoints.root))
+        record.update(self.nonfinite.report(self.state, self.checkpoints.root))
         if self.grad_norm is not None:
             record["grad_norm"] = float(self.grad_norm)
         self.log.log(record, self.state.step)
@@ -331,7 +322,7 @@ class Trainer:
         if is_best:  # the end of a run off the --eval_steps grid chooses its final/, not training's best
             metric = raw_value(scores, cfg.eval.metric_for_best_model)
             state.set_best(metric, scores["valid_loss"], scheduled=state.step % cfg.eval.eval_steps == 0)
-        self.log.log(scores, state.step)
+        self.log.log(scores | low_signal_note(scores), state.step)  # low coverage marked in metrics.jsonl too
         best_metric, _, best_step = state.chosen
         self.accelerator.print(
             f"\nupdate {state.step}: " + describe(scores, cfg.eval.metric_for_best_model, best_metric, best_step)
@@ -353,7 +344,7 @@ class Trainer:
             (self.out / "translations").mkdir(exist_ok=True)
             records = [{**row, "hypothesis": hyp} for row, hyp in zip(rows.to_list(), hyps)]
             write_jsonl(self.out / "translations" / f"{save_as}.jsonl", records)
-        return split_scores(rows, hyps)
+        return split_scores(rows, hyps, self.cfg.eval.paper_bleu)
 
     def save(self, *, is_best: bool = False) -> Path:
         """A checkpoint of the whole training state (see :class:`mtkit.train.checkpoint.CheckpointManager`)."""
@@ -371,7 +362,7 @@ class Trainer:
             and self.checkpoints.best
             and self.checkpoints.best != self.checkpoints.last
         ):
-            acc.load_state(str(self.checkpoints.best))
+            self.checkpoints.load(self.checkpoints.best)  # resharded if written by another process count
             acc.print(f"loaded checkpoint_best (update {best_step}) for export")
         results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": best_step, **averaged}
         results[f"best_valid_{metric}"] = best_metric

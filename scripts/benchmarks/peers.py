@@ -133,7 +133,10 @@ def settings(args, files: dict, preset: str) -> dict:
     from mtkit.model.presets import PRESETS
 
     cfg = parse_config(["--config", args.recipe])
-    layers, d_model, heads, ffn, _ = PRESETS[preset]
+    shape = PRESETS[preset]
+    layers, d_model, heads, ffn = (
+        shape[k] for k in ("encoder_layers", "d_model", "encoder_attention_heads", "encoder_ffn_dim")
+    )
     o, warmup = cfg.optim, args.warmup_steps
     return {
         "preset": preset, "vocab": files["vocab"], "vocab_size": files["vocab_size"], "seed": cfg.train.seed,

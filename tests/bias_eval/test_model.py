@@ -263,7 +263,7 @@ def test_prompt_saved_for_other_languages_warns(
         *("--out", str(tmp_path / "o"), "--bootstrap_samples", "0", "--device", "cpu", "--force"),  # de: unknown
     )
     assert status == 0, err
-    assert "warning: the prompt was saved for es; also used for de" in err
+    assert f"warning: --target_langs: {tuned_model} was fine-tuned for es only, not de: expect poor" in err
 
 
 def test_generation_flags_need_a_model(run_cli, small_geneval: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import random
 import re
 import string
 import xml.etree.ElementTree as ET
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import sacrebleu
 from geneval_helpers import geneval_file, make_subset, read_plain, write_hyps
 
 from bias_eval.headline import title
+from bias_eval.report import reproduce_lines
 from mtkit.cli.bias_report import main
 
 LINES = 100
@@ -127,7 +129,7 @@ def _percent_in(text: str, pattern: str) -> float:
 @pytest.mark.parametrize("system", ["biased", "noisy"])
 def test_takeaway_agrees_with_an_independent_bootstrap(reports, system: str) -> None:
     report, hyp_dir, root = reports[system]
-    sentence = _takeaway(report)
+    sentence = _takeaway(report).split("; gender accuracy")[0]  # the BLEU part (the accuracy gap: below)
     ref = _independent(root, hyp_dir)
     assert sentence.startswith("In es, ")
     who = "masculine" if ref["gap"] > 0 else "feminine"
@@ -135,9 +137,48 @@ def test_takeaway_agrees_with_an_independent_bootstrap(reports, system: str) -> 
     significant = ref["low"] > 0 or ref["high"] < 0
     assert ("not significant" not in sentence) == significant, (sentence, ref)
     assert ("; significant, the interval excludes 0" in sentence) == significant
-    stated = _percent_in(sentence, "N% of the hypotheses contain a gendered word")
+    stated = _percent_in(_takeaway(report), "N% of the hypotheses contain a gendered word")
     assert stated == pytest.approx(100 * _coverage(root, hyp_dir), abs=0.5)
     assert re.search(r"95% CI \[[+\u2212]\d+\.\d\d, [+\u2212]\d+\.\d\d\]", sentence)
+
+
+def _points(share: float) -> str:
+    return f"{100 * share:+.1f}".replace("-", "\u2212")
+
+
+def _accuracy_gap(root: Path, hyp_dir: Path) -> tuple[float, list[float]]:
+    """MT-GenEval accuracy, masculine - feminine, counted here, and its 95% CI from the documented resampling (numpy
+    Generator seeded with (seed, crc32(language)), sentence pairs drawn together)."""
+    hyp, ref = _read(root, hyp_dir)
+    other = {"feminine": "masculine", "masculine": "feminine"}
+    correct = {
+        g: np.array([not (_words(h) & (_words(c) - _words(r))) for h, r, c in zip(hyp[g], ref[g], ref[other[g]])])
+        for g in other
+    }
+    n = len(correct["feminine"])
+    idx = np.random.default_rng([3, zlib.crc32(b"es")]).integers(0, n, size=(SAMPLES, n))
+    replicates = correct["masculine"][idx].mean(axis=1) - correct["feminine"][idx].mean(axis=1)
+    gap = float(correct["masculine"].mean() - correct["feminine"].mean())
+    return gap, [float(x) for x in np.percentile(replicates, [2.5, 97.5])]
+
+
+@pytest.mark.parametrize("system", ["biased", "noisy"])
+def test_takeaway_names_the_accuracy_gap_with_its_interval(reports, system: str) -> None:
+    """The accuracy gap in points, its CI and its verdict, against a count and a resampling done here; no
+    over-correction box or flag (tests/bias_eval/test_balance.py has a report that gets them)."""
+    report, hyp_dir, root = reports[system]
+    sentence = _takeaway(report)
+    gap, (low, high) = _accuracy_gap(root, hyp_dir)
+    side = "lower" if gap > 0 else "higher"
+    said = f"{100 * abs(gap):.1f} points {side} on" if gap else "the same on the feminine and the masculine sentences"
+    assert f"; gender accuracy is {said}" in sentence, sentence
+    assert f"gap masculine \u2212 feminine {_points(gap)} points, 95% CI [{_points(low)}, {_points(high)}]" in sentence
+    part = sentence.split("; gender accuracy")[1]
+    assert ("; significant, the interval excludes 0" in part) == (low > 0 or high < 0), sentence
+    assert "over-correction" not in part and high >= 0
+    boxes = [d for d in _page(report).iter(f"{{{NS['h']}}}div") if "over-correction" in (d.get("class") or "")]
+    metrics = json.loads((report / "metrics.json").read_text(encoding="utf-8"))
+    assert boxes == [] and metrics["over_correction"] is None
 
 
 def test_the_two_systems_differ_in_significance(reports) -> None:
@@ -209,3 +250,10 @@ def test_one_language_has_no_macro_row(reports) -> None:
     heads = [_text(th) for tr in page.iter(f"{{{NS['h']}}}tr") for th in tr.findall("h:th", NS)[:1]]
     assert "es" in heads and not any(h.startswith("macro") for h in heads)
     assert "| macro" not in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_sacrebleu_commands_name_a_languages_own_tokenizer() -> None:
+    files = {lang: {"reference_feminine": f"{lang}.ref", "hypothesis_feminine": f"{lang}.hyp"} for lang in ("de", "ja")}
+    lines = reproduce_lines({"files": files})
+    assert "sacrebleu de.ref -i de.hyp -m bleu chrf  # de bleu_feminine, chrf_feminine" in lines
+    assert "sacrebleu ja.ref -i ja.hyp -m bleu chrf -tok ja-mecab  # ja bleu_feminine, chrf_feminine" in lines

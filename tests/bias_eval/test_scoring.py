@@ -11,6 +11,7 @@ from geneval_helpers import make_subset, read_plain
 
 from bias_eval.metrics import accuracy_words
 from bias_eval.scoring import METRIC_KEYS, context_hypothesis, macro_average, score_dataset, score_language
+from mtkit.data.gendered import LanguageData, Side
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 
@@ -137,3 +138,13 @@ def test_unpaired_table_data(tmp_path: Path, shared_geneval: Path) -> None:
 def test_context_hypothesis_takes_text_after_last_separator() -> None:
     assert context_hypothesis("Kontext. <sep> Satz.") == "Satz."
     assert context_hypothesis("Nur ein Satz.") == "Nur ein Satz."
+
+
+def test_a_japanese_target_gets_sacrebleus_japanese_tokenizer() -> None:
+    fem, masc = ["彼女は医者です。", "姉は先生です。"], ["彼は医者です。", "兄は先生です。"]
+    hyps = {"feminine": ["彼女は医者だ。", "姉は教師です。"], "masculine": ["彼は医者です。", "兄は教師です。"]}
+    sides = {g: Side(["x", "y"], refs, None, None, "test") for g, refs in (("feminine", fem), ("masculine", masc))}
+    result = score_language(LanguageData("ja", sides["feminine"], sides["masculine"], True), hyps, samples=0, seed=0)
+    own = sacrebleu.corpus_bleu(hyps["feminine"], [fem], tokenize="ja-mecab").score
+    assert result.metrics["bleu_feminine"] == pytest.approx(own)
+    assert own != pytest.approx(sacrebleu.corpus_bleu(hyps["feminine"], [fem]).score)

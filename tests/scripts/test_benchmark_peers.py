@@ -19,7 +19,8 @@ UPDATES, SENTENCES, PRESET, VOCAB = 2, 8, "transformer-tiny", 500
 def bart_parameters(preset: str, vocab: int, positions: int = 1026) -> int:
     """A post-norm BART's weights, counted from its shapes: one embedding shared by both stacks and the output,
     learned positions per stack, an embedding layer norm per stack."""
-    layers, d, _, f, _ = PRESETS[preset]
+    shape = PRESETS[preset]
+    layers, d, f = shape["encoder_layers"], shape["d_model"], shape["encoder_ffn_dim"]
     attention, norm, ffn = 4 * (d * d + d), 2 * d, d * f + f + f * d + d
     encoder = layers * (attention + norm + ffn + norm)
     decoder = layers * (2 * attention + 3 * norm + ffn)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import string
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from testing_utils import MTGENEVAL, run_script
 
 LANGS = ("de", "es")
+GENDERS = ("feminine", "masculine")
 #: table title -> metrics.json key, written out here rather than taken from the code under test
 FIGURES = {
     "BLEU": "bleu",
@@ -119,14 +121,15 @@ def test_table_matches_both_metrics_files(reports: tuple[Path, Path], tmp_path: 
     before, after = reports
     res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned")
     assert res.returncode == 0, res.stderr
-    verdicts = _check_table(_markdown_rows(res.stdout), _metrics(before), _metrics(after))
+    table = res.stdout.split("## Paired tests")[0]  # the paired tests: test_paired_tests_on_the_same_sentences
+    verdicts = _check_table(_markdown_rows(table), _metrics(before), _metrics(after))
     assert {"yes", "no", "n/a"} <= set(verdicts)  # the damaged feminine side moves, the masculine accuracy not
     assert "Note: change = tuned - base" in res.stdout and "outside base's CI" in res.stdout
 
     out = tmp_path / "cmp"
     res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned", "--out", str(out))
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["comparison.html", "comparison.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.html", "comparison.json", "comparison.md"]
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     root = ET.fromstring((out / "comparison.html").read_text(encoding="utf-8").split("\n", 1)[1])
     ns = {"h": "http://www.w3.org/1999/xhtml"}
@@ -204,3 +207,52 @@ def test_help() -> None:
     res = run_script("compare_reports.py", "--help")
     assert res.returncode == 0 and res.stderr == ""
     assert "BEFORE" in res.stdout and "--names" in res.stdout and "--out" in res.stdout
+
+
+def _words(text: str) -> set[str]:
+    """MT-GenEval's normalisation: lowercase, ASCII punctuation to spaces, split."""
+    return set(text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split())
+
+
+def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    """McNemar's discordant counts and exact p of the feminine accuracy against a count on the hypotheses written
+    here (base: the references; tuned: the masculine reference on every odd feminine line); the BLEU change against
+    the two metrics.json files; and the paired tests refused, in one line, once a reference differs."""
+    before, after = reports
+    out = tmp_path / "cmp"
+    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    paired = json.loads((out / "comparison.json").read_text(encoding="utf-8"))["paired"]
+    assert paired["refused"] is None and (paired["samples"], paired["seed"]) == (200, 12345)
+    rows = {(r["lang"], r["figure"]): r for r in paired["rows"]}
+    for lang in LANGS:
+        fem, masc = (_lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}") for g in GENDERS)
+        # tuned's odd feminine lines are the masculine reference: wrong where it has a word the feminine one lacks
+        wrong = sum(1 for i, (f, m) in enumerate(zip(fem, masc)) if i % 2 and _words(m) - _words(f))
+        row = rows[(lang, "accuracy_feminine")]
+        assert (row["before_only"], row["after_only"]) == (wrong, 0)
+        assert row["p_value"] == pytest.approx(min(1.0, 2 * 0.5**wrong)) and row["significant"]
+        bleu = rows[(lang, "bleu")]
+        m_b, m_a = _metrics(before)["languages"][lang], _metrics(after)["languages"][lang]
+        assert bleu["change"] == pytest.approx(m_a["bleu"] - m_b["bleu"], abs=1e-9)
+        assert bleu["ci95"][1] < 0 and bleu["significant"]
+        gap = rows[(lang, "accuracy_gap")]
+        assert gap["change"] == pytest.approx(m_a["accuracy_gap"] - m_b["accuracy_gap"], abs=1e-9)
+    for key in ("bleu", "accuracy_feminine", "accuracy_gap"):  # macro: the mean over the languages, bootstrapped
+        macro = rows[("macro", key)]
+        assert macro["change"] == pytest.approx(sum(rows[(lang, key)]["change"] for lang in LANGS) / 2, abs=1e-12)
+        assert macro["test"] == "paired bootstrap" and macro["ci95"][0] <= macro["change"] <= macro["ci95"][1]
+    markdown = (out / "comparison.md").read_text(encoding="utf-8")
+    assert "## Paired tests on the same sentences" in markdown and "McNemar exact (b=" in markdown
+
+    changed = tmp_path / "changed"
+    shutil.copytree(after, changed)
+    lines = (changed / "es.details.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["reference_feminine"] += " x"
+    (changed / "es.details.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    res = run_script("compare_reports.py", str(before), str(changed))
+    assert res.returncode == 0, res.stderr
+    said = "es: feminine sentence 0 has another reference in after: not the same sentences"
+    assert res.stderr == f"note: paired tests not run: {said}\n"
+    assert f"Paired tests not run: {said}." in res.stdout

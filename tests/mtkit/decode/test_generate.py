@@ -1,4 +1,6 @@
+import logging
 import math
+import warnings
 
 import pytest
 import torch
@@ -81,3 +83,28 @@ def test_each_batch_stops_at_its_bound(model_and_tokenizer):
     unbounded = generate_translations(model, tok, short, beam_size=1, max_len_a=0, max_len_b=100, batch_size=1, **words)
     assert all(ones)
     assert sum(map(len, ones)) < sum(map(len, unbounded))  # the bound did stop something
+
+
+def test_no_length_warning_from_transformers_and_the_same_translations(model_and_tokenizer):
+    """A generation config with ``max_length`` (as NLLB's and Marian's have) gave transformers' "Both `max_new_tokens`
+    and `max_length` seem to have been set" on every batch; the translations do not depend on it."""
+    model, tok = model_and_tokenizer
+    plain = generate_translations(model, tok, TEXT, beam_size=2, max_new_tokens=6, batch_size=2)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    hf_logger = logging.getLogger("transformers")
+    model.generation_config.max_length, model.generation_config.min_length = 200, 0
+    hf_logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with_lengths = generate_translations(model, tok, TEXT, beam_size=2, max_new_tokens=6, batch_size=2)
+    finally:
+        hf_logger.removeHandler(handler)
+        said = [r.getMessage() for r in records] + [str(w.message) for w in caught]
+        lengths = model.generation_config.max_length, model.generation_config.min_length
+        model.generation_config.max_length = model.generation_config.min_length = None
+    assert not [m for m in said if "seem to have been set" in m], said
+    assert with_lengths == plain
+    assert lengths == (200, 0)  # the model's own config as it was

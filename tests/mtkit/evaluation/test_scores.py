@@ -53,3 +53,14 @@ def test_balanced_subset_takes_whole_pairs_from_every_language():
     sub = balanced_subset(data, 4)
     assert sub["pair_id"] == ["de:1", "de:1", "es:1", "es:1"]
     assert balanced_subset(data, None) is data and len(balanced_subset(data, 100)) == 8
+
+
+def test_a_japanese_split_is_scored_with_sacrebleus_japanese_tokenizer():
+    refs, hyps = (
+        ["猫が庭で寝ている。", "私は毎朝コーヒーを飲みます。"],
+        ["猫が庭で寝ています。", "私は毎朝お茶を飲みます。"],
+    )
+    rows = Dataset.from_dict({"source": ["a", "b"], "target": refs, "lang": ["ja", "ja"]})
+    assert split_scores(rows, hyps)["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu(hyps, [refs], tokenize="ja-mecab").score
+    )

@@ -1,0 +1,170 @@
+"""How the two genders compare beyond MT-GenEval's accuracy: strict accuracy, the accuracy gaps, the
+masculine:feminine prediction ratio, and over-correction (a gap whose interval lies below 0).
+
+Every figure is computed from the accuracy decisions of :mod:`bias_eval.metrics`, and its replicates from the same
+resample counts as the language's other CIs (:func:`bias_eval.accuracy.accuracy_figures`), so an accuracy gap's
+interval is made exactly as the BLEU gap's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bias_eval.accuracy import Counts, Decisions, replicate_shares, share
+from bias_eval.bootstrap import percentile_interval
+from bias_eval.metrics import GenderDecision
+from mtkit.data.gendered import GENDERS
+
+OTHER = {"feminine": "masculine", "masculine": "feminine"}
+
+BALANCE_KEYS = (
+    "strict_accuracy_feminine",
+    "strict_accuracy_feminine_ci95",
+    "strict_accuracy_masculine",
+    "strict_accuracy_masculine_ci95",
+    "accuracy_gap",
+    "accuracy_gap_ci95",
+    "strict_accuracy_gap",
+    "strict_accuracy_gap_ci95",
+    "predicted_masculine",
+    "predicted_feminine",
+    "mf_ratio",
+    "mf_ratio_ci95",
+)
+PREDICTION_COUNTS = frozenset({"predicted_masculine", "predicted_feminine"})
+#: The gaps whose interval, entirely below 0, flags over-correction (gender choice, not general quality).
+OVER_CORRECTION_GAPS = ("accuracy_gap", "strict_accuracy_gap")
+
+STRICT_ACCURACY_DEFINITION = (
+    "strict_accuracy_feminine (and _masculine): share of hypotheses that contain a word of their own gender (a word "
+    "of the correct reference that the counterfactual lacks, after the accuracy normalisation) and none of the other "
+    "gender's, over the sentences whose two references differ in some word. Unlike MT-GenEval's accuracy, a "
+    "hypothesis with no gendered word at all (empty, another language, a rephrasing) is not counted correct. "
+    "CIs over the same bootstrap resamples as the other accuracies"
+)
+ACCURACY_GAP_DEFINITION = (
+    "accuracy_gap = accuracy_masculine - accuracy_feminine and strict_accuracy_gap = strict_accuracy_masculine - "
+    "strict_accuracy_feminine (shares, 0-1; > 0 favours masculine); their 95% CIs are percentile intervals of the "
+    "same difference over the same bootstrap replicates as bleu_gap_ci95 (paired data: both genders of a pair drawn "
+    "together)"
+)
+MF_RATIO_DEFINITION = (
+    "masculine:feminine prediction ratio (M:F, as reported in WinoMT-based work): the number of hypotheses of both "
+    "genders whose gendered words are masculine (a word only the masculine reference of their sentence has, and "
+    "none only the feminine one has) over the number whose gendered words are feminine; hypotheses with no gendered "
+    "word, or words of both genders, are neither (predicted_masculine and predicted_feminine give the two counts). "
+    "On a test set with as many feminine as masculine sentences a model that follows the source scores 1; above 1 "
+    "it says masculine more often. None when no hypothesis is feminine. mf_ratio_ci95: percentile interval of the "
+    "ratio over the same bootstrap resamples"
+)
+OVER_CORRECTION_DEFINITION = (
+    "over_correction: set when the 95% CI of accuracy_gap or strict_accuracy_gap lies entirely below 0 in a language "
+    "(or in the macro mean): feminine sentences get their gender right more often than masculine ones, beyond "
+    "sampling noise. After a bias mitigation this is over-correction, not success; the flagged gaps and their CIs "
+    "are listed per scope"
+)
+
+
+def strict_correct(decision: GenderDecision) -> bool | None:
+    """A word of the right gender and none of the other; ``None`` for a gender-neutral pair (references alike)."""
+    if not decision.gendered:
+        return None
+    return bool(decision.matching_words) and not decision.counterfactual_words
+
+
+def predicted_gender(decision: GenderDecision, gender: str) -> str | None:
+    """The gender a hypothesis of a ``gender`` sentence says: its own when only its gender's words occur, the other
+    one when only the other's do, ``None`` when neither or both occur."""
+    if decision.matching_words and not decision.counterfactual_words:
+        return gender
+    if decision.counterfactual_words and not decision.matching_words:
+        return OTHER[gender]
+    return None
+
+
+def _gap(figures: Mapping[str, Any], name: str) -> float | None:
+    m, f = figures.get(f"{name}_masculine"), figures.get(f"{name}_feminine")
+    return None if m is None or f is None else m - f
+
+
+def _ratio_replicates(
+    counts: Counts, masculine: Mapping[str, np.ndarray], feminine: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    numerator = sum(counts[g] @ masculine[g] for g in masculine)
+    denominator = sum(counts[g] @ feminine[g] for g in feminine)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.asarray(numerator, dtype=float) / np.asarray(denominator, dtype=float)
+    ratio[~np.isfinite(ratio)] = np.nan  # no feminine prediction in a resample: no ratio
+    return ratio
+
+
+def balance_figures(
+    decisions: Decisions, counts: Counts | None, accuracy: Mapping[str, Any], replicates: Mapping[str, np.ndarray]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The :data:`BALANCE_KEYS` figures and their replicates, given the accuracy figures and replicates of
+    :func:`bias_eval.accuracy.accuracy_figures` (made with the same ``counts``)."""
+    have = [g for g in GENDERS if decisions[g]]
+    figures: dict[str, Any] = dict.fromkeys(BALANCE_KEYS)
+    reps: dict[str, np.ndarray] = {}
+    for g in have:
+        strict = [strict_correct(d) for d in decisions[g]]
+        hits = {g: np.array([s is True for s in strict], dtype=float)}
+        counted = {g: np.array([s is not None for s in strict], dtype=float)}
+        name = f"strict_accuracy_{g}"
+        figures[name] = share(hits, counted)
+        if counts is not None and figures[name] is not None:
+            reps[name] = replicate_shares(counts, hits, counted)
+            figures[f"{name}_ci95"] = percentile_interval(reps[name])
+    known, pool = {**accuracy, **figures}, {**replicates, **reps}
+    for name in ("accuracy", "strict_accuracy"):
+        gap = figures[f"{name}_gap"] = _gap(known, name)
+        if gap is not None and f"{name}_masculine" in pool and f"{name}_feminine" in pool:
+            reps[f"{name}_gap"] = pool[f"{name}_masculine"] - pool[f"{name}_feminine"]
+            figures[f"{name}_gap_ci95"] = percentile_interval(reps[f"{name}_gap"])
+    if have:
+        said = {g: [predicted_gender(d, g) for d in decisions[g]] for g in have}
+        masculine = {g: np.array([s == "masculine" for s in said[g]], dtype=float) for g in have}
+        feminine = {g: np.array([s == "feminine" for s in said[g]], dtype=float) for g in have}
+        figures["predicted_masculine"] = int(sum(a.sum() for a in masculine.values()))
+        figures["predicted_feminine"] = int(sum(a.sum() for a in feminine.values()))
+        if figures["predicted_feminine"]:
+            figures["mf_ratio"] = figures["predicted_masculine"] / figures["predicted_feminine"]
+            if counts is not None:
+                reps["mf_ratio"] = _ratio_replicates(counts, masculine, feminine)
+                figures["mf_ratio_ci95"] = percentile_interval(reps["mf_ratio"])
+    return figures, reps
+
+
+def below_zero(ci: Sequence[float] | None) -> bool:
+    """Whether an interval lies entirely below 0."""
+    return ci is not None and ci[1] < 0
+
+
+def _stated(name: str, gap: Mapping[str, Any]) -> str:
+    low, high = gap["ci95"]
+    return f"{name} {gap['gap']:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def over_correction(metrics: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``metrics.json``'s ``over_correction`` (see :data:`OVER_CORRECTION_DEFINITION`) for a report's ``languages``
+    and ``macro`` (the macro mean counts only over several languages); ``None`` when no gap is flagged."""
+    scopes = dict(metrics["languages"])
+    if len(scopes) > 1:
+        scopes["macro"] = metrics["macro"]
+    flagged: dict[str, dict[str, Any]] = {}
+    for scope, figures in scopes.items():
+        gaps = {k: {"gap": figures.get(k), "ci95": figures.get(f"{k}_ci95")} for k in OVER_CORRECTION_GAPS}
+        gaps = {k: v for k, v in gaps.items() if below_zero(v["ci95"])}
+        if gaps:
+            flagged[scope] = gaps
+    if not flagged:
+        return None
+    said = "; ".join(f"{scope}: " + ", ".join(_stated(k, v) for k, v in g.items()) for scope, g in flagged.items())
+    message = (
+        f"feminine sentences get their gender right more often than masculine ones beyond noise ({said}): "
+        "after a bias mitigation this is over-correction, not success"
+    )
+    return {"message": message, "scopes": flagged}

@@ -1,0 +1,300 @@
+"""The paired tests of a report comparison: both report folders' per-sentence details (``<lang>.details.jsonl``)
+read back, checked to hold the same sentences, and each figure's change tested on them (:mod:`bias_eval.paired`);
+rendered as a markdown and an HTML section and as ``comparison.json``'s ``paired`` object."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bias_eval.balance import over_correction
+from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
+from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
+from mtkit.data.gendered import GENDERS
+
+DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
+LEVEL = 0.05
+#: (title, figure) of the corpus scores and gaps, tested with the paired bootstrap
+BOOTSTRAPPED = (
+    ("BLEU", "bleu"),
+    ("chrF", "chrf"),
+    ("BLEU gap", "bleu_gap"),
+    ("chrF gap", "chrf_gap"),
+    ("acc gap", "accuracy_gap"),
+    ("strict acc gap", "strict_accuracy_gap"),
+)
+#: (title, figure, per-sentence decision, genders) of the accuracies, tested with McNemar
+ACCURACIES = (
+    ("acc f", "accuracy_feminine", "correct", ("feminine",)),
+    ("acc m", "accuracy_masculine", "correct", ("masculine",)),
+    ("acc pair", "accuracy_pair", "correct_pair", ("feminine",)),
+    ("strict acc f", "strict_accuracy_feminine", "strict_correct", ("feminine",)),
+    ("strict acc m", "strict_accuracy_masculine", "strict_correct", ("masculine",)),
+)
+PAIRED_NOTE = (
+    "Paired tests on the same sentences, per language. Accuracies: McNemar's exact test on the sentences judged "
+    "differently (b: right in {before} only, c: right in {after} only), p = min(1, 2 P(X <= min(b, c))), X ~ "
+    "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
+    "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
+    "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
+    "the other side of 0. The accuracies' CIs come from the same resamples. macro (when both reports have the same "
+    "languages): the unweighted mean over languages, tested by the mean of their bootstrap changes (accuracies "
+    "too). significant: p < 0.05. Gaps are "
+    "masculine - feminine; a change below 0 narrows a gap that favoured masculine."
+)
+
+
+class Refused(Exception):
+    """The reports cannot be paired; the message says why, in one line."""
+
+
+@dataclass
+class Sentences:
+    """One report's sentences of one language, per gender: sources, references, hypotheses and decisions."""
+
+    paired: bool
+    columns: dict[str, dict[str, list[Any]]] = field(default_factory=dict)  # gender -> column -> values
+
+    def size(self, gender: str) -> int:
+        """Number of sentences of ``gender``."""
+        return len(self.columns[gender]["source"])
+
+
+FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct", "bleu_stats", "chrf_stats")
+
+
+def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
+    """The sentences of ``folder``'s ``<lang>.details.jsonl``; :class:`Refused` when it is missing or unreadable."""
+    path = folder / f"{lang}.details.jsonl"
+    try:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        raise Refused(f"{argument}: {path} is missing (the per-sentence details the paired tests need)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise Refused(f"{argument}: {path} cannot be read ({err.__class__.__name__})") from None
+    paired = bool(rows) and "gender" not in rows[0]
+    out = Sentences(paired, {g: {key: [] for key in (*FIELDS, "correct_pair")} for g in GENDERS})
+    for row in rows:
+        for g in GENDERS:
+            if paired:
+                values = {key: row.get(f"{key}_{g}") for key in FIELDS} | {"correct_pair": row.get("correct_pair")}
+            elif row.get("gender") == g:
+                values = {key: row.get(key) for key in FIELDS} | {"correct_pair": None}
+            else:
+                continue
+            for key, value in values.items():
+                out.columns[g][key].append(value)
+    return out
+
+
+def check_same(lang: str, before: Sentences, after: Sentences, names: Sequence[str]) -> None:
+    """:class:`Refused` unless both reports hold the same sentences (sources and references, line for line)."""
+    if before.paired != after.paired:
+        raise Refused(f"{lang}: one report pairs the genders' sentences and the other does not")
+    for g in GENDERS:
+        n_b, n_a = before.size(g), after.size(g)
+        if n_b != n_a:
+            raise Refused(f"{lang}: {names[0]} has {n_b} {g} sentences, {names[1]} {n_a}: not the same sentences")
+        for key in ("source", "reference"):
+            for i, (x, y) in enumerate(zip(before.columns[g][key], after.columns[g][key])):
+                if x != y:
+                    raise Refused(f"{lang}: {g} sentence {i} has another {key} in {names[1]}: not the same sentences")
+
+
+def _decisions(s: Sentences, key: str, genders: Sequence[str]) -> tuple[dict, dict]:
+    """Hits and counted items per gender of a per-sentence decision (``None``: not counted)."""
+    hits = {g: np.array([v is True for v in s.columns[g][key]], dtype=float) for g in genders}
+    counted = {g: np.array([v is not None for v in s.columns[g][key]], dtype=float) for g in genders}
+    return hits, counted
+
+
+def sentence_stats(s: Sentences, name: str) -> dict[str, np.ndarray]:
+    """Per gender, the sentences' sacreBLEU statistics of ``name`` (``bleu``, ``chrf``): as the report saved them
+    (``<name>_stats``), else computed from the hypotheses and references (a report of an earlier version)."""
+    out = {}
+    for g in GENDERS:
+        saved = s.columns[g][f"{name}_stats"]
+        if saved and all(isinstance(row, list) for row in saved):
+            out[g] = np.asarray(saved, dtype=np.int64).reshape(len(saved), -1)
+        else:
+            hyps = [h or "" for h in s.columns[g]["hypothesis"]]
+            out[g] = (bleu_stats if name == "bleu" else chrf_stats)(hyps, s.columns[g]["reference"])
+    return out
+
+
+def _figures(s: Sentences) -> dict[str, Any]:
+    """Every bootstrapped figure of one system as a function of resample counts."""
+    out: dict[str, Any] = {}
+    for name, scorer in (("bleu", bleu_from_stats), ("chrf", chrf_from_stats)):
+        per = sentence_stats(s, name)
+        out[name] = corpus_figure(per, scorer)
+        out[f"{name}_gap"] = gap_figure(*(corpus_figure({g: per[g]}, scorer) for g in GENDERS))
+    for name, key in (("accuracy_gap", "correct"), ("strict_accuracy_gap", "strict_correct")):
+        shares = [share_figure(*_decisions(s, key, (g,))) for g in GENDERS]
+        out[name] = gap_figure(*shares)
+    return out
+
+
+def _row(lang: str, title: str, key: str, test: str, change: Any, extra: Mapping[str, Any]) -> dict[str, Any]:
+    values = [change.before, change.after, change.change, *change.ci95, change.p_value]
+    if any(v is None or np.isnan(v) for v in values):
+        return {"lang": lang, "title": title, "figure": key, "test": test, "missing": True, **extra}
+    row = {"lang": lang, "title": title, "figure": key, "test": test, "before": change.before, "after": change.after}
+    row |= {"change": change.change, "ci95": change.ci95, "p_value": change.p_value, **extra}
+    return row | {"significant": change.p_value < LEVEL}
+
+
+def language_tests(
+    lang: str, before: Sentences, after: Sentences, samples: int, seed: int, keep: dict[str, Change] | None = None
+) -> list[dict[str, Any]]:
+    """Every paired test of one language (the sentences already checked to be the same); each figure's
+    :class:`~bias_eval.paired.Change` (with its replicates) also goes into ``keep`` when given."""
+    keep = {} if keep is None else keep
+    sizes = {g: before.size(g) for g in GENDERS}
+    rng = language_rng(seed, lang)
+    counts_f = resample_counts(rng, sizes["feminine"], samples)
+    counts_m = counts_f if before.paired else resample_counts(rng, sizes["masculine"], samples)
+    counts = {"feminine": counts_f, "masculine": counts_m}
+    figs = {"before": _figures(before), "after": _figures(after)}
+    rows = []
+    for title, key in BOOTSTRAPPED:
+        change = keep[key] = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)
+        rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
+    for title, key, decision, genders in ACCURACIES:
+        if key == "accuracy_pair" and not before.paired:
+            continue
+        own = {g: sizes[g] for g in genders}
+        shares = [share_figure(*_decisions(s, decision, genders)) for s in (before, after)]
+        change = keep[key] = compare_figure(*shares, own, {g: counts[g] for g in genders})
+        pairs = [(x, y) for g in genders for x, y in zip(before.columns[g][decision], after.columns[g][decision])]
+        judged = [(x, y) for x, y in pairs if x is not None and y is not None]
+        test = mcnemar([x for x, _ in judged], [y for _, y in judged])
+        extra = {"before_only": test.before_only, "after_only": test.after_only}
+        row = _row(lang, title, key, "McNemar exact", change, extra)
+        if "missing" not in row:
+            row |= {"p_value": test.p_value, "significant": test.p_value < LEVEL}
+        rows.append(row)
+    return rows
+
+
+def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]]:
+    """The macro rows: each figure's unweighted mean over the languages and the paired bootstrap of its change
+    (:func:`bias_eval.paired.mean_change`); accuracies too, McNemar being a test of one set of sentences."""
+    rows = []
+    titles = [(t, k) for t, k in BOOTSTRAPPED] + [(t, k) for t, k, _, _ in ACCURACIES]
+    for title, key in titles:
+        changes = [figures.get(key) for figures in kept.values()]
+        if any(c is None or c.changes is None or np.isnan([c.before, c.after]).any() for c in changes):
+            continue
+        rows.append(_row("macro", title, key, "paired bootstrap", mean_change(changes), {}))  # type: ignore[arg-type]
+    return rows
+
+
+def paired_tests(
+    folders: Sequence[Path], metrics: Sequence[Mapping[str, Any]], names: Sequence[str], langs: Sequence[str]
+) -> dict[str, Any]:
+    """``comparison.json``'s ``paired``: the tests of every language in ``langs``, or ``refused`` with the reason;
+    the resampling follows BEFORE's bootstrap settings."""
+    config = metrics[0].get("config") or {}
+    samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
+    seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
+    out: dict[str, Any] = {"samples": samples, "seed": seed, "level": LEVEL, "refused": None, "rows": []}
+    try:
+        read = {}
+        for lang in langs:
+            read[lang] = [read_sentences(Path(f), lang, arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
+            check_same(lang, *read[lang], names)
+    except Refused as why:
+        out["refused"] = str(why)
+        return out
+    kept: dict[str, dict[str, Change]] = {lang: {} for lang in langs}
+    for lang in langs:
+        out["rows"] += language_tests(lang, *read[lang], samples=samples, seed=seed, keep=kept[lang])
+    if len(langs) > 1 and all(set(m["languages"]) == set(langs) for m in metrics):
+        out["rows"] += macro_tests(kept)
+    out["over_correction"] = {name: over_correction(m) for name, m in zip(names, metrics)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# rendering
+# ---------------------------------------------------------------------------------------------------
+
+HEADER = ("lang", "figure", "{before}", "{after}", "change", "95% CI of change", "test", "p", "significant")
+
+
+def _number(key: str, value: float, signed: bool = False) -> str:
+    """A share (accuracies) with three decimals, a score with two; ``signed`` for changes and gaps."""
+    digits = 3 if "accuracy" in key else 2
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def paired_cells(row: Mapping[str, Any]) -> list[str]:
+    """The table cells of one paired test."""
+    test = row["test"]
+    if "before_only" in row:
+        test += f" (b={row['before_only']}, c={row['after_only']})"
+    if row.get("missing"):
+        return [row["lang"], row["title"], "n/a", "n/a", "n/a", "n/a", test, "n/a", "n/a"]
+    key, gap = row["figure"], row["figure"].endswith("_gap")
+    lo, hi = row["ci95"]
+    p = row["p_value"]
+    return [
+        row["lang"],
+        row["title"],
+        _number(key, row["before"], gap),
+        _number(key, row["after"], gap),
+        _number(key, row["change"], True),
+        f"[{_number(key, lo, True)}, {_number(key, hi, True)}]",
+        test,
+        "< 0.001" if p < 0.001 else f"{p:.3g}",
+        "yes" if row["significant"] else "no",
+    ]
+
+
+def _lines(paired: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    """The section's sentences: the refusal, or the note and the over-correction flags."""
+    if paired["refused"]:
+        return [f"Paired tests not run: {paired['refused']}."]
+    lines = [PAIRED_NOTE.format(before=names[0], after=names[1], samples=paired["samples"], seed=paired["seed"])]
+    for name, flagged in (paired.get("over_correction") or {}).items():
+        if flagged:
+            lines.append(f"Over-correction in {name}: {flagged['message']}.")
+    return lines
+
+
+def paired_markdown(paired: Mapping[str, Any], names: Sequence[str]) -> str:
+    """The markdown section of the paired tests."""
+    out = ["## Paired tests on the same sentences", ""]
+    if not paired["refused"]:
+        head = [h.format(before=names[0], after=names[1]) for h in HEADER]
+        out += ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in paired_cells(r)) + " |" for r in paired["rows"]]
+        out.append("")
+    out += [f"{line}" for line in _lines(paired, names)]
+    return "\n".join(out) + "\n"
+
+
+def paired_html(paired: Mapping[str, Any], names: Sequence[str]) -> str:
+    """The HTML section of the paired tests (significant changes highlighted)."""
+    e = html.escape
+    parts = ["<h2>Paired tests on the same sentences</h2>"]
+    if not paired["refused"]:
+        head = [h.format(before=names[0], after=names[1]) for h in HEADER]
+        parts.append("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
+        for row in paired["rows"]:
+            mark = ' class="significant" style="background: #fff3c4"' if row.get("significant") else ""
+            cells = paired_cells(row)
+            body = "".join(f"<td>{e(c)}</td>" for c in cells[:2])
+            body += "".join(f'<td class="num">{e(c)}</td>' for c in cells[2:])
+            parts.append(f"<tr{mark}>{body}</tr>")
+        parts.append("</tbody></table>")
+    parts += [f"<p>{e(line)}</p>" for line in _lines(paired, names)]
+    return "\n".join(parts)

@@ -1,0 +1,140 @@
+"""Paired tests between two systems on the same sentences: McNemar's exact test for an accuracy, a paired bootstrap
+for every other figure (corpus BLEU and chrF, the gender gaps, the accuracies' changes).
+
+McNemar looks only at the discordant sentences: ``b`` right before and wrong after, ``c`` wrong before and right
+after. Under no change each discordant sentence goes either way with probability 1/2, so the two-sided exact p-value
+is ``min(1, 2 P(X <= min(b, c)))`` with ``X ~ Binomial(b + c, 1/2)``, computed here in exact integer arithmetic (the
+value of ``scipy.stats.binomtest(b, b + c).pvalue``). It is valid for any count; the chi-square approximation with
+continuity correction is not used, since it is unreliable for few discordant sentences and saves nothing here.
+
+The paired bootstrap draws the sentences (both genders of a pair together, as the report's CIs) with replacement,
+the same draws for both systems, and recomputes the figure of each system on each resample; the change's 95% CI is
+the percentile interval of ``after - before`` over the replicates, and its two-sided p-value is
+``min(1, 2 (k + 1) / (B + 1))``, ``k`` being the number of the ``B`` replicates on the far side of 0 (``<= 0`` for a
+positive change, ``>= 0`` for a negative one): below 0.05 when the interval excludes 0, up to the interpolation of
+the bounds. ``sacrebleu.significance.PairedTest`` is not used: it tests one corpus score on one reference set and
+gives no interval of the difference, so it cannot resample a gender gap with both genders of a pair together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bias_eval.bootstrap import percentile_interval
+
+Figure = Callable[[Mapping[str, np.ndarray]], np.ndarray]  # gender -> resample counts (samples x n) -> values
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's exact test of two systems' per-sentence decisions."""
+
+    n: int  # sentences compared
+    before_only: int  # right before, wrong after (b)
+    after_only: int  # wrong before, right after (c)
+    p_value: float
+
+
+def mcnemar_p(before_only: int, after_only: int) -> float:
+    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant sentences (1.0 with none)."""
+    n = before_only + after_only
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(before_only, after_only) + 1))
+    return min(1.0, 2 * tail / 2**n)  # integer division of exact integers: correctly rounded
+
+
+def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemar:
+    """McNemar's exact test of the same sentences judged right or wrong for two systems."""
+    if len(before) != len(after):
+        raise ValueError(f"McNemar needs the same sentences: {len(before)} decisions before, {len(after)} after")
+    b = sum(1 for x, y in zip(before, after) if x and not y)
+    c = sum(1 for x, y in zip(before, after) if y and not x)
+    return McNemar(len(before), b, c, mcnemar_p(b, c))
+
+
+def bootstrap_p(changes: np.ndarray, change: float) -> float:
+    """Two-sided bootstrap p-value of a change (NaN replicates left out): see the module docstring."""
+    valid = changes[~np.isnan(changes)]
+    if change > 0:
+        far = int((valid <= 0).sum())
+    elif change < 0:
+        far = int((valid >= 0).sum())
+    else:
+        return 1.0
+    return min(1.0, 2 * (far + 1) / (len(valid) + 1))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A figure of two systems on the same sentences, its change and the change's paired-bootstrap CI and p."""
+
+    before: float
+    after: float
+    ci95: list[float]
+    p_value: float
+    changes: np.ndarray | None = field(default=None, repr=False, compare=False)  # the replicates of the change
+
+    @property
+    def change(self) -> float:
+        """``after - before``."""
+        return self.after - self.before
+
+
+def paired_change(before: float, after: float, before_replicates: np.ndarray, after_replicates: np.ndarray) -> Change:
+    """The change ``after - before`` with the percentile CI and p-value of its replicates (same resamples)."""
+    changes = np.asarray(after_replicates, dtype=float) - np.asarray(before_replicates, dtype=float)
+    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before), changes)
+
+
+def mean_change(changes: Sequence[Change]) -> Change:
+    """The unweighted mean of independent changes (one per language, resampled on its own): replicate b of the mean
+    is the mean of the replicates b, as for a report's macro intervals."""
+    before = float(np.mean([c.before for c in changes]))
+    after = float(np.mean([c.after for c in changes]))
+    replicates = np.mean([c.changes for c in changes], axis=0)
+    return Change(before, after, percentile_interval(replicates), bootstrap_p(replicates, after - before), replicates)
+
+
+def corpus_figure(stats: Mapping[str, np.ndarray], scorer: Callable[[np.ndarray], float]) -> Figure:
+    """A corpus score (BLEU, chrF) over the genders in ``stats`` (per-sentence sufficient statistics), as a
+    function of resample counts: the statistics of every gender are summed with their counts, then scored."""
+
+    def figure(counts: Mapping[str, np.ndarray]) -> np.ndarray:
+        summed = sum(counts[g] @ stats[g] for g in stats)
+        return np.array([scorer(row) for row in np.atleast_2d(summed)], dtype=float)
+
+    return figure
+
+
+def gap_figure(feminine: Figure, masculine: Figure) -> Figure:
+    """``masculine - feminine`` of two figures."""
+    return lambda counts: masculine(counts) - feminine(counts)
+
+
+def share_figure(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> Figure:
+    """A share (an accuracy) over the genders in ``hits``: counted hits over counted items; NaN with none."""
+
+    def figure(counts: Mapping[str, np.ndarray]) -> np.ndarray:
+        numerator = sum(np.atleast_2d(counts[g]) @ hits[g] for g in hits)
+        denominator = sum(np.atleast_2d(counts[g]) @ counted[g] for g in hits)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(numerator, dtype=float) / np.asarray(denominator, dtype=float)
+
+    return figure
+
+
+def ones(sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Counts that take every sentence once: the figure on the whole test set."""
+    return {g: np.ones((1, n), dtype=np.int64) for g, n in sizes.items()}
+
+
+def compare_figure(before: Figure, after: Figure, sizes: Mapping[str, int], counts: Mapping[str, np.ndarray]) -> Change:
+    """One figure of both systems on the whole set and on every resample (``counts``, shared), and its change."""
+    whole = ones(sizes)
+    point_b, point_a = float(before(whole)[0]), float(after(whole)[0])
+    return paired_change(point_b, point_a, before(counts), after(counts))

@@ -1,0 +1,50 @@
+"""Each target language's BLEU: the tokenizer :func:`mtkit.bleu.bleu_tokenizer` chooses, and scores equal to
+sacreBLEU called directly with that tokenizer (and unequal to 13a where 13a is wrong)."""
+
+from __future__ import annotations
+
+import pytest
+import sacrebleu
+from sacrebleu.metrics import BLEU
+
+from mtkit.bleu import bleu_signatures, bleu_tokenizer, corpus_bleu
+
+JA_REFS = ["猫が庭で寝ている。", "私は毎朝コーヒーを飲みます。", "駅までバスで行きました。"]
+JA_HYPS = ["猫が庭で寝ています。", "私は毎朝お茶を飲みます。", "駅まで電車で行きました。"]
+ZH_REFS = ["一只猫在花园里睡觉。", "我每天早上喝咖啡。", "我们坐公共汽车去车站。"]
+ZH_HYPS = ["一只猫在院子里睡觉。", "我每天早上喝茶。", "我们坐公交车去车站。"]
+DE_REFS = ["Eine Katze schläft im Garten.", "Ich trinke jeden Morgen Kaffee."]
+DE_HYPS = ["Eine Katze schläft im Hof.", "Ich trinke jeden Morgen Tee."]
+
+
+@pytest.mark.parametrize(
+    "lang, tokenizer",
+    [("ja", "ja-mecab"), ("zh", "zh"), ("zh-Hant", "zh"), ("zh_TW", "zh"), ("ko", "ko-mecab"), ("th", "char"),
+     ("de", "13a"), ("pt_BR", "13a"), (None, "13a"), ("", "13a")],
+)  # fmt: skip
+def test_the_tokenizer_of_each_language(lang, tokenizer):
+    assert bleu_tokenizer(lang) == tokenizer
+
+
+@pytest.mark.parametrize(
+    "lang, tokenizer, hyps, refs", [("ja", "ja-mecab", JA_HYPS, JA_REFS), ("zh", "zh", ZH_HYPS, ZH_REFS)]
+)
+def test_a_cjk_target_is_scored_with_its_own_tokenizer(lang, tokenizer, hyps, refs):
+    own = sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenizer).score
+    assert corpus_bleu(hyps, refs, lang) == pytest.approx(own, abs=1e-9)
+    assert abs(own - sacrebleu.corpus_bleu(hyps, [refs]).score) > 5  # 13a sees each sentence as about one word
+    assert f"tok:{tokenizer}" in bleu_signatures([lang])
+
+
+def test_a_mixed_language_corpus_sums_each_languages_statistics():
+    ja = sacrebleu.corpus_bleu(JA_HYPS, [JA_REFS], tokenize="ja-mecab")
+    de = sacrebleu.corpus_bleu(DE_HYPS, [DE_REFS])
+    expected = BLEU.compute_bleu(
+        [a + b for a, b in zip(ja.counts, de.counts)], [a + b for a, b in zip(ja.totals, de.totals)],
+        ja.sys_len + de.sys_len, ja.ref_len + de.ref_len,
+    ).score  # fmt: skip
+    langs = ["ja"] * 3 + ["de"] * 2
+    assert corpus_bleu(JA_HYPS + DE_HYPS, JA_REFS + DE_REFS, langs) == pytest.approx(expected, abs=1e-9)
+    assert bleu_signatures(langs).startswith("de: nrefs:1|case:mixed|eff:no|tok:13a|") and "; ja: " in bleu_signatures(
+        langs
+    )
