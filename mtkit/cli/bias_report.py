@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     source = data.add_mutually_exclusive_group(required=True)
     source.add_argument(*option("mtgeneval_dir"), metavar="DIR", help="MT-GenEval in its repository layout")
     source.add_argument("--hub", action="store_true", help=f"MT-GenEval from the Hugging Face hub ({HUB_ID})")
-    source.add_argument("--data", metavar="FILE", help="gendered parallel data as CSV or JSONL")
+    source.add_argument("--data", metavar="FILE", help="a gendered CSV, TSV or JSONL table, read as training reads it")
     data.add_argument("--split", choices=SPLITS, default="dev", help="MT-GenEval split (default: dev)")
     data.add_argument(
         *option("target_langs", "langs"),

@@ -2,33 +2,30 @@
 target language), plus ``gender``, ``pair_id`` and ``counterfactual`` for gendered data.
 
 Four sources: a folder of line-aligned ``<split>.<lang>[.gz]`` files, CSV/TSV/JSONL files (one or many
-language pairs), a hub dataset with the standard ``translation`` column, or MT-GenEval in its repository
-layout. Local files are checked (UTF-8, equal line counts, nothing empty) before anything is trained on them.
-Without a validation split, one is held out of the training data (:mod:`mtkit.data.heldout`).
+language pairs, read by :mod:`mtkit.data.tables`), a hub dataset with the standard ``translation`` column or with
+a table's columns, or MT-GenEval in its repository layout. Local files are checked (UTF-8, equal line counts,
+nothing empty) before anything is trained on them. Without a validation split, one is held out of the training
+data (:mod:`mtkit.data.heldout`). :func:`language_counts` says how many rows of each language each split holds.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
 from mtkit.config import DataConfig
-from mtkit.data.gendered import GENDERS, GenderedData, normalise_gender, target_language
+from mtkit.data.gendered import GENDERS, GenderedData
 from mtkit.data.heldout import check_fraction, heldout_split
 from mtkit.data.line_pairs import load_line_pairs
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
+from mtkit.data.pairs import pair_rows
+from mtkit.data.tables import Table, read_table, table_of, text_value
 from mtkit.errors import UserError
-from mtkit.textio import csv_records, read_lines
-
-#: Column pairs recognised in CSV/TSV/JSONL files, in order of preference (then <source_lang>/<target_lang>).
-KNOWN_COLUMNS = [("source", "target"), ("input_to_translate", "label"), ("src", "tgt")]
 
 
 def _find(folder: Path, split: str, lang: str) -> Path:
@@ -79,73 +76,33 @@ def load_folder(folder: Path, split: str, src: str, tgt: str, skip_empty: bool =
     return load_line_pairs(_find(folder, split, src), _find(folder, split, tgt), tgt, skip_empty)
 
 
-def _read_table(path: Path) -> tuple[list[dict], list[int]]:
-    """The rows of a table and the line each ends on (for messages)."""
-    lines = read_lines(path)  # missing, a folder, unreadable, empty, not UTF-8: one line each
-    if path.suffix in (".jsonl", ".json"):
-        rows, numbers = [], []
-        for i, line in enumerate(lines, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise UserError(f"{path}: line {i} is not valid JSON ({err.msg})") from None
-                numbers.append(i)
-        return rows, numbers
-    if path.suffix not in (".csv", ".tsv"):
-        raise UserError(f"{path}: expected a .csv, .tsv or .jsonl file")
-    reader = csv.DictReader(lines, delimiter="\t" if path.suffix == ".tsv" else ",")
-    records = csv_records(reader, path)
-    return [row for _, row in records], [line for line, _ in records]
-
-
-def load_table(path: Path, cfg: DataConfig) -> Dataset:
-    """A CSV/TSV/JSONL file. With a ``language_pair`` column, rows of every pair are kept (only those of
-    ``--target_langs`` when given); with a ``gender`` column, the rows are gendered, and two rows of one language
-    sharing an ``ID`` with both genders are a counterfactual pair."""
-    rows, numbers = _read_table(path)
-    if not rows:
-        raise UserError(f"{path}: no rows")
-    columns = set(rows[0])
-    if cfg.source_column or cfg.target_column:
-        src_col, tgt_col = cfg.source_column or "source", cfg.target_column or "target"
-    else:
-        candidates = [*KNOWN_COLUMNS, (cfg.source_lang, cfg.target_lang)]
-        found = [(s, t) for s, t in candidates if s in columns and t in columns]
-        if not found:
-            raise UserError(f"{path}: no source/target columns; set --source_column and --target_column")
-        src_col, tgt_col = found[0]
-    for col, flag in ((src_col, "--source_column"), (tgt_col, "--target_column")):
-        if col not in columns:
-            raise UserError(f"{path}: no column '{col}' ({flag}); columns are {sorted(columns)}")
-    if "language_pair" in columns:
-        langs = [target_language(str(r["language_pair"])) for r in rows]
-        if cfg.target_langs:
-            wanted = set(cfg.languages())
-            keep = [i for i, lang in enumerate(langs) if lang in wanted]
-            rows, numbers, langs = [rows[i] for i in keep], [numbers[i] for i in keep], [langs[i] for i in keep]
-            if not rows:
-                raise UserError(f"--target_langs: no rows of {path} have a language_pair into {cfg.target_langs}")
-    else:
-        langs = [cfg.target_lang] * len(rows)
-    sources, targets = [str(r[src_col] or "") for r in rows], [str(r[tgt_col] or "") for r in rows]
-    if "gender" not in columns:
-        return _pairs(sources, targets, str(path), langs, cfg.skip_empty_pairs, numbers)
-    genders = [normalise_gender(str(r["gender"] or ""), f"{path}: line {n}") for n, r in zip(numbers, rows)]
-    ids = [str(next((r[k] for k in ("ID", "id") if r.get(k) not in (None, "")), "")) for r in rows]
-    members: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, (lang, row_id) in enumerate(zip(langs, ids)):
-        if row_id:
-            members[(lang, row_id)].append(i)
-    pair_ids, counterfactuals = [f"{lang}:row{i}" for i, lang in enumerate(langs)], [""] * len(rows)
-    for (lang, row_id), idx in members.items():
-        if len(idx) == 2 and {genders[i] for i in idx} == {"feminine", "masculine"}:
-            for i, j in (idx, idx[::-1]):
-                pair_ids[i], counterfactuals[i] = f"{lang}:{row_id}", targets[j]
+def table_rows(table: Table, skip_empty: bool = False) -> Dataset:
+    """A :class:`~mtkit.data.tables.Table` as rows; gendered rows get their ``pair_id`` and ``counterfactual``
+    (:mod:`mtkit.data.pairs`)."""
+    if table.gender is None:
+        return _pairs(table.source, table.target, table.where, table.lang, skip_empty, table.lines)
+    ids = table.ids or [""] * len(table.lang)
+    pair_ids, counterfactuals = pair_rows(table.lang, table.gender, ids, table.target, table.counterfactual)
     return _pairs(
-        sources, targets, str(path), langs, cfg.skip_empty_pairs, numbers,
-        gender=genders, pair_id=pair_ids, counterfactual=counterfactuals,
+        table.source, table.target, table.where, table.lang, skip_empty, table.lines,
+        gender=table.gender, pair_id=pair_ids, counterfactual=counterfactuals,
     )  # fmt: skip
+
+
+def table_options(cfg: DataConfig, flag: str | None = None) -> dict:
+    """What :func:`mtkit.data.tables.table_of` needs of a run's data settings."""
+    return {
+        "flag": flag or ("--target_langs" if cfg.target_langs else "--target_lang"),
+        "source_column": cfg.source_column,
+        "target_column": cfg.target_column,
+        "source_lang": cfg.source_lang,
+    }
+
+
+def load_table(path: Path, cfg: DataConfig, need_all: bool = True) -> Table:
+    """A CSV/TSV/JSONL file (:mod:`mtkit.data.tables`) in the run's languages; with ``need_all``, each of them must
+    have rows."""
+    return read_table(path, cfg.languages(), need_all=need_all, **table_options(cfg))
 
 
 def mtgeneval_rows(data: GenderedData) -> Dataset:
@@ -193,8 +150,9 @@ def held_out(cfg: DataConfig) -> bool:
     return bool(cfg.mtgeneval_dir) or bool(cfg.train_file and not cfg.validation_file)
 
 
-def load_hub(cfg: DataConfig) -> DatasetDict:
-    """A hub dataset with a ``translation`` column of ``{lang: text}`` dicts."""
+def load_hub(cfg: DataConfig) -> tuple[DatasetDict, dict[str, dict[str, int]]]:
+    """A hub dataset: a ``translation`` column of ``{lang: text}`` dicts, else columns read as a table's
+    (:mod:`mtkit.data.tables`), and the rows of each split left out by language."""
     from datasets import load_dataset
 
     try:
@@ -207,21 +165,60 @@ def load_hub(cfg: DataConfig) -> DatasetDict:
         pairs = batch["translation"]
         return {"source": [t[src] for t in pairs], "target": [t[tgt] for t in pairs], "lang": [tgt] * len(pairs)}
 
-    if "translation" not in raw[next(iter(raw))].column_names:
-        raise UserError(f"--dataset_name {cfg.dataset_name}: no 'translation' column")
-    return DatasetDict(
-        {name: split.map(flatten, batched=True, remove_columns=split.column_names) for name, split in raw.items()}
-    )
+    if "translation" in raw[next(iter(raw))].column_names:
+        splits = {
+            name: split.map(flatten, batched=True, remove_columns=split.column_names) for name, split in raw.items()
+        }
+        return DatasetDict(splits), {}
+    tables = {}
+    for name, split in raw.items():
+        records = [(i + 1, {k: text_value(v) for k, v in row.items()}) for i, row in enumerate(split)]
+        where = f"--dataset_name {cfg.dataset_name} ({name})"
+        need_all = name in (cfg.train_split, "train")
+        tables[name] = table_of(records, where, cfg.languages(), unit="row", need_all=need_all, **table_options(cfg))
+    splits = DatasetDict({name: table_rows(t, cfg.skip_empty_pairs) for name, t in tables.items()})
+    return splits, {t.where: t.left_out for t in tables.values() if t.left_out}
 
 
-def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
+#: The file of a run folder, beside ``config.yaml``, that holds :func:`language_counts` of the run's data.
+DATA_COUNTS = "data_counts.json"
+
+
+class Splits(DatasetDict):
+    """A run's splits, and the rows its tables left out for languages the run does not ask for
+    (``left_out``: ``{file: {lang: rows}}``)."""
+
+    def __init__(self, splits: dict[str, Dataset], left_out: dict[str, dict[str, int]] | None = None) -> None:
+        super().__init__(splits)
+        self.left_out = dict(left_out or {})
+
+
+def language_counts(splits: DatasetDict) -> dict[str, dict[str, int]]:
+    """``{split: {lang: rows}}``, and ``left_out`` (``{file: {lang: rows}}``) when tables left rows out."""
+    counts: dict[str, dict[str, int]] = {
+        name: dict(sorted(Counter(split["lang"]).items())) for name, split in splits.items()
+    }
+    left_out = getattr(splits, "left_out", None)
+    return {**counts, "left_out": left_out} if left_out else counts
+
+
+def describe_counts(counts: dict[str, dict[str, int]]) -> str:
+    """``train: de 120, es 120; validation: ...`` (and what was left out), for the log."""
+    said = [f"{name}: {', '.join(f'{lang} {n:,}' for lang, n in langs.items())}" for name, langs in counts.items()
+            if name != "left_out"]  # fmt: skip
+    for where, langs in counts.get("left_out", {}).items():
+        said.append(f"left out of {where}: {', '.join(f'{lang} {n:,}' for lang, n in langs.items())}")
+    return "; ".join(said)
+
+
+def load_parallel(cfg: DataConfig, seed: int = 1) -> Splits:
     """``train``, ``validation`` and (if present) ``test`` splits (columns: see the module docstring)."""
     given = [x for x in (cfg.data_dir, cfg.train_file, cfg.dataset_name, cfg.mtgeneval_dir) if x]
     if len(given) != 1:
         raise UserError("data: give exactly one of --data_dir, --train_file, --dataset_name or --mtgeneval_dir")
     if held_out(cfg):
         check_fraction(cfg.validation_fraction)  # before any data is read
-    out = DatasetDict()
+    out, left_out = DatasetDict(), {}
     test_split = None if str(cfg.test_split).lower() in ("", "none") else cfg.test_split
     if cfg.data_dir:
         folder = Path(cfg.data_dir)
@@ -235,11 +232,13 @@ def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
         files = {"train": cfg.train_file, "validation": cfg.validation_file, "test": cfg.test_file}
         for key, path in files.items():
             if path:
-                out[key] = load_table(Path(path), cfg)
+                table = load_table(Path(path), cfg, need_all=key == "train")
+                out[key] = table_rows(table, cfg.skip_empty_pairs)
+                left_out.update({table.where: table.left_out} if table.left_out else {})
     elif cfg.mtgeneval_dir:
         out = load_mtgeneval_splits(replace(cfg, test_split=test_split))
     else:
-        hub = load_hub(cfg)
+        hub, left_out = load_hub(cfg)
         names = {"train": cfg.train_split, "validation": cfg.validation_split}
         names.update({"test": test_split} if test_split else {})
         for key, split in names.items():
@@ -252,4 +251,4 @@ def load_parallel(cfg: DataConfig, seed: int = 1) -> DatasetDict:
         out["train"], out["validation"] = heldout_split(out["train"], cfg.validation_fraction, seed)
     if cfg.max_train_samples:
         out["train"] = out["train"].select(range(min(cfg.max_train_samples, len(out["train"]))))
-    return DatasetDict({key: out[key] for key in ("train", "validation", "test") if key in out})
+    return Splits({key: out[key] for key in ("train", "validation", "test") if key in out}, left_out)

@@ -1,7 +1,7 @@
 """Shared types, constants and small helpers of the gendered test sets.
 
 Every loader (:mod:`mtkit.data.mtgeneval` for MT-GenEval's repository layout, :mod:`mtkit.data.mtgeneval_hub`
-for its hub copy, :mod:`mtkit.data.gendered_tables` for CSV/JSONL tables) returns a :class:`GenderedData`: per
+for its hub copy, :mod:`mtkit.data.gendered_tables` for CSV/TSV/JSONL tables) returns a :class:`GenderedData`: per
 target language, the feminine and the masculine sentences (sources and references, in dataset order) and, for
 MT-GenEval, the counterfactual (opposite-gender) reference of every sentence, which the gender-accuracy metric
 needs.
@@ -86,8 +86,3 @@ def normalise_gender(value: str, where: str) -> str:
     if gender is None:
         raise UserError(f"{where}: gender {value!r} is not feminine/masculine (or f/m)")
     return gender
-
-
-def target_language(value: str) -> str:
-    """The target language code of ``es``, ``en_es``, ``en-es`` or ``EN_ES`` (here: ``es``)."""
-    return re.split(r"[_\-]", value.strip().lower())[-1]

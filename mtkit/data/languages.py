@@ -77,6 +77,42 @@ def check_code(value: str, flag: str = "--target_lang") -> str:
     return value
 
 
+#: A language code in a data table: ``de``, ``deu``, with a region or script (``de_DE``, ``deu_Latn``, ``zh-Hant``).
+_TAG = re.compile(r"^([a-z]{2,3})(?:[_-](?:[A-Z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?$")
+#: What :func:`table_language` reads, for messages.
+TABLE_LANGUAGE_FORMS = "de, deu, de_DE, deu_Latn, or a pair en-de, en_de, eng_Latn-deu_Latn"
+
+
+def _tag_language(tag: str) -> str | None:
+    """The ISO 639-1 code (when there is one) of one language tag (``deu_Latn`` -> ``de``), or ``None``."""
+    found = _TAG.match(tag)
+    if found is None:
+        return None
+    base = found.group(1)
+    return _FROM_ISO3.get(base, base) if len(base) == 3 else base
+
+
+def table_language(value: str) -> str | None:
+    """The target language of a table's language value, ``None`` when it is none of :data:`TABLE_LANGUAGE_FORMS`.
+
+    A code (``de``, ``deu``: ``de``), a code with a region or script (``de_DE``, ``deu_Latn``, ``pt-BR``: the
+    language alone) or a pair of them (``en-de``, ``en_de``, ``EN_DE``, ``eng_Latn-deu_Latn``: its second).
+    Upper case marks a region, so ``fr_CA`` is French (Canada) while ``fr_ca`` and ``FR_CA`` are French into
+    Catalan. Language names (``German``, ``English-German``) are not read: their spellings vary too much."""
+    text = value.strip()
+    if text.isupper():
+        text = text.lower()
+    whole = _tag_language(text)
+    if whole is not None:
+        return whole
+    parts = re.split(r"[_-]", text)
+    for cut in range(1, len(parts)):  # source tag, then target tag
+        source, target = "_".join(parts[:cut]), "_".join(parts[cut:])
+        if _tag_language(source) is not None and _tag_language(target) is not None:
+            return _tag_language(target)
+    return None
+
+
 def check_codes(values: Sequence[str] | None, flag: str = "--target_langs") -> None:
     """:func:`check_code` for each of ``values``."""
     for value in values or ():

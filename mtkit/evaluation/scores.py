@@ -15,7 +15,8 @@ from sacrebleu.metrics import CHRF
 
 from bias_eval.scoring import macro_average, score_language
 from mtkit.bleu import bleu_signatures, corpus_bleu, signature
-from mtkit.data.gendered import GENDERS, LanguageData, Side
+from mtkit.data.gendered import GENDERS
+from mtkit.data.pairs import language_data
 from mtkit.evaluation.paper_bleu import description, paper_bleu
 
 #: bias_eval figures logged at every evaluation (per language as ``<lang>_<key>``, macro-averaged as ``<key>``).
@@ -76,32 +77,6 @@ def balanced_subset(rows, n: int | None):
     return rows.select(sorted(chosen))
 
 
-def _language_data(lang: str, rows: list[dict], hyps: list[str]) -> tuple[LanguageData, dict[str, list[str]]]:
-    """One language's rows as bias_eval data: paired by ``pair_id`` where both genders are there."""
-    by_pair: dict[str, dict[str, int]] = defaultdict(dict)
-    for i, row in enumerate(rows):
-        by_pair[row.get("pair_id") or f"row{i}"][row["gender"]] = i
-    complete = [p for p in by_pair.values() if len(p) == 2]
-    paired = bool(complete) and len(complete) * 2 == len(rows)
-    order = {g: [p[g] for p in complete] for g in GENDERS} if paired else {
-        g: [i for i, r in enumerate(rows) if r["gender"] == g] for g in GENDERS
-    }  # fmt: skip
-
-    def side(g: str) -> Side:
-        idx = order[g]
-        counterfactuals = [rows[i].get("counterfactual") or "" for i in idx]
-        return Side(
-            sources=[rows[i]["source"] for i in idx],
-            references=[rows[i]["target"] for i in idx],
-            counterfactuals=counterfactuals if all(counterfactuals) else None,
-            keywords=None,
-            origin="validation split",
-        )
-
-    data = LanguageData(lang, feminine=side("feminine"), masculine=side("masculine"), paired=paired)
-    return data, {g: [hyps[i] for i in order[g]] for g in GENDERS}
-
-
 def split_scores(rows, hyps: Sequence[str], paper: str = "none") -> dict[str, float]:
     """``bleu``/``chrf`` of all rows; ``<lang>_bleu``/``<lang>_chrf`` when there are several languages; with ``paper``
     (``--paper_bleu``) the papers' ``paper_bleu`` and ``paper_bleu_ref_len`` too (``<lang>_paper_bleu`` per
@@ -126,7 +101,8 @@ def split_scores(rows, hyps: Sequence[str], paper: str = "none") -> dict[str, fl
     records = rows.to_list() if hasattr(rows, "to_list") else [dict(zip(cols, v)) for v in zip(*rows.values())]
     results = []
     for lang, idx in sorted(by_lang.items()):
-        data, lang_hyps = _language_data(lang, [records[i] for i in idx], [hyps[i] for i in idx])
+        data, order = language_data(lang, [records[i] for i in idx], "validation split")
+        lang_hyps = {g: [hyps[idx[i]] for i in order[g]] for g in GENDERS}
         if not data.feminine.sources or not data.masculine.sources:
             continue  # one gender only: no gap to measure
         result = score_language(data, lang_hyps, samples=0, seed=0)

@@ -21,6 +21,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from mtkit.config import RunConfig
+from mtkit.data.corpus import DATA_COUNTS, describe_counts
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
@@ -212,6 +213,9 @@ def training_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weigh
     results_file = run_dir / "results.json"
     results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.is_file() else {}
     env = results.get("environment", {})
+    counts_file = run_dir / DATA_COUNTS
+    if counts_file.is_file():  # rows per language, as the run counted them at its start
+        env = {**env, "languages": json.loads(counts_file.read_text(encoding="utf-8"))}
     log = training_log(run_dir, weights.trained_to)
     langs = cfg.data.languages()
     model_config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
@@ -296,6 +300,10 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
     kind, source, _ = data_source(cfg)
     sizes = env.get("pairs", {})
     counted = ", ".join(f"{split} {count:,} pairs" for split, count in sizes.items()) or "sizes not recorded"
+    per_language = env.get("languages") or {}
+    langs = {lang for name, split in per_language.items() if name != "left_out" for lang in split}
+    if len(langs) > 1 or "left_out" in per_language:  # one language: the languages row says it
+        counted += f" ({describe_counts(per_language)})"
     tokenizer = cfg.tokenizer.tokenizer_name or ("the base model's" if m.model_name_or_path else None)
     tokenizer = tokenizer or f"{cfg.tokenizer.tokenizer_type} {cfg.tokenizer.vocab_size:,} (trained on the data)"
     processes = env.get("num_processes", 1)

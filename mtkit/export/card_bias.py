@@ -54,7 +54,7 @@ DEMO_LIMITS = (
 
 
 def dataset_kind(config: Mapping[str, Any]) -> str:
-    """``mtgeneval``, ``demo`` (the demo corpus's gender pairs) or ``table`` (a CSV/JSONL file), as the report's
+    """``mtgeneval``, ``demo`` (the demo corpus's gender pairs) or ``table`` (a CSV/TSV/JSONL file), as the report's
     ``config`` says (a report from before ``dataset_kind``: MT-GenEval when it has a split)."""
     return config.get("dataset_kind") or ("mtgeneval" if config.get("split") else "table")
 

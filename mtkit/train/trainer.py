@@ -22,7 +22,7 @@ from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
 from mtkit.config import RunConfig
 from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
-from mtkit.data.corpus import held_out, load_parallel
+from mtkit.data.corpus import DATA_COUNTS, describe_counts, held_out, language_counts, load_parallel
 from mtkit.data.coverage import check_run_coverage
 from mtkit.data.languages import check_run_languages
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
@@ -40,7 +40,7 @@ from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
-from mtkit.textio import check_writable, write_jsonl
+from mtkit.textio import atomic_write, check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
@@ -74,6 +74,7 @@ class Trainer:
             if self.afresh:  # trained again below, with the new settings
                 shutil.rmtree(out / "tokenizer", ignore_errors=True)
             cfg.save(out / "config.yaml")
+            atomic_write(out / DATA_COUNTS, json.dumps(language_counts(self.raw), indent=2).encode("utf-8"))
             if held_out(cfg.data):
                 write_jsonl(out / "validation_split.jsonl", self.raw["validation"].to_list())
         with acc.main_process_first():  # instant when scripts/preprocess.py ran first
@@ -114,7 +115,7 @@ class Trainer:
         cfg, acc = self.cfg, self.accelerator
         model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
-        self._announce(model, len(data["train"]))
+        self._announce(model)
         multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
         self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, pad_to_multiple_of=multiple)
         self.train_data = data["train"]
@@ -161,7 +162,7 @@ class Trainer:
                 f"{resharding(acc)}; the rest of epoch {self.state.epoch} is dealt anew, nothing repeated or skipped"
             )
 
-    def _announce(self, model, n_pairs: int) -> None:
+    def _announce(self, model) -> None:
         cfg, acc = self.cfg, self.accelerator
         params = list(model.parameters())
         n_params = sum(getattr(p, "ds_numel", p.numel()) for p in params)  # ZeRO-3 partitions early
@@ -175,7 +176,7 @@ class Trainer:
         acc.print(
             f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters "
             f"({params[0].dtype}{''.join(', ' + n for n in notes)}), vocabulary {len(self.tokenizer)}; "
-            f"{n_pairs} training pairs in {', '.join(cfg.data.languages())}; "
+            f"{len(self.raw['train'])} training pairs ({describe_counts(language_counts(self.raw))}); "
             f"{acc.num_processes} process(es) on {acc.device}, {acc.distributed_type.value}, "
             f"precision {acc.mixed_precision}\n"
             f"effective batch: up to {per_update} padded tokens per update = {cfg.train.max_tokens} per batch "

@@ -7,8 +7,9 @@ import pytest
 from testing_utils import MTGENEVAL, MULTI30K
 
 from mtkit.config import DataConfig
-from mtkit.data.corpus import load_parallel, read_lines
+from mtkit.data.corpus import load_parallel
 from mtkit.errors import UserError
+from mtkit.textio import read_lines
 
 
 def folder(tmp_path, **files: str):
@@ -47,7 +48,7 @@ NOTEBOOK_CSV = (
 def test_gender_bias_notebook_csv_keeps_every_language_pair(tmp_path):
     csv = tmp_path / "train.csv"
     csv.write_text(NOTEBOOK_CSV)
-    data = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_lang="fr"))
+    data = load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_langs="de,es"))
     train = data["train"]
     assert train["lang"] == ["de", "es", "de", "de"]
     assert train["gender"] == ["feminine", "masculine", "masculine", "masculine"]
@@ -58,7 +59,9 @@ def test_gender_bias_notebook_csv_keeps_every_language_pair(tmp_path):
     assert only_de["validation"]["target"] == [
         "Die Krankenschwester, sagte sie.", "Der Krankenpfleger, sagte er.", "Der Arzt."
     ]  # fmt: skip
-    with pytest.raises(UserError, match="^--target_langs: no rows of .* into it$"):
+    with pytest.raises(
+        UserError, match=r"^--target_langs: it has no rows in .*train.csv \(its rows are in: de 3, es 1\)$"
+    ):
         load_parallel(DataConfig(train_file=str(csv), validation_file=str(csv), target_langs="it"))
 
 
@@ -69,7 +72,7 @@ def test_jsonl_of_the_same_shape_and_a_held_out_validation(tmp_path):
         for lp in ("en_de", "en_it") for i in range(40)
     ]  # fmt: skip
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    data = load_parallel(DataConfig(train_file=str(jsonl), validation_fraction=0.25), seed=3)
+    data = load_parallel(DataConfig(train_file=str(jsonl), validation_fraction=0.25, target_langs="de,it"), seed=3)
     assert len(data["train"]) == 60 and len(data["validation"]) == 20
     assert sorted(data["validation"]["lang"]) == ["de"] * 10 + ["it"] * 10
     assert not set(data["train"]["pair_id"]) & set(data["validation"]["pair_id"])
@@ -93,7 +96,8 @@ def mtgeneval_csv(path, n: int) -> dict[tuple[str, str], list[str]]:
 @pytest.mark.skipif(not MTGENEVAL.is_dir(), reason="../shared/data/mt-geneval is not there")
 def test_csv_of_every_language_pair_with_counterfactuals_and_a_held_out_split(tmp_path):
     refs = mtgeneval_csv(tmp_path / "all.csv", 20)
-    data = load_parallel(DataConfig(train_file=str(tmp_path / "all.csv"), validation_fraction=0.2), seed=4)
+    cfg = DataConfig(train_file=str(tmp_path / "all.csv"), validation_fraction=0.2, target_langs="de,es,fr,it,pt")
+    data = load_parallel(cfg, seed=4)
     rows = [*data["train"], *data["validation"]]
     assert Counter((r["lang"], r["gender"]) for r in rows) == {key: len(lines) for key, lines in refs.items()}
     for r in rows:
@@ -119,7 +123,7 @@ def test_gendered_table_without_pairs_and_errors_by_line(tmp_path):
         {"input_to_translate": "g", "label": "h", "gender": "m", "language_pair": "en_de"},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    data = load_parallel(DataConfig(train_file=str(path), validation_file=str(path)))["train"]
+    data = load_parallel(DataConfig(train_file=str(path), validation_file=str(path), target_langs="de,es"))["train"]
     assert list(data["lang"]) == ["de", "es", "es", "de"]
     assert list(data["gender"]) == ["feminine", "feminine", "masculine", "masculine"]
     assert list(data["pair_id"]) == ["de:row0", "es:row1", "es:row2", "de:row3"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtkit.data.gendered import annotated_keywords, normalise_gender, target_language
+from mtkit.data.gendered import annotated_keywords, normalise_gender
 from mtkit.errors import UserError
 
 
@@ -14,4 +14,3 @@ def test_small_helpers() -> None:
     assert normalise_gender("Masculine", "x") == "masculine"
     with pytest.raises(UserError, match="gender 'n' is not feminine/masculine"):
         normalise_gender("n", "file.csv: line 3")
-    assert target_language("en_es") == target_language("EN-ES") == target_language("es") == "es"

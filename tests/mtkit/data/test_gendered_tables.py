@@ -1,4 +1,4 @@
-"""Gendered CSV/JSONL tables (:mod:`mtkit.data.gendered_tables`): the notebook layout, JSONL, errors."""
+"""Gendered CSV/TSV/JSONL tables (:mod:`mtkit.data.gendered_tables`): the notebook layout, JSONL, errors."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def test_notebook_csv_layout(tmp_path: Path) -> None:
     assert es.feminine.references == ["Comenzó a entrenar."]
     assert es.feminine.counterfactuals is None
     assert sorted(load_table(path, ["de"]).languages) == ["de"]
-    with pytest.raises(UserError, match="language 'fr' not in"):
+    with pytest.raises(
+        UserError, match=r"--target_langs: fr has no rows in .*training.csv \(its rows are in: de 2, es 2\)"
+    ):
         load_table(path, ["fr"])
 
 
@@ -60,7 +62,7 @@ def test_jsonl_with_counterfactual(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("source,reference,gender,language\na,b,x,es\n", r"line 2: gender 'x' is not feminine/masculine"),
-        ("source,reference,language\na,b,es\n", "missing column"),
+        ("source,reference,language\na,b,es\n", "no gender column"),
         ("source,reference,gender,language\na,b,f,es\n", "language es has no masculine rows"),
         ("source,reference,gender,language\na,b,f\n", "line 2 has 3 fields, its header line 4"),
     ],
@@ -75,5 +77,5 @@ def test_bad_tables(tmp_path: Path, content: str, message: str) -> None:
 def test_bad_jsonl_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text('{"source": "a"}\n{broken\n', encoding="utf-8")
-    with pytest.raises(UserError, match="bad.jsonl: line 2: invalid JSON"):
+    with pytest.raises(UserError, match="bad.jsonl: line 2 is not valid JSON"):
         load_table(path)
