@@ -21,9 +21,11 @@ from transformers import HfArgumentParser
 
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
+from mtkit.logging_config import LoggingConfig
 from mtkit.model_shape import ModelShape
 from mtkit.overrides import settle
 from mtkit.ranges import RANGES
+from mtkit.run_controls import TrainingControls
 from mtkit.textio import atomic_write
 
 #: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
@@ -145,8 +147,8 @@ class OptimConfig:
 
 
 @dataclass
-class TrainConfig:
-    """The loop: length, batching, precision, checkpoints."""
+class TrainConfig(TrainingControls):
+    """The loop: length, batching, precision, checkpoints, early stopping (keys inherited)."""
 
     output_dir: str = _f("runs/default", "Run folder: checkpoints, logs, final model. Re-running resumes.")
     overwrite_output_dir: bool = _f(
@@ -229,18 +231,6 @@ class EvalConfig:
         "int8_bfloat16 with a GPU; int8, int8_float16, int8_bfloat16, int16, float16, bfloat16, float32; float16 types "
         "refused for T5) into <output_dir>/final_ct2, checked against transformers on the validation sources.",
     )
-
-
-@dataclass
-class LoggingConfig:
-    """Progress and experiment tracking."""
-
-    logging_steps: int = _f(50, "Log training metrics every N updates.")
-    report_to: str = _f("tensorboard", "Trackers: tensorboard, wandb, trackio, comma-separated, or none.")
-    project_name: str = _f("mtkit", "Tracker project name (W&B project).")
-    run_name: str | None = _f(None, "Tracker run name (default: output_dir name).")
-    disable_tqdm: bool = _f(False, "No progress bar.")
-    peak_tflops: float | None = _f(None, "Peak dense TFLOP/s of one device for MFU (default: from the GPU's name).")
 
 
 GROUPS: dict[str, type] = {

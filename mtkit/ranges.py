@@ -86,8 +86,8 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),  # fmt: skip
     **dict.fromkeys(("max_steps", "warmup_steps", "weight_decay", "max_grad_norm"), (_non_negative, ">= 0")),
     **dict.fromkeys(("max_nonfinite_updates", "lora_r", "max_len_a", "max_len_b"), (_non_negative, ">= 0")),
-    "dataloader_num_workers": (_non_negative, ">= 0"),
-    **dict.fromkeys(("encoder_layers", "decoder_layers"), (_at_least_one, ">= 1")),
+    **dict.fromkeys(("dataloader_num_workers", "keep_last_epochs", "average_last_epochs"), (_non_negative, ">= 0")),
+    **dict.fromkeys(("encoder_layers", "decoder_layers", "early_stopping_patience"), (_at_least_one, ">= 1")),
     **dict.fromkeys(
         ("adam_beta1", "adam_beta2", "label_smoothing", "dropout", "lora_dropout", "epsilon")
         + ("attention_dropout", "activation_dropout"),
@@ -109,7 +109,8 @@ SCRIPT_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (_non_negative, ">= 0"),
     ),
     **dict.fromkeys(
-        ("last", "best", "steps", "warmup", "workers", "threads", "updates", "repeats", "profile_update"),
+        ("last", "best", "last_epochs", "steps", "warmup", "workers", "threads", "updates", "repeats")
+        + ("profile_update",),
         (_at_least_one, ">= 1"),
     ),
     "max_length": (_positive, "> 0"),

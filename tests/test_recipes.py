@@ -4,10 +4,12 @@ clipping to the toolkit, ZeRO-3 gathers a 16-bit model for final/, and the flan-
 import json
 
 import pytest
+import torch
 import yaml
 from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, train_in_process
 
 from mtkit.config import parse_config
+from mtkit.train.build import build_model
 
 RECIPES = sorted((REPO / "recipes").glob("*.yaml"))
 LAUNCHERS = sorted((REPO / "accelerate_configs").glob("*.yaml"))
@@ -117,3 +119,49 @@ def test_the_family_recipes_run_on_stand_in_models(recipe, family, family_dir, t
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     assert f"pairs in {', '.join(langs)}" in res.stdout and (out / "final" / "model.safetensors").is_file()
+
+
+class Vocabulary:
+    """What the model builder reads of a tokenizer: its size and three special ids."""
+
+    pad_token_id, bos_token_id, eos_token_id = 1, 0, 2
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def paper_transformer_weights(vocab: int, d: int, ffn: int, layers: int) -> int:
+    """Trained weights of the post-norm Transformer of Vaswani et al. (2017) and fairseq's ``transformer`` with one
+    embedding matrix for source, target and output and fixed sinusoids, counted from its parts."""
+    attention, block, norm = 4 * (d * d + d), 2 * d * ffn + ffn + d, 2 * d
+    return vocab * d + layers * (attention + block + 2 * norm) + layers * (2 * attention + block + 3 * norm)
+
+
+@pytest.mark.parametrize(
+    "recipe, vocab, d, ffn, layers, heads, dropout",
+    [
+        ("multi30k_en_de_wu2021_tiny", 9708, 128, 256, 4, 4, 0.3),  # Wu et al.'s 9,708 BPE types: 2,567,680
+        ("wmt14_en_de_base", 37000, 512, 2048, 6, 8, 0.1),  # 63.1M (the paper: 65M)
+        ("wmt14_en_de_big", 37000, 1024, 4096, 6, 16, 0.3),  # 214.2M (the paper: 213M)
+    ],
+)
+def test_the_papers_recipes_build_the_papers_models(recipe, vocab, d, ffn, layers, heads, dropout):
+    cfg = parse_config(["--config", str(REPO / "recipes" / f"{recipe}.yaml")])
+    with torch.device("meta"):  # shapes only
+        model = build_model(cfg, Vocabulary(vocab))
+    assert type(model).__name__ == "MarianMTModel"  # post-norm, sinusoidal positions
+    assert sum(p.numel() for p in model.parameters() if p.requires_grad) == paper_transformer_weights(
+        vocab, d, ffn, layers
+    )
+    c = model.config
+    assert (c.encoder_attention_heads, c.decoder_attention_heads, c.encoder_layers, c.decoder_layers) == (
+        heads,
+        heads,
+        layers,
+        layers,
+    )
+    assert (c.dropout, c.attention_dropout, c.activation_dropout, c.activation_function) == (dropout, 0, 0, "relu")
+    assert c.scale_embedding and c.share_encoder_decoder_embeddings and c.tie_word_embeddings

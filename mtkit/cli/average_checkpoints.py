@@ -1,4 +1,4 @@
-"""``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+"""``scripts/average_checkpoints.py RUN OUT (--last N | --best N | --last_epochs N)``."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ def build_parser() -> Parser:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--last", type=ranged("last"), help="average the N newest complete checkpoints")
     which.add_argument("--best", type=ranged("best"), help="average the N best by the run's --metric_for_best_model")
+    which.add_argument(
+        "--last_epochs", type=ranged("last_epochs"), help="average the N newest epoch checkpoints (--keep_last_epochs)"
+    )
     return p
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``scripts/average_checkpoints.py RUN OUT (--last N | --best N)``."""
+    """``scripts/average_checkpoints.py RUN OUT (--last N | --best N | --last_epochs N)``."""
     args = build_parser().parse_args(argv)
-    average_checkpoints(args.run, args.out, last=args.last, best=args.best)
+    average_checkpoints(args.run, args.out, last=args.last, best=args.best, last_epochs=args.last_epochs)

@@ -1,5 +1,7 @@
 """Checkpoint averaging (as fairseq's ``average_checkpoints.py``): the element-wise mean of the weights of the last
-N checkpoints of a run, or of the N best by ``--metric_for_best_model``, exported like ``final/``.
+N checkpoints of a run, of the N best by ``--metric_for_best_model``, or of its last N epoch checkpoints
+(``--last_epochs``, fairseq's ``--num-epoch-checkpoints``; the run keeps them with ``--keep_last_epochs``), exported
+like ``final/``.
 
 Averaging the last few checkpoints of a from-scratch transformer usually gains some BLEU over the last one alone;
 keep enough of them with ``--save_total_limit`` (the run deletes older ones).
@@ -26,7 +28,8 @@ from mtkit.export.checkpoint import (
     write_model,
 )
 from mtkit.paths import check_apart
-from mtkit.train.checkpoint import problem_with
+from mtkit.train.checkpoint import CheckpointManager, problem_with
+from mtkit.train.epochs import WeightMean, epoch_folder
 
 
 def complete_checkpoints(run: Path) -> list[Path]:
@@ -43,13 +46,32 @@ def validation_scores(run: Path) -> dict[int, dict]:
     return {row["step"]: row for row in rows if "valid_loss" in row}
 
 
-def choose(run: Path, last: int | None, best: int | None, metric: str) -> list[Path]:
-    """The checkpoints to average: the ``last`` newest, or the ``best`` best by ``metric`` among those evaluated."""
-    if (last is None) == (best is None):
-        raise UserError("--last/--best: give exactly one of them")
-    n = last if last is not None else best
+def epoch_checkpoints(run: Path) -> list[Path]:
+    """The run's complete epoch checkpoints (``--keep_last_epochs``), oldest first, as its newest checkpoint lists
+    them."""
+    folders = complete_checkpoints(run)
+    if not folders:
+        return []
+    listed = CheckpointManager.read_state(folders[-1]).epoch_steps
+    return [f for _, step in listed if (f := epoch_folder(run / "checkpoints", step)) in folders]
+
+
+def choose(run: Path, last: int | None, best: int | None, metric: str, last_epochs: int | None = None) -> list[Path]:
+    """The checkpoints to average: the ``last`` newest, the ``best`` best by ``metric`` among those evaluated, or the
+    ``last_epochs`` newest epoch checkpoints."""
+    given = {name: n for name, n in (("last", last), ("best", best), ("last_epochs", last_epochs)) if n is not None}
+    if len(given) != 1:
+        raise UserError("--last/--best/--last_epochs: give exactly one of them")
+    ((flag, n),) = given.items()
     if n < 1:
-        raise UserError(f"--{'last' if last is not None else 'best'}: must be >= 1, got {n}")
+        raise UserError(f"--{flag}: must be >= 1, got {n}")
+    if last_epochs is not None:
+        chosen = epoch_checkpoints(run)[-n:]
+        if len(chosen) < n:
+            raise UserError(
+                f"RUN {run}: {len(chosen)} epoch checkpoints, {n} asked for (keep more with --keep_last_epochs)"
+            )
+        return chosen
     folders = complete_checkpoints(run)
     if last is None:
         scores = validation_scores(run)
@@ -65,25 +87,20 @@ def choose(run: Path, last: int | None, best: int | None, metric: str) -> list[P
 
 def average(state_dicts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The element-wise mean of ``state_dicts`` (same keys and shapes), summed in float64 and returned in each
-    tensor's own dtype; integer buffers are taken from the first."""
-    first = state_dicts[0]
-    for other in state_dicts[1:]:
-        if other.keys() != first.keys():
-            raise UserError("checkpoints hold different weights (not from the same run?)")
-    mean = {}
-    for key, tensor in first.items():
-        if not tensor.is_floating_point():
-            mean[key] = tensor
-            continue
-        total = torch.zeros(tensor.shape, dtype=torch.float64)
-        for sd in state_dicts:
-            total += sd[key].to(torch.float64)
-        mean[key] = (total / len(state_dicts)).to(tensor.dtype)
-    return mean
+    tensor's own dtype; integer buffers are taken from the first (:class:`mtkit.train.epochs.WeightMean`)."""
+    mean = WeightMean()
+    for state_dict in state_dicts:
+        mean.add(state_dict)
+    return mean.result()
 
 
 def average_checkpoints(
-    run: str | Path, out: str | Path, last: int | None = None, best: int | None = None, log=print
+    run: str | Path,
+    out: str | Path,
+    last: int | None = None,
+    best: int | None = None,
+    log=print,
+    last_epochs: int | None = None,
 ) -> list[Path]:
     """Average the chosen checkpoints of ``run`` into a model folder ``out``; return the checkpoints used."""
     run, out = Path(os.path.abspath(run)), Path(out)
@@ -91,13 +108,17 @@ def average_checkpoints(
     check_apart({"RUN": run_inputs(run)}, {"OUT": out})
     cfg = read_run_config(run)
     check_tokenizer(cfg, run)
-    chosen = choose(run, last, best, cfg.eval.metric_for_best_model)
+    chosen = choose(run, last, best, cfg.eval.metric_for_best_model, last_epochs)
     log(f"averaging {len(chosen)} checkpoints of {run}: {', '.join(p.name for p in chosen)}")
-    mean = average([checkpoint_weights(p)[0] for p in chosen])
+    mean = WeightMean()
+    for folder in chosen:  # one checkpoint's weights in memory at a time, beside the float64 sum
+        mean.add(checkpoint_weights(folder)[0])
     steps = [int(p.name.removeprefix("step-")) for p in chosen]
-    which = f"--last {last}" if last is not None else f"--best {best}"
+    given = (("last", last), ("best", best), ("last_epochs", last_epochs))
+    which = next(f"--{flag} {n}" for flag, n in given if n is not None)
     what = f"the mean of {len(chosen)} checkpoints ({which}: updates {', '.join(map(str, steps))})"
     command = shlex.join(["python", "scripts/average_checkpoints.py", str(run), str(out), *which.split()])
-    write_model(cfg, run, mean, out, f"RUN {run}", Weights(what, max(steps), None, test=False, command=command))
+    weights = Weights(what, max(steps), None, test=False, command=command)
+    write_model(cfg, run, mean.result(), out, f"RUN {run}", weights)
     log(f"averaged model in {out}")
     return chosen

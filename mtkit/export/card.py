@@ -52,9 +52,14 @@ class Weights:
 
 
 def final_weights(cfg: RunConfig, results: dict[str, Any]) -> Weights:
-    """What ``final/`` holds, as :meth:`mtkit.train.trainer.Trainer.export` chose it: the best checkpoint by
-    ``--metric_for_best_model`` with ``--load_best_model_at_end`` when it is not the last, else the last update."""
+    """What ``final/`` holds, as :meth:`mtkit.train.trainer.Trainer.export` chose it: the mean of the last epoch
+    checkpoints with ``--average_last_epochs``, the best checkpoint by ``--metric_for_best_model`` with
+    ``--load_best_model_at_end`` when it is not the last, else the last update."""
     step, best = results["step"], results.get("best_step")
+    if results.get("averaged_steps"):  # --average_last_epochs
+        steps = results["averaged_steps"]
+        what = f"the mean of the last {len(steps)} epoch checkpoints (updates {', '.join(map(str, steps))} of {step})"
+        return Weights(what, max(steps), None, test=True)
     if cfg.train.load_best_model_at_end and best is not None and best != step:
         what = f"the best checkpoint by validation {results['metric_for_best_model']} (update {best} of {step})"
         return Weights(what, best, best, test=True)

@@ -60,6 +60,9 @@ class TrainerState:
     # --eval_steps, when it beat best_*: it chooses that run's final/ and checkpoint_best, but training never saw
     # it, so a relaunch that trains further drops it (best_* stay what a run straight to --max_steps has)
     end_best: list | None = None
+    evaluations_since_best: int = 0  # scheduled evaluations in a row without a new best (--early_stopping_patience)
+    epoch_steps: list[list[int]] = dataclasses.field(default_factory=list)  # [epoch, update] of the epoch
+    # checkpoints kept (mtkit.train.epochs), oldest first: rotation leaves them, averaging reads them
 
     @property
     def chosen(self) -> tuple[float | None, float | None, int | None]:
@@ -259,6 +262,7 @@ class CheckpointManager:
         keep = {newest_complete(self.root), self.best}
         if state.best_step is not None:  # training's own best too: a relaunch that trains on may export it
             keep.add((self.root / f"step-{state.best_step:07d}").resolve())
+        keep.update((self.root / f"step-{step:07d}").resolve() for _, step in state.epoch_steps)
         steps = sorted(self.root.glob("step-*"))
         for old in steps[: max(0, len(steps) - self.keep_last)]:
             if old.resolve() not in keep:

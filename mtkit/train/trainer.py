@@ -45,9 +45,11 @@ from mtkit.train.build import build_accelerator, build_loader, build_model, buil
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
+from mtkit.train.epochs import EpochCheckpoints
 from mtkit.train.final import export_model
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
+from mtkit.train.stopping import Patience
 from mtkit.train.throughput import Throughput
 from mtkit.train.tracking import MetricsLog, plot_curves
 
@@ -61,6 +63,7 @@ class Trainer:
         discard = self._check_inputs()  # every input check happens here, before anything is written
         precision = resolve_mixed_precision(cfg, model_type(cfg))
         self.accelerator = acc = build_accelerator(cfg, precision)
+        self.epochs = EpochCheckpoints(cfg, acc)  # --average_last_epochs refused under DeepSpeed and FSDP
         if precision and precision != cfg.train.mixed_precision:
             acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
         if cfg.model.lora_r:
@@ -246,8 +249,8 @@ class Trainer:
             disable=not self.accelerator.is_main_process or cfg.logging.disable_tqdm,
         )
         self.model.train()
-        batches = self.micro_batches()
-        while state.step < cfg.train.max_steps:
+        batches, self.patience = self.micro_batches(), Patience(cfg, state, self.accelerator.print)
+        while state.step < cfg.train.max_steps and not self.patience.exhausted(state):
             group = [next(batches) for _ in range(self.accelerator.gradient_accumulation_steps)]
             if self.nonfinite.skipped(self.update(group), state, self.checkpoints.root):
                 self._stop_if_signalled(saved=False)  # a run whose updates keep being skipped still stops on a signal
@@ -269,7 +272,9 @@ class Trainer:
             is_best = False
             if state.step % cfg.eval.eval_steps == 0 or last:
                 is_best = self._validate()
-            saved = state.step % cfg.train.save_steps == 0 or is_best or last
+                last = self.patience.after_evaluation(state, is_best) or last  # --early_stopping_patience
+            epoch_end = self.epochs.ended(state, self.sampler)  # --keep_last_epochs, --average_last_epochs
+            saved = state.step % cfg.train.save_steps == 0 or is_best or last or epoch_end
             if saved:
                 self.save(is_best=is_best)
             self.throughput.pause(time.perf_counter() - paused)
@@ -351,14 +356,16 @@ class Trainer:
         (:func:`mtkit.pipeline.run` adds the CTranslate2 conversion and the bias report)."""
         cfg, acc, state = self.cfg, self.accelerator, self.state
         metric, (best_metric, _, best_step) = cfg.eval.metric_for_best_model, state.chosen
+        averaged = self.epochs.load_mean(self.model, self.checkpoints.root, state)  # {} without it
         if (
-            cfg.train.load_best_model_at_end
+            not averaged
+            and cfg.train.load_best_model_at_end
             and self.checkpoints.best
             and self.checkpoints.best != self.checkpoints.last
         ):
             self.checkpoints.load(self.checkpoints.best)  # resharded if written by another process count
             acc.print(f"loaded checkpoint_best (update {best_step}) for export")
-        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": best_step}
+        results: dict = {"step": state.step, "metric_for_best_model": metric, "best_step": best_step, **averaged}
         results[f"best_valid_{metric}"] = best_metric
         if "test" in self.raw:
             test = {f"test_{k}": v for k, v in self.evaluate("test", save_as="test").items()}
