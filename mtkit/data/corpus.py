@@ -193,12 +193,13 @@ class Splits(DatasetDict):
         self.left_out = dict(left_out or {})
 
 
-def language_counts(splits: DatasetDict) -> dict[str, dict[str, int]]:
-    """``{split: {lang: rows}}``, and ``left_out`` (``{file: {lang: rows}}``) when tables left rows out."""
+def language_counts(splits, left_out: dict | None = None) -> dict[str, dict[str, int]]:
+    """``{split: {lang: rows}}`` of ``splits`` (loaded or tokenized, with their ``lang`` column), and ``left_out``
+    (``{file: {lang: rows}}``, what tables left out: :class:`Splits`' own by default) when rows were left out."""
     counts: dict[str, dict[str, int]] = {
         name: dict(sorted(Counter(split["lang"]).items())) for name, split in splits.items()
     }
-    left_out = getattr(splits, "left_out", None)
+    left_out = left_out if left_out is not None else getattr(splits, "left_out", None)
     return {**counts, "left_out": left_out} if left_out else counts
 
 

@@ -74,7 +74,6 @@ class Trainer:
             if self.afresh:  # trained again below, with the new settings
                 shutil.rmtree(out / "tokenizer", ignore_errors=True)
             cfg.save(out / "config.yaml")
-            atomic_write(out / DATA_COUNTS, json.dumps(language_counts(self.raw), indent=2).encode("utf-8"))
             if held_out(cfg.data):
                 write_jsonl(out / "validation_split.jsonl", self.raw["validation"].to_list())
         with acc.main_process_first():  # instant when scripts/preprocess.py ran first
@@ -115,10 +114,13 @@ class Trainer:
         cfg, acc = self.cfg, self.accelerator
         model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
+        self.train_data = data["train"]
+        self.counts = language_counts(data, getattr(self.raw, "left_out", None))  # what trains: long pairs dropped
+        if acc.is_main_process:
+            atomic_write(self.out / DATA_COUNTS, json.dumps(self.counts, indent=2).encode("utf-8"))
         self._announce(model)
         multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
         self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, pad_to_multiple_of=multiple)
-        self.train_data = data["train"]
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
@@ -176,7 +178,7 @@ class Trainer:
         acc.print(
             f"model {cfg.model.model_name_or_path or cfg.model.model}: {n_params / 1e6:.1f}M parameters "
             f"({params[0].dtype}{''.join(', ' + n for n in notes)}), vocabulary {len(self.tokenizer)}; "
-            f"{len(self.raw['train'])} training pairs ({describe_counts(language_counts(self.raw))}); "
+            f"{len(self.train_data)} training pairs ({describe_counts(self.counts)}); "
             f"{acc.num_processes} process(es) on {acc.device}, {acc.distributed_type.value}, "
             f"precision {acc.mixed_precision}\n"
             f"effective batch: up to {per_update} padded tokens per update = {cfg.train.max_tokens} per batch "
