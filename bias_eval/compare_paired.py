@@ -16,7 +16,7 @@ import numpy as np
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
-from bias_eval.paired import compare_figure, corpus_figure, gap_figure, mcnemar, share_figure
+from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
 from mtkit.data.gendered import GENDERS
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
@@ -44,7 +44,9 @@ PAIRED_NOTE = (
     "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
     "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
     "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
-    "the other side of 0. The accuracies' CIs come from the same resamples. significant: p < 0.05. Gaps are "
+    "the other side of 0. The accuracies' CIs come from the same resamples. macro (when both reports have the same "
+    "languages): the unweighted mean over languages, tested by the mean of their bootstrap changes (accuracies "
+    "too). significant: p < 0.05. Gaps are "
     "masculine - feminine; a change below 0 narrows a gap that favoured masculine."
 )
 
@@ -149,8 +151,12 @@ def _row(lang: str, title: str, key: str, test: str, change: Any, extra: Mapping
     return row | {"significant": change.p_value < LEVEL}
 
 
-def language_tests(lang: str, before: Sentences, after: Sentences, samples: int, seed: int) -> list[dict[str, Any]]:
-    """Every paired test of one language (the sentences already checked to be the same)."""
+def language_tests(
+    lang: str, before: Sentences, after: Sentences, samples: int, seed: int, keep: dict[str, Change] | None = None
+) -> list[dict[str, Any]]:
+    """Every paired test of one language (the sentences already checked to be the same); each figure's
+    :class:`~bias_eval.paired.Change` (with its replicates) also goes into ``keep`` when given."""
+    keep = {} if keep is None else keep
     sizes = {g: before.size(g) for g in GENDERS}
     rng = language_rng(seed, lang)
     counts_f = resample_counts(rng, sizes["feminine"], samples)
@@ -159,14 +165,14 @@ def language_tests(lang: str, before: Sentences, after: Sentences, samples: int,
     figs = {"before": _figures(before), "after": _figures(after)}
     rows = []
     for title, key in BOOTSTRAPPED:
-        change = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)
+        change = keep[key] = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)
         rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
     for title, key, decision, genders in ACCURACIES:
         if key == "accuracy_pair" and not before.paired:
             continue
         own = {g: sizes[g] for g in genders}
         shares = [share_figure(*_decisions(s, decision, genders)) for s in (before, after)]
-        change = compare_figure(*shares, own, {g: counts[g] for g in genders})
+        change = keep[key] = compare_figure(*shares, own, {g: counts[g] for g in genders})
         pairs = [(x, y) for g in genders for x, y in zip(before.columns[g][decision], after.columns[g][decision])]
         judged = [(x, y) for x, y in pairs if x is not None and y is not None]
         test = mcnemar([x for x, _ in judged], [y for _, y in judged])
@@ -175,6 +181,19 @@ def language_tests(lang: str, before: Sentences, after: Sentences, samples: int,
         if "missing" not in row:
             row |= {"p_value": test.p_value, "significant": test.p_value < LEVEL}
         rows.append(row)
+    return rows
+
+
+def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]]:
+    """The macro rows: each figure's unweighted mean over the languages and the paired bootstrap of its change
+    (:func:`bias_eval.paired.mean_change`); accuracies too, McNemar being a test of one set of sentences."""
+    rows = []
+    titles = [(t, k) for t, k in BOOTSTRAPPED] + [(t, k) for t, k, _, _ in ACCURACIES]
+    for title, key in titles:
+        changes = [figures.get(key) for figures in kept.values()]
+        if any(c is None or c.changes is None or np.isnan([c.before, c.after]).any() for c in changes):
+            continue
+        rows.append(_row("macro", title, key, "paired bootstrap", mean_change(changes), {}))  # type: ignore[arg-type]
     return rows
 
 
@@ -195,8 +214,11 @@ def paired_tests(
     except Refused as why:
         out["refused"] = str(why)
         return out
+    kept: dict[str, dict[str, Change]] = {lang: {} for lang in langs}
     for lang in langs:
-        out["rows"] += language_tests(lang, *read[lang], samples=samples, seed=seed)
+        out["rows"] += language_tests(lang, *read[lang], samples=samples, seed=seed, keep=kept[lang])
+    if len(langs) > 1 and all(set(m["languages"]) == set(langs) for m in metrics):
+        out["rows"] += macro_tests(kept)
     out["over_correction"] = {name: over_correction(m) for name, m in zip(names, metrics)}
     return out
 

@@ -99,26 +99,25 @@ def _figure(name: str, rendered: Mapping[str, bytes]) -> str:
     )
 
 
-def _warning_box(lines: Sequence[str]) -> list[str]:
+def _box(css: str, heading: str, lines: Sequence[str], note: str) -> list[str]:
+    """An alert box: a bold heading, one item per line, then ``note``; nothing without lines."""
     if not lines:
         return []
     items = "".join(f"<li>{_e(line)}</li>" for line in lines)
-    return [
-        '<div class="warning" role="alert"><strong>Read with care: these figures say little.</strong>'
-        f"<ul>{items}</ul>Flagged at {THRESHOLDS}: a translation without the other gender's words counts as "
-        'correct, so empty, wrong-language or garbage output scores near 100% accuracy (see "warning" in the '
-        "Definitions).</div>"
-    ]
+    return [f'<div class="{css}" role="alert"><strong>{_e(heading)}</strong><ul>{items}</ul>{_e(note)}</div>']
+
+
+def _warning_box(lines: Sequence[str]) -> list[str]:
+    note = (
+        f"Flagged at {THRESHOLDS}: a translation without the other gender's words counts as correct, so empty, "
+        'wrong-language or garbage output scores near 100% accuracy (see "warning" in the Definitions).'
+    )
+    return _box("warning", "Read with care: these figures say little.", lines, note)
 
 
 def _over_correction_box(lines: Sequence[str]) -> list[str]:
-    if not lines:
-        return []
-    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
-    return [
-        '<div class="warning over-correction" role="alert"><strong>Over-correction: feminine sentences get their '
-        f"gender right more often, beyond noise.</strong><ul>{items}</ul>{_e(OVER_CORRECTION_NOTE)}</div>"
-    ]
+    heading = "Over-correction: feminine sentences get their gender right more often, beyond noise."
+    return _box("warning over-correction", heading, lines, OVER_CORRECTION_NOTE)
 
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:

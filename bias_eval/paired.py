@@ -12,14 +12,15 @@ the same draws for both systems, and recomputes the figure of each system on eac
 the percentile interval of ``after - before`` over the replicates, and its two-sided p-value is
 ``min(1, 2 (k + 1) / (B + 1))``, ``k`` being the number of the ``B`` replicates on the far side of 0 (``<= 0`` for a
 positive change, ``>= 0`` for a negative one): below 0.05 when the interval excludes 0, up to the interpolation of
-the bounds.
+the bounds. ``sacrebleu.significance.PairedTest`` is not used: it tests one corpus score on one reference set and
+gives no interval of the difference, so it cannot resample a gender gap with both genders of a pair together.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -76,6 +77,7 @@ class Change:
     after: float
     ci95: list[float]
     p_value: float
+    changes: np.ndarray | None = field(default=None, repr=False, compare=False)  # the replicates of the change
 
     @property
     def change(self) -> float:
@@ -86,7 +88,16 @@ class Change:
 def paired_change(before: float, after: float, before_replicates: np.ndarray, after_replicates: np.ndarray) -> Change:
     """The change ``after - before`` with the percentile CI and p-value of its replicates (same resamples)."""
     changes = np.asarray(after_replicates, dtype=float) - np.asarray(before_replicates, dtype=float)
-    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before))
+    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before), changes)
+
+
+def mean_change(changes: Sequence[Change]) -> Change:
+    """The unweighted mean of independent changes (one per language, resampled on its own): replicate b of the mean
+    is the mean of the replicates b, as for a report's macro intervals."""
+    before = float(np.mean([c.before for c in changes]))
+    after = float(np.mean([c.after for c in changes]))
+    replicates = np.mean([c.changes for c in changes], axis=0)
+    return Change(before, after, percentile_interval(replicates), bootstrap_p(replicates, after - before), replicates)
 
 
 def corpus_figure(stats: Mapping[str, np.ndarray], scorer: Callable[[np.ndarray], float]) -> Figure:

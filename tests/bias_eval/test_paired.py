@@ -17,7 +17,7 @@ from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
 from bias_eval.compare_paired import language_tests, paired_tests, read_sentences
-from bias_eval.paired import mcnemar, mcnemar_p
+from bias_eval.paired import mcnemar, mcnemar_p, mean_change, paired_change
 
 #: scipy.stats.binomtest(b, b + c).pvalue (two-sided, p=1/2), computed with scipy 1.17.1 and written out here
 SCIPY_BINOMTEST = {
@@ -62,6 +62,20 @@ def test_mcnemar_counts_the_discordant_sentences() -> None:
     assert (result.n, result.before_only, result.after_only) == (61, 3, 12)
     assert result.p_value == pytest.approx(SCIPY_BINOMTEST[(3, 12)], rel=1e-12)
     assert mcnemar_p(0, 0) == 1.0
+
+
+def test_macro_change_is_the_mean_of_the_languages_replicates() -> None:
+    """Two languages' changes, each with its own replicates: the macro interval is the percentile interval of their
+    mean replicate by replicate (not a mean of bounds), and its p-value counts the mean's replicates."""
+    rng = np.random.default_rng(4)
+    reps = {lang: (rng.normal(0.0, 1.0, 500), rng.normal(0.4, 1.0, 500)) for lang in ("de", "es")}
+    changes = [paired_change(0.0, 0.4, before, after) for before, after in reps.values()]
+    macro = mean_change(changes)
+    mean = np.mean([after - before for before, after in reps.values()], axis=0)
+    assert macro.change == pytest.approx(0.4)
+    assert macro.ci95 == pytest.approx(list(np.percentile(mean, [2.5, 97.5])))
+    assert macro.p_value == pytest.approx(min(1.0, 2 * ((mean <= 0).sum() + 1) / 501))
+    assert macro.ci95 != pytest.approx(list(np.mean([c.ci95 for c in changes], axis=0)))
 
 
 def _write_report(folder: Path, sources: dict, refs: dict, hyps: dict) -> Path:

@@ -238,6 +238,10 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
         assert bleu["ci95"][1] < 0 and bleu["significant"]
         gap = rows[(lang, "accuracy_gap")]
         assert gap["change"] == pytest.approx(m_a["accuracy_gap"] - m_b["accuracy_gap"], abs=1e-9)
+    for key in ("bleu", "accuracy_feminine", "accuracy_gap"):  # macro: the mean over the languages, bootstrapped
+        macro = rows[("macro", key)]
+        assert macro["change"] == pytest.approx(sum(rows[(lang, key)]["change"] for lang in LANGS) / 2, abs=1e-12)
+        assert macro["test"] == "paired bootstrap" and macro["ci95"][0] <= macro["change"] <= macro["ci95"][1]
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     assert "## Paired tests on the same sentences" in markdown and "McNemar exact (b=" in markdown
 
