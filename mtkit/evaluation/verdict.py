@@ -76,8 +76,8 @@ def leakage(tuning: Sequence[Mapping[str, Any]], verdict: Sequence[Mapping[str, 
 
 
 def _scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) -> dict[str, Any]:
-    """The verdict's figures of one language (or ``overall``): before and after with their CIs, and the paired
-    test of the change (per language only)."""
+    """The verdict's figures of one language (or ``macro``): before and after with their CIs, and the paired test
+    of the change (``rows`` of that language)."""
     paired = {r["figure"]: r for r in rows if r.get("lang") == name and "missing" not in r}
     out: dict[str, Any] = {}
     for key, label in FIGURES:
@@ -108,9 +108,8 @@ def verdict_document(
     rows = paired.get("rows") or []
     langs = sorted(set(before["languages"]) & set(after["languages"]))
     scopes = {lang: _scope(lang, before["languages"][lang], after["languages"][lang], rows) for lang in langs}
-    overall = _scope("overall", before["macro"], after["macro"], [])
-    if len(langs) == 1:  # one language: its paired tests are the overall ones
-        overall = {**scopes[langs[0]]}
+    # several languages: the macro averages, with the comparison's macro rows (the paired bootstrap of the mean)
+    overall = {**scopes[langs[0]]} if len(langs) == 1 else _scope("macro", before["macro"], after["macro"], rows)
     doc = {"languages": scopes, "overall": overall, "general_cost": cost, "budget": dict(budget)}
     doc |= {"over_correction": over_correction(after), "leakage": dict(leak), "paired_refused": paired.get("refused")}
     doc["summary"] = summary(doc)
@@ -190,7 +189,7 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
         out += [f"## {lang}" + (" (one language: also the overall figures)" if len(langs) == 1 else ""), ""]
         out += _table(doc["languages"][lang], header)
     if len(langs) > 1:
-        out += ["## overall (macro average; paired tests per language only)", "", *_table(doc["overall"], header)]
+        out += ["## overall (macro average over the languages)", "", *_table(doc["overall"], header)]
     cost, budget, leak = doc.get("general_cost"), doc["budget"], doc["leakage"]
     if cost:
         out += ["## General quality cost (general test split)", ""]

@@ -57,3 +57,20 @@ def test_leakage_found_when_the_mitigation_data_holds_verdict_sentences() -> Non
     assert leaked["gendered_words_all_tuned"] == 20 and clean["gendered_words_all_tuned"] == 20
     unseen = leakage([{"source": "x", "target": "nada que ver", "counterfactual": ""}], verdict)
     assert unseen["gendered_words_all_tuned"] == 0
+
+
+def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
+    from mtkit.evaluation.verdict import verdict_document
+
+    def metrics(f: float, m: float) -> dict:
+        one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
+        return {"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)}
+
+    rows = [{"lang": lang, "figure": "accuracy_gap", "ci95": [-0.2, -0.1], "p_value": p, "test": "paired bootstrap"}
+            for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))]  # fmt: skip
+    leak = leakage(_rows(2), _rows(2, start=50))
+    doc = verdict_document(metrics(0.8, 0.95), metrics(0.93, 0.95), {"rows": rows}, None, leak, {})
+    assert doc["languages"]["es"]["accuracy_gap"]["p_value"] == 0.2
+    assert doc["overall"]["accuracy_gap"]["p_value"] == 0.01 and doc["overall"]["accuracy_gap_narrowed"]
+    assert np.isclose(doc["overall"]["accuracy_gap"]["change"], -0.13)
+    assert doc["over_correction"] is None and "narrowed beyond noise" in doc["summary"]
