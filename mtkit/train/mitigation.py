@@ -43,9 +43,10 @@ class Mitigation:
             return 0.0
         return self.strength * sum(((p - s) ** 2).sum() for p, s in zip(self.params, self.start))
 
-    def needs_start(self) -> bool:
-        """Whether the start is still to be measured (a mitigation at update 0)."""
-        return self.on and self.start_bleu is None
+    def needs_start(self, step: int) -> bool:
+        """Whether the start is to be measured: a mitigation at update 0 (not resumed past it; a run started afresh
+        in a used folder measures it again)."""
+        return self.on and step == 0
 
     def scores(self, trainer, step: int) -> dict[str, float]:
         """General validation BLEU/chrF (``valid_general_*``); at update 0 also the general test split's
@@ -55,7 +56,7 @@ class Mitigation:
         cfg = self.cfg
         found = trainer.evaluate("general", cfg.eval.eval_max_samples, save_as=f"general-step{step}")
         scores = {f"valid_general_{k}": v for k, v in found.items() if k in ("bleu", "chrf")}
-        if self.start_bleu is None:
+        if step == 0 or self.start_bleu is None:
             self.start_bleu = scores["valid_general_bleu"]
             if "test" in trainer.raw:
                 trainer.evaluate("test", save_as="test-start")

@@ -254,7 +254,7 @@ class Trainer:
             unit="upd",
             disable=not self.accelerator.is_main_process or cfg.logging.disable_tqdm,
         )
-        if self.mitigation.needs_start():  # a mitigation's start: its BLEU budget, and a candidate checkpoint
+        if self.mitigation.needs_start(state.step):  # a mitigation's start: its BLEU budget, and a candidate checkpoint
             self.save(is_best=self._validate())
         self.model.train()
         batches = self.micro_batches()
