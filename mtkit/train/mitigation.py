@@ -23,14 +23,18 @@ from mtkit.textio import atomic_write
 START_FILE = "mitigation_start.json"
 
 
+def check_pull(cfg: RunConfig, sharded: bool) -> None:
+    """Refuse ``--l2_to_start`` where the weights are sharded across processes (DeepSpeed, FSDP)."""
+    if cfg.mitigation.enabled() and cfg.mitigation.l2_to_start and sharded:
+        raise UserError("--l2_to_start: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
+
+
 class Mitigation:
     """The mitigation state of one run; every method is a no-op (or always true) when the run is no mitigation."""
 
-    def __init__(self, cfg: RunConfig, model: torch.nn.Module, out: Path, sharded: bool = False) -> None:
+    def __init__(self, cfg: RunConfig, model: torch.nn.Module, out: Path) -> None:
         self.cfg, self.out, self.on = cfg, out, cfg.mitigation.enabled()
         self.strength = cfg.mitigation.l2_to_start if self.on else 0.0
-        if self.strength and sharded:
-            raise UserError("--l2_to_start: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
         trained = [p for p in model.parameters() if p.requires_grad] if self.strength else []
         self.params = trained
         self.start = [p.detach().clone() for p in trained]  # frozen copy of the starting weights

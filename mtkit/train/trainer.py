@@ -46,7 +46,7 @@ from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_compl
 from mtkit.train.checks import check_bias_report, check_ct2, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.final import export_model
-from mtkit.train.mitigation import Mitigation
+from mtkit.train.mitigation import Mitigation, check_pull
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
 from mtkit.train.throughput import Throughput
@@ -66,6 +66,7 @@ class Trainer:
             acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
         if cfg.model.lora_r:
             check_strategy(zero_stage(acc))
+        check_pull(cfg, sharded=zero_stage(acc) is not None or uses_fsdp(acc))  # before anything is written
         set_seed(cfg.train.seed)
         if acc.is_main_process:
             out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,7 @@ class Trainer:
             check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
         self.train_forward = training_forward(self.model, cfg.train.torch_compile)  # evaluation: self.model
-        self.mitigation = Mitigation(cfg, self.model, self.out, sharded=zero_stage(acc) is not None or uses_fsdp(acc))
+        self.mitigation = Mitigation(cfg, self.model, self.out)
 
     def _restore(self, discard: bool) -> None:
         """Checkpoints (resuming from the newest complete one), throughput accounting and the fault handlers."""

@@ -16,7 +16,8 @@ from bias_eval.scoring import score_language
 from mtkit.config import parse_config
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.demo.corpus import write_demo_corpus
-from mtkit.train.mitigation import Mitigation
+from mtkit.errors import UserError
+from mtkit.train.mitigation import Mitigation, check_pull
 
 RECIPE = str(REPO / "recipes" / "demo_mitigate.yaml")
 SMALL = ("--max_steps", "4", "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "10",
@@ -122,6 +123,10 @@ def test_pull_toward_the_start_is_the_squared_distance(tmp_path) -> None:
         assert torch.allclose(p.grad, 2 * 0.3 * (p.detach() - s))
     off = Mitigation(parse_config([]), model, tmp_path)
     assert off.pull() == 0.0 and off.within_budget({}) and off.scores(None, 0) == {}
+    with pytest.raises(UserError, match="--l2_to_start: not available with DeepSpeed or FSDP"):
+        check_pull(cfg, sharded=True)
+    check_pull(cfg, sharded=False)
+    check_pull(parse_config(["--gender_data", "x"]), sharded=True)  # no pull: sharded weights are fine
 
 
 def gender_table(path, lang: str, lines: slice) -> str:
