@@ -1,7 +1,7 @@
 """Run configuration: grouped, typed dataclasses filled from a YAML recipe and ``--key value`` overrides.
 
-A recipe is YAML with one section per group (``data``, ``tokenizer``, ``model``, ``optim``, ``train``,
-``eval``, ``logging``); a key may also stand at top level. Every key name is unique across groups, so the
+A recipe is YAML with one section per group (``data``, ``tokenizer``, ``model``, ``optim``, ``train``, ``eval``,
+``logging``, ``mitigation``); a key may also stand at top level. Every key name is unique across groups, so the
 command line uses the plain Hugging Face style names (``--max_steps 100``).
 """
 
@@ -22,6 +22,7 @@ from transformers import HfArgumentParser
 from mtkit.errors import UserError
 from mtkit.flags import DefaultsHelpFormatter, first_names, join_lists
 from mtkit.logging_config import LoggingConfig
+from mtkit.mitigation_config import MitigationConfig
 from mtkit.model_shape import ModelShape
 from mtkit.overrides import settle
 from mtkit.ranges import RANGES
@@ -241,6 +242,7 @@ GROUPS: dict[str, type] = {
     "train": TrainConfig,
     "eval": EvalConfig,
     "logging": LoggingConfig,
+    "mitigation": MitigationConfig,
 }
 
 
@@ -255,6 +257,7 @@ class RunConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
+    mitigation: MitigationConfig = field(default_factory=MitigationConfig)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {name: dataclasses.asdict(getattr(self, name)) for name in GROUPS}

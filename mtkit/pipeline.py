@@ -11,14 +11,18 @@ import sys
 from pathlib import Path
 
 from mtkit.cli.bias_report import main as report_main
+from mtkit.cli.compare_reports import main as compare_main
 from mtkit.config import RunConfig
+from mtkit.data.mitigation_data import write_pairs_layout
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import scoring
+from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, selection_budget, verdict_document
 from mtkit.export.card import environment, final_weights, write_card
+from mtkit.export.card_bias import add_verdict
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
-from mtkit.textio import atomic_write
+from mtkit.textio import atomic_write, read_lines
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
 from mtkit.train.trainer import Trainer
@@ -54,6 +58,9 @@ def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
     print(f"model card in {write_card(final, cfg, out, final_weights(cfg, results))}")
     if bias_report_split(cfg):
         results["bias_report"] = str(bias_report(cfg, final, out / "bias_report"))
+        write_results(out, results)
+    if cfg.mitigation.enabled():
+        results["verdict"] = str(mitigation_verdict(cfg, trainer, final, out / "verdict", results))
         write_results(out, results)
     if repo_id is not None:
         results["hub_commit"] = push(final, repo_id, private=cfg.train.hub_private_repo)
@@ -107,3 +114,41 @@ def decoding_args(cfg: RunConfig) -> list[str]:
     keys = ("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p")
     values = {key: getattr(cfg.eval, key) for key in keys}
     return [arg for key, value in values.items() if value is not None for arg in (f"--{key}", str(value))]
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in read_lines(path) if line.strip()]
+
+
+def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path, results: dict) -> Path:
+    """The verdict of a mitigation (:mod:`mtkit.evaluation.verdict`) in ``out``: the verdict pairs in MT-GenEval's
+    layout, the ``bias_eval`` reports of the start and of ``final/`` on them with the same decoding settings, their
+    comparison (paired tests; the before/after table goes into ``final/``'s card), the general cost from the test
+    translations of update 0 and of the export, the leakage check; ``verdict.json`` and ``verdict.md``."""
+    langs = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
+    args = ["--mtgeneval_dir", str(out / "pairs"), "--split", "test", "--target_langs", *langs]
+    args += ["--batch_size", str(cfg.eval.eval_batch_size), "--num_beams", str(cfg.eval.num_beams)]
+    args += ["--max_new_tokens", str(cfg.eval.max_new_tokens), "--length_penalty", str(cfg.eval.length_penalty)]
+    args += [*decoding_args(cfg), *(["--force"] if cfg.train.force_coverage else [])]
+    names = ("start", "mitigated")
+    for name, model in zip(names, (str(cfg.model.model_name_or_path), str(final))):
+        report_main([*args, "--model", model, "--out", str(out / name)])
+    compare_main(
+        [str(out / names[0]), str(out / names[1]), "--out", str(out / "comparison"), "--names", "start,mitigated"]
+    )
+    translations = trainer.out / "translations"
+    start, end = translations / "test-start.jsonl", translations / "test.jsonl"
+    cost = general_cost(_jsonl(start), _jsonl(end)) if start.is_file() and end.is_file() else None
+    leak = leakage(trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list())
+    budget = selection_budget(
+        _jsonl(trainer.out / "metrics.jsonl"), results.get("best_step"), cfg.mitigation.max_bleu_drop
+    )
+    metrics = [json.loads((out / name / "metrics.json").read_text(encoding="utf-8")) for name in names]
+    paired = json.loads((out / "comparison" / "comparison.json").read_text(encoding="utf-8"))["paired"]
+    doc = verdict_document(*metrics, paired, cost, leak, budget)
+    page = render_markdown(doc, names)
+    atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+    atomic_write(out / "verdict.md", page.encode("utf-8"))
+    add_verdict(final, page)
+    print(f"mitigation verdict in {out}/verdict.md: {doc['summary']}")
+    return out

@@ -98,6 +98,9 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "seed": (_seed, f"in [0, {SEED_MAX}] (numpy's seeds)"),
     "vocab_size": (_vocabulary, f"> {SPECIAL_TOKENS} (the special tokens <s> <pad> </s> <unk>, and subwords)"),
     "validation_fraction": (_open_fraction, "in (0, 1)"),
+    **dict.fromkeys(("verdict_fraction", "selection_fraction"), (_open_fraction, "in (0, 1)")),
+    **dict.fromkeys(("replay_ratio",), (_fraction, "in [0, 1)")),
+    **dict.fromkeys(("l2_to_start", "max_bleu_drop"), (_non_negative, ">= 0")),
 }
 
 #: the numeric flags of the scripts that are no run-config key, each with its range (all integers): counts of

@@ -23,6 +23,7 @@ from mtkit.export.card import CARD, MTKIT_TAG, save_card
 #: where the card's gender-bias sections go (the training card has it empty, below its Results)
 BIAS = ("<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->")
 COMPARISON = ("<!-- mtkit:bias-comparison -->", "<!-- /mtkit:bias-comparison -->")
+VERDICT = ("<!-- mtkit:mitigation-verdict -->", "<!-- /mtkit:mitigation-verdict -->")
 BIAS_TASK = "Gender bias in translation"
 #: (title, metrics.json key) of the figures a card shows per language
 CARD_FIGURES = (("BLEU f", "bleu_feminine"), ("BLEU m", "bleu_masculine"), ("BLEU gap", "bleu_gap"))
@@ -212,4 +213,14 @@ def add_comparison(model_dir: Path, rows: Sequence[Row], names: Sequence[str], s
     """Put the before/after table into the card of ``model_dir``, after its Gender bias section."""
     card = load_card(model_dir)
     text = replace_section(card.text, COMPARISON, comparison_markdown(rows, names, sources), after=BIAS[1])
+    return _save(model_dir, card, text, None)
+
+
+def add_verdict(model_dir: Path, page: str) -> Path:
+    """Put a mitigation's verdict page (:mod:`mtkit.evaluation.verdict`) into the card of ``model_dir``, after its
+    before/after table, its title one level down."""
+    card = load_card(model_dir)
+    text = replace_section(
+        card.text, VERDICT, page.replace("\n## ", "\n#### ").replace("# ", "### ", 1), after=COMPARISON[1]
+    )
     return _save(model_dir, card, text, None)

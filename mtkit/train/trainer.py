@@ -25,10 +25,11 @@ from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.data.corpus import DATA_COUNTS, describe_counts, held_out, language_counts, load_parallel
 from mtkit.data.coverage import check_run_coverage
 from mtkit.data.languages import check_run_languages
+from mtkit.data.mitigation_data import mitigation_splits
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
 from mtkit.distributed.deepspeed import zero_stage
-from mtkit.distributed.fsdp import shard_tied_embeddings
+from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.distributed.reshard import resharding
 from mtkit.errors import Stopped, UserError
 from mtkit.evaluation.scores import balanced_subset, split_scores
@@ -47,6 +48,7 @@ from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.epochs import EpochCheckpoints
 from mtkit.train.final import export_model
+from mtkit.train.mitigation import Mitigation, check_pull
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
 from mtkit.train.stopping import Patience
@@ -68,6 +70,7 @@ class Trainer:
             acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
         if cfg.model.lora_r:
             check_strategy(zero_stage(acc))
+        check_pull(cfg, sharded=zero_stage(acc) is not None or uses_fsdp(acc))  # before anything is written
         set_seed(cfg.train.seed)
         if acc.is_main_process:
             out.mkdir(parents=True, exist_ok=True)
@@ -102,7 +105,7 @@ class Trainer:
         check_pretrained_source(cfg.tokenizer.tokenizer_name, "--tokenizer_name", tokenizer_files)
         self.prompt = Prompt.parse(cfg.data.prompt, cfg.data.source_lang) if cfg.data.prompt else None
         check_run_languages(cfg)  # language codes, and ones a pretrained model's family has
-        self.raw = load_parallel(cfg.data, seed=cfg.train.seed)
+        self.raw = mitigation_splits(cfg, load_parallel(cfg.data, seed=cfg.train.seed))  # --gender_data: its splits
         check_run_coverage(cfg, self.raw["train"])  # a given tokenizer must write every target language
         check_selection(cfg, self.raw["validation"].column_names)
         check_bias_report(cfg)
@@ -130,6 +133,7 @@ class Trainer:
             check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
         self.train_forward = training_forward(self.model, cfg.train.torch_compile)  # evaluation: self.model
+        self.mitigation = Mitigation(cfg, self.model, self.out)
 
     def _restore(self, discard: bool) -> None:
         """Checkpoints (resuming from the newest complete one), throughput accounting and the fault handlers."""
@@ -220,7 +224,7 @@ class Trainer:
             batch = to_device(batch, acc.device)
             with acc.accumulate(self.model):
                 loss_sum = token_loss_sum(self.train_forward, batch, self.cfg.optim.label_smoothing)
-                acc.backward(loss_sum * scale)
+                acc.backward(loss_sum * scale + self.mitigation.pull())  # pull: 0 outside a mitigation
                 if acc.sync_gradients and zero_stage(acc) is None:  # DeepSpeed clips in its step: norm read when logged
                     self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
                     self.nonfinite.before_step(self.grad_norm)
@@ -250,6 +254,8 @@ class Trainer:
             unit="upd",
             disable=not self.accelerator.is_main_process or cfg.logging.disable_tqdm,
         )
+        if self.mitigation.needs_start(state.step):  # a mitigation's start: its BLEU budget, and a candidate checkpoint
+            self.save(is_best=self._validate())
         self.model.train()
         batches, self.patience = self.micro_batches(), Patience(cfg, state, self.accelerator.print)
         while state.step < cfg.train.max_steps and not self.patience.exhausted(state):
@@ -315,13 +321,14 @@ class Trainer:
         self.valid_sampler.set_epoch(0)
         scores = {"valid_loss": validation_loss(self.accelerator, self.model, self.valid_loader)}
         found = self.evaluate("validation", cfg.eval.eval_max_samples, save_as=f"valid-step{state.step}")
-        scores.update({f"valid_{k}": v for k, v in found.items()})
+        scores.update({f"valid_{k}": v for k, v in found.items()} | self.mitigation.scores(self, state.step))
         value = selection_value(scores, cfg.eval.metric_for_best_model)
         # Best by the chosen metric; on a tie (early on, when BLEU is 0), by validation loss.
         is_best = state.best_metric is None or (value, -scores["valid_loss"]) > (
             oriented(state.best_metric, cfg.eval.metric_for_best_model),
             -state.best_valid_loss,
         )
+        is_best = is_best and self.mitigation.within_budget(scores)  # a mitigation's BLEU budget
         if is_best:  # the end of a run off the --eval_steps grid chooses its final/, not training's best
             metric = raw_value(scores, cfg.eval.metric_for_best_model)
             state.set_best(metric, scores["valid_loss"], scheduled=state.step % cfg.eval.eval_steps == 0)

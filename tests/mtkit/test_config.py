@@ -71,6 +71,6 @@ def test_resolved_config_round_trips(tmp_path):
     again = parse_config(["--config", str(tmp_path / "config.yaml")])
     assert again == cfg
     assert set(yaml.safe_load((tmp_path / "config.yaml").read_text())) == {
-        "data", "tokenizer", "model", "optim", "train", "eval", "logging"
+        "data", "tokenizer", "model", "optim", "train", "eval", "logging", "mitigation"
     }  # fmt: skip
     assert isinstance(cfg, RunConfig) and len(FIELDS) == len(cfg.flat())

@@ -1,0 +1,99 @@
+"""The splits of a gender-bias mitigation run (``--gender_data``): the counterfactual pairs cut into tuning,
+selection and verdict pairs (whole pairs, never split), the tuning pairs mixed with a seeded sample of the model's
+general training pairs (``--replay_ratio``), and the general validation and test splits kept for the quality budget
+and the cost.
+
+Split names: ``train`` (tuning pairs + replay), ``validation`` (selection pairs: the gender figures that choose the
+checkpoint), ``general`` (the general validation split: the BLEU budget), ``test`` (the general test split: the
+cost, in the verdict), ``verdict`` (pairs never trained on nor used to choose), ``tuning`` (the tuning pairs alone,
+for the leakage check).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from datasets import Dataset, DatasetDict, concatenate_datasets
+
+from mtkit.config import RunConfig
+from mtkit.data.corpus import load_table, mtgeneval_rows
+from mtkit.data.gendered import GENDERS
+from mtkit.data.heldout import heldout_split
+from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
+from mtkit.errors import UserError
+from mtkit.textio import atomic_write
+
+PLAIN = ["source", "target", "lang"]
+
+
+def _gendered(cfg: RunConfig, split: str | None) -> Dataset:
+    """The rows of ``--gender_data`` (``split`` of an MT-GenEval folder, or the table), every one with a gender."""
+    path = Path(str(cfg.mitigation.gender_data))
+    if path.is_dir():
+        try:
+            return mtgeneval_rows(load_mtgeneval(path, str(split), cfg.data.languages()))
+        except UserError as err:
+            raise UserError(f"--gender_data {path}: {err}") from None
+    if not path.is_file():
+        raise UserError(f"--gender_data {path}: no such file or folder")
+    rows = load_table(path, cfg.data)
+    if "gender" not in rows.column_names:
+        raise UserError(f"--gender_data {path}: no gender column (feminine/masculine rows sharing an ID)")
+    return rows
+
+
+def own_verdict_split(cfg: RunConfig) -> bool:
+    """Whether the verdict has an MT-GenEval split of its own, present in the folder (else it is held out of the
+    tuning pairs)."""
+    m = cfg.mitigation
+    path = Path(str(m.gender_data))
+    if not m.verdict_split or m.verdict_split == m.gender_split or not path.is_dir():
+        return False
+    return m.verdict_split in available_splits(mtgeneval_root(path))
+
+
+def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
+    """The run's splits (see the module docstring) from ``--gender_data`` and the general data ``general``;
+    ``general`` itself when the run is no mitigation."""
+    m, seed = cfg.mitigation, cfg.train.seed
+    if not m.enabled():
+        return general
+    if not cfg.model.model_name_or_path:
+        raise UserError("--gender_data: a mitigation starts from a trained model; give --model_name_or_path")
+    pairs = _gendered(cfg, m.gender_split)
+    if own_verdict_split(cfg):
+        verdict = _gendered(cfg, m.verdict_split)
+    else:
+        pairs, verdict = heldout_split(pairs, m.verdict_fraction, seed)
+    tuning, selection = heldout_split(pairs, m.selection_fraction, seed + 1)
+    train = tuning.select_columns(PLAIN)
+    if m.replay_ratio > 0:
+        pool = general["train"]
+        wanted = min(len(pool), round(m.replay_ratio / (1 - m.replay_ratio) * len(tuning)))
+        picked = np.sort(np.random.default_rng([seed, 7]).choice(len(pool), wanted, replace=False))
+        train = concatenate_datasets([train, pool.select(picked).select_columns(PLAIN)])
+    out = {"train": train, "validation": selection, "general": general["validation"], "verdict": verdict}
+    out.update({"test": general["test"]} if "test" in general else {})
+    return DatasetDict({**out, "tuning": tuning})
+
+
+def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> list[str]:
+    """The complete counterfactual pairs of ``rows`` written in MT-GenEval's layout under ``root`` (line i of the
+    feminine and the masculine files one pair), for ``bias_eval``; returns the languages written."""
+    by_lang: dict[str, dict[str, dict[str, dict]]] = {}
+    for row in rows.to_list():
+        by_lang.setdefault(row["lang"], {}).setdefault(row["pair_id"], {})[row["gender"]] = row
+    langs = []
+    for lang, units in sorted(by_lang.items()):
+        complete = [u for u in units.values() if set(u) == set(GENDERS)]
+        if not complete:
+            continue
+        langs.append(lang)
+        folder = root / "sentences" / split
+        for gender in GENDERS:
+            name = f"geneval-sentences-{gender}-{split}.en_{lang}"
+            for side, key in (("en", "source"), (lang, "target")):
+                text = "".join(u[gender][key] + "\n" for u in complete)
+                atomic_write(folder / f"{name}.{side}", text.encode("utf-8"))
+    return langs

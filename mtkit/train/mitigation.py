@@ -1,0 +1,79 @@
+"""The training loop's part in a gender-bias mitigation (``--gender_data``): the pull toward the starting weights
+added to every micro-batch's loss, the general-quality scores of each evaluation, and the BLEU budget that a
+checkpoint must keep to be chosen.
+
+The pull is ``--l2_to_start x sum((w - w_start)^2)`` over the trained weights: the cheapest of the three usual pulls
+(one frozen copy of the weights; distillation needs a forward of a frozen model per batch, EWC a Fisher estimate
+first). The start's general validation BLEU is measured at update 0 (before any update, which also makes the start a
+candidate checkpoint: a run where no checkpoint keeps the budget and does better keeps the start) and saved in
+``<output_dir>/mitigation_start.json``, so that a resumed run keeps the same budget.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from mtkit.config import RunConfig
+from mtkit.errors import UserError
+from mtkit.textio import atomic_write
+
+START_FILE = "mitigation_start.json"
+
+
+def check_pull(cfg: RunConfig, sharded: bool) -> None:
+    """Refuse ``--l2_to_start`` where the weights are sharded across processes (DeepSpeed, FSDP)."""
+    if cfg.mitigation.enabled() and cfg.mitigation.l2_to_start and sharded:
+        raise UserError("--l2_to_start: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
+
+
+class Mitigation:
+    """The mitigation state of one run; every method is a no-op (or always true) when the run is no mitigation."""
+
+    def __init__(self, cfg: RunConfig, model: torch.nn.Module, out: Path) -> None:
+        self.cfg, self.out, self.on = cfg, out, cfg.mitigation.enabled()
+        self.strength = cfg.mitigation.l2_to_start if self.on else 0.0
+        trained = [p for p in model.parameters() if p.requires_grad] if self.strength else []
+        self.params = trained
+        self.start = [p.detach().clone() for p in trained]  # frozen copy of the starting weights
+        saved = out / START_FILE
+        self.start_bleu: float | None = json.loads(saved.read_text())["valid_general_bleu"] if saved.is_file() else None
+
+    def pull(self) -> torch.Tensor | float:
+        """The pull term of one micro-batch's loss (0 without ``--l2_to_start``)."""
+        if not self.strength:
+            return 0.0
+        return self.strength * sum(((p - s) ** 2).sum() for p, s in zip(self.params, self.start))
+
+    def needs_start(self, step: int) -> bool:
+        """Whether the start is to be measured: a mitigation at update 0 (not resumed past it; a run started afresh
+        in a used folder measures it again)."""
+        return self.on and step == 0
+
+    def scores(self, trainer, step: int) -> dict[str, float]:
+        """General validation BLEU/chrF (``valid_general_*``); at update 0 also the general test split's
+        translations (``translations/test-start.jsonl``, for the cost)."""
+        if not self.on:
+            return {}
+        cfg = self.cfg
+        found = trainer.evaluate("general", cfg.eval.eval_max_samples, save_as=f"general-step{step}")
+        scores = {f"valid_general_{k}": v for k, v in found.items() if k in ("bleu", "chrf")}
+        if step == 0 or self.start_bleu is None:
+            self.start_bleu = scores["valid_general_bleu"]
+            if "test" in trainer.raw:
+                trainer.evaluate("test", save_as="test-start")
+            if trainer.accelerator.is_main_process:
+                atomic_write(self.out / START_FILE, json.dumps(scores, indent=2).encode("utf-8"))
+        floor = self.start_bleu - cfg.mitigation.max_bleu_drop
+        trainer.accelerator.print(
+            f"\nupdate {step}: general BLEU {scores['valid_general_bleu']:.2f} (budget >= {floor:.2f})"
+        )
+        return scores
+
+    def within_budget(self, scores: dict[str, float]) -> bool:
+        """Whether an evaluation keeps the BLEU budget (always, outside a mitigation)."""
+        if not self.on:
+            return True
+        return scores["valid_general_bleu"] >= self.start_bleu - self.cfg.mitigation.max_bleu_drop - 1e-9

@@ -1,0 +1,173 @@
+"""A gender-bias mitigation run (recipes/demo_mitigate.yaml) from the suite's small demo model: the verdict's figures
+recomputed from the saved translations with bias_eval, sacreBLEU and torch's binomial called directly; the checkpoint
+kept is the best of those within the BLEU budget; the card carries the before/after; the pull's value and gradient
+against the formula; every Hub family's stand-in mitigated for a few updates."""
+
+import json
+
+import numpy as np
+import pytest
+import sacrebleu
+import torch
+from families import FAMILIES
+from testing_utils import MTGENEVAL, REPO, train_in_process
+
+from bias_eval.scoring import score_language
+from mtkit.config import parse_config
+from mtkit.data.mtgeneval import load_mtgeneval
+from mtkit.demo.corpus import write_demo_corpus
+from mtkit.errors import UserError
+from mtkit.train.mitigation import Mitigation, check_pull
+
+RECIPE = str(REPO / "recipes" / "demo_mitigate.yaml")
+SMALL = ("--max_steps", "4", "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "10",
+         "--max_new_tokens", "12", "--disable_tqdm", "--max_bleu_drop", "0")  # fmt: skip
+
+
+def jsonl(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def mitigated(demo_run, tmp_path_factory):
+    """The demo recipe's mitigation of the small demo model, 4 updates, evaluated every 2, budget 0 BLEU."""
+    corpus, out = demo_run.parent / "demo_corpus", tmp_path_factory.mktemp("mitigate") / "run"
+    res = train_in_process("--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path",
+                           str(demo_run / "final"), "--gender_data", str(corpus / "mt-geneval"), "--output_dir",
+                           str(out), *SMALL)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out
+
+
+def hypotheses(details: list[dict]) -> dict[str, list[str]]:
+    return {g: [row[f"hypothesis_{g}"] for row in details] for g in ("feminine", "masculine")}
+
+
+def test_verdict_figures_recomputed_from_the_saved_translations(mitigated) -> None:
+    verdict = json.loads((mitigated / "verdict" / "verdict.json").read_text())
+    data = load_mtgeneval(mitigated / "verdict" / "pairs", "test", ["es"]).languages["es"]
+    figures = verdict["languages"]["es"]
+    for name, when in (("start", "before"), ("mitigated", "after")):
+        details = jsonl(mitigated / "verdict" / name / "es.details.jsonl")
+        assert [row["source_feminine"] for row in details] == data.feminine.sources
+        direct = score_language(data, hypotheses(details), samples=0, seed=0).metrics
+        for key in ("accuracy_feminine", "accuracy_masculine", "accuracy_pair", "strict_accuracy_feminine",
+                    "accuracy_gap", "strict_accuracy_gap", "bleu_gap"):  # fmt: skip
+            assert np.isclose(figures[key][when], direct[key]), (key, when)
+    before, after = (jsonl(mitigated / "verdict" / n / "es.details.jsonl") for n in ("start", "mitigated"))
+    b = sum(x["correct_feminine"] is True and y["correct_feminine"] is False for x, y in zip(before, after))
+    c = sum(x["correct_feminine"] is False and y["correct_feminine"] is True for x, y in zip(before, after))
+    tail = torch.distributions.Binomial(b + c, torch.tensor(0.5)).log_prob(torch.arange(min(b, c) + 1.0)).exp()
+    expected = min(1.0, 2 * float(tail.sum())) if b + c else 1.0  # McNemar's exact test, from torch's binomial
+    assert np.isclose(figures["accuracy_feminine"]["p_value"], expected)
+    start, end = (jsonl(mitigated / "translations" / f"{n}.jsonl") for n in ("test-start", "test"))
+    refs = [[r["target"] for r in start]]
+    cost = verdict["general_cost"]["bleu"]
+    assert np.isclose(cost["before"], sacrebleu.corpus_bleu([r["hypothesis"] for r in start], refs).score)
+    assert np.isclose(cost["after"], sacrebleu.corpus_bleu([r["hypothesis"] for r in end], refs).score)
+    assert verdict["leakage"]["shared_sentences"] == 0  # the verdict pairs are held out of the tuning pairs
+
+
+def test_the_kept_checkpoint_is_the_best_within_the_bleu_budget(mitigated) -> None:
+    records = [r for r in jsonl(mitigated / "metrics.jsonl") if "valid_general_bleu" in r]
+    assert [r["step"] for r in records] == [0, 2, 4]
+    start = records[0]["valid_general_bleu"]
+    allowed = [r for r in records if r["valid_general_bleu"] >= start]  # --max_bleu_drop 0
+    best = max(allowed, key=lambda r: (r["valid_accuracy_pair"], -r["valid_loss"], -r["step"]))
+    results = json.loads((mitigated / "results.json").read_text())
+    assert results["best_step"] == best["step"]
+    assert json.loads((mitigated / "verdict" / "verdict.json").read_text())["budget"]["chosen_step"] == best["step"]
+
+
+def test_the_card_carries_the_before_and_after(mitigated) -> None:
+    card = (mitigated / "final" / "README.md").read_text(encoding="utf-8")
+    assert "Gender bias before and after" in card and "Gender-bias mitigation: verdict" in card
+    assert "General quality cost" in card and card.index("before and after") < card.index("mitigation: verdict")
+
+
+@pytest.mark.slow  # the full demo (corpus, recipes/demo.yaml) and the recipe: 4.5 to 11 minutes on 2 shared cores
+def test_the_demo_recipe_narrows_the_accuracy_gap_beyond_noise_within_the_budget(tmp_path) -> None:
+    """The default tier keeps the small run above (the suite's demo has 30 gender pairs: too few to show it); here the
+    full demo, mitigated with another seed (2) than docs/bias_mitigation.md's (1)."""
+    demo = tmp_path / "demo"
+    write_demo_corpus(tmp_path / "demo_corpus")  # what make demo writes, with its default sizes
+    res = train_in_process("--config", str(REPO / "recipes" / "demo.yaml"), "--data_dir", str(tmp_path / "demo_corpus"),
+                           "--output_dir", str(demo), "--report_to", "none", "--disable_tqdm")  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    corpus, out = tmp_path / "demo_corpus", tmp_path / "mitigated"
+    res = train_in_process("--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path", str(demo / "final"),
+                           "--gender_data", str(corpus / "mt-geneval"), "--output_dir", str(out), "--seed", "2",
+                           "--disable_tqdm")  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    verdict = json.loads((out / "verdict" / "verdict.json").read_text())
+    gap = verdict["overall"]["accuracy_gap"]
+    assert gap["change_ci95"][1] < 0 and abs(gap["after"]) < abs(gap["before"]), gap
+    budget = verdict["budget"]
+    assert budget["chosen_valid_general_bleu"] >= budget["start_valid_general_bleu"] - budget["max_bleu_drop"]
+    assert verdict["over_correction"] is None and verdict["leakage"]["shared_sentences"] == 0
+
+
+def test_pull_toward_the_start_is_the_squared_distance(tmp_path) -> None:
+    cfg = parse_config(["--gender_data", "x", "--l2_to_start", "0.3"])
+    model = torch.nn.Linear(3, 2)
+    start = [p.detach().clone() for p in model.parameters()]
+    pull = Mitigation(cfg, model, tmp_path)
+    assert float(pull.pull()) == 0.0
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p))
+    value = pull.pull()
+    value.backward()
+    assert np.isclose(float(value), 0.3 * sum(float(((p - s) ** 2).sum()) for p, s in zip(model.parameters(), start)))
+    for p, s in zip(model.parameters(), start):
+        assert torch.allclose(p.grad, 2 * 0.3 * (p.detach() - s))
+    off = Mitigation(parse_config([]), model, tmp_path)
+    assert off.pull() == 0.0 and off.within_budget({}) and off.scores(None, 0) == {}
+    with pytest.raises(UserError, match="--l2_to_start: not available with DeepSpeed or FSDP"):
+        check_pull(cfg, sharded=True)
+    check_pull(cfg, sharded=False)
+    check_pull(parse_config(["--gender_data", "x"]), sharded=True)  # no pull: sharded weights are fine
+
+
+def gender_table(path, lang: str, lines: slice) -> str:
+    """MT-GenEval dev pairs of ``lang`` as a table: one feminine and one masculine row per ID."""
+    rows = []
+    for gender in ("feminine", "masculine"):
+        stem = MTGENEVAL / "sentences" / "dev" / f"geneval-sentences-{gender}-dev.en_{lang}"
+        sources, targets = (stem.with_name(f"{stem.name}.{s}").read_text().splitlines()[lines] for s in ("en", lang))
+        rows += [{"ID": str(i), "gender": gender, "source": s, "target": t, "language_pair": f"en-{lang}"}
+                 for i, (s, t) in enumerate(zip(sources, targets))]  # fmt: skip
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return str(path)
+
+
+#: the default tier keeps NLLB (a forced target-language token, the most involved path); the other families run in
+#: the slow tier (each 20 to 40 s on 2 CPU cores)
+SLOW_FAMILIES = ("marian", "marian_multi", "m2m100", "mbart50", "mt5", "flan_t5")
+
+
+@pytest.mark.parametrize(
+    "family", [pytest.param(f, marks=pytest.mark.slow) if f in SLOW_FAMILIES else f for f in FAMILIES]
+)
+def test_every_family_runs_the_mitigation_recipe(family, family_dir, tmp_path) -> None:
+    lang = "de" if family == "marian" else "es"  # one-target Marian's stand-in translates into German
+    table = gender_table(tmp_path / "pairs.jsonl", lang, slice(0, 16))
+    general = gender_table(tmp_path / "general.jsonl", lang, slice(100, 160))  # other sentences: the general data
+    out = tmp_path / "run"
+    res = train_in_process(
+        "--train_file", general, "--target_lang", lang, "--model_name_or_path", str(family_dir(family)),
+        "--gender_data", table, "--l2_to_start", "0.01", "--output_dir", str(out), "--max_steps", "2",
+        "--eval_steps", "1", "--eval_max_samples", "8", "--max_new_tokens", "4", "--num_beams", "1",
+        "--eval_batch_size", "8", "--report_to", "none", "--disable_tqdm", "--test_split", "none",
+        "--mixed_precision", "no", "--learning_rate", "1e-3", "--max_tokens", "1024",
+        "--metric_for_best_model", "accuracy_pair", *(("--prompt", "t5") if family == "flan_t5" else ()),
+        *(("--lora_r", "4") if family == "nllb" else ()),  # LoRA too: the pull then holds the adapters
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    steps = [r["step"] for r in jsonl(out / "metrics.jsonl") if "valid_general_bleu" in r]
+    assert steps == [0, 1, 2]
+    verdict = json.loads((out / "verdict" / "verdict.json").read_text())
+    assert list(verdict["languages"]) == [lang] and verdict["general_cost"] is None
+    assert verdict["leakage"]["verdict_sentences"] == 2 * round(0.4 * 16)
+    assert "Gender-bias mitigation: verdict" in (out / "final" / "README.md").read_text(encoding="utf-8")
+    assert (out / "final" / "config.json").is_file()  # LoRA's adapters merged: a plain model folder
