@@ -97,7 +97,8 @@ def test_the_cpu_flan_t5_recipe_runs_on_a_stand_in_model(tiny_t5, tmp_path):
         "--disable_tqdm",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "de, es, fr, it, pt" in res.stdout and (out / "final" / "prompt.json").is_file()
+    counts = json.loads((out / "data_counts.json").read_text())
+    assert sorted(counts["train"]) == ["de", "es", "fr", "it", "pt"] and (out / "final" / "prompt.json").is_file()
     held_out = [json.loads(line) for line in (out / "validation_split.jsonl").read_text().splitlines()]
     assert len(held_out) == 0.2 * 12000  # the recipe's 80/20 split of the 12,000 dev pairs
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -196,11 +196,15 @@ class Splits(DatasetDict):
 def language_counts(splits, left_out: dict | None = None) -> dict[str, dict[str, int]]:
     """``{split: {lang: rows}}`` of ``splits`` (loaded or tokenized, with their ``lang`` column), and ``left_out``
     (``{file: {lang: rows}}``, what tables left out: :class:`Splits`' own by default) when rows were left out."""
-    counts: dict[str, dict[str, int]] = {
-        name: dict(sorted(Counter(split["lang"]).items())) for name, split in splits.items()
-    }
+    counts = {name: _rows_per_language(split) for name, split in splits.items()}
     left_out = left_out if left_out is not None else getattr(splits, "left_out", None)
     return {**counts, "left_out": left_out} if left_out else counts
+
+
+def _rows_per_language(split) -> dict[str, int]:
+    """``{lang: rows}`` of a split, counted in Arrow (no Python object per row of a large corpus)."""
+    column = split.select_columns(["lang"]).with_format("arrow")[:].column("lang")
+    return dict(sorted((str(c["values"]), int(c["counts"])) for c in column.value_counts().to_pylist()))
 
 
 def describe_counts(counts: dict[str, dict[str, int]]) -> str:
