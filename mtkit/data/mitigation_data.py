@@ -17,7 +17,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict, concatenate_datasets
 
 from mtkit.config import RunConfig
-from mtkit.data.corpus import load_table, mtgeneval_rows
+from mtkit.data.corpus import load_table, mtgeneval_rows, table_rows
 from mtkit.data.gendered import GENDERS
 from mtkit.data.heldout import heldout_split
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
@@ -37,10 +37,10 @@ def _gendered(cfg: RunConfig, split: str | None) -> Dataset:
             raise UserError(f"--gender_data {path}: {err}") from None
     if not path.is_file():
         raise UserError(f"--gender_data {path}: no such file or folder")
-    rows = load_table(path, cfg.data)
-    if "gender" not in rows.column_names:
+    table = load_table(path, cfg.data)  # the one table reader: its columns, languages and pairs
+    if table.gender is None:
         raise UserError(f"--gender_data {path}: no gender column (feminine/masculine rows sharing an ID)")
-    return rows
+    return table_rows(table)
 
 
 def own_verdict_split(cfg: RunConfig) -> bool:
