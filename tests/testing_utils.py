@@ -66,25 +66,34 @@ def run_script(script: str, *args: str, env: dict | None = None, cwd: Path = REP
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
-def train_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``scripts/train.py ARGS`` run by its own ``main`` in this process, as :func:`run_script` would run it (exit
-    status, standard output and error), without a fresh interpreter's three seconds of imports. For tests whose
-    subject is the run, not the process: signals, launchers and environment leaks keep real processes."""
-    from accelerate.state import AcceleratorState, GradientState
-
-    from mtkit.cli.train import main
-
+def script_in_process(main, *args: str) -> subprocess.CompletedProcess:
+    """A script's ``main`` (``mtkit/cli/<script>.py``, wrapped by ``cli_entry``) run in this process on ``args``, as
+    :func:`run_script` would report it (exit status, standard output and error), without a fresh interpreter's three
+    seconds of imports. For tests whose subject is what the script does, not its process."""
     out, err = io.StringIO(), io.StringIO()
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    AcceleratorState._reset_state(reset_partial_state=True)
-    GradientState._reset_state()
     code = 0
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             main(list(args))
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
+    return subprocess.CompletedProcess([main.__module__, *args], code, out.getvalue(), err.getvalue())
+
+
+def train_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``scripts/train.py ARGS`` run by its own ``main`` in this process (:func:`script_in_process`), with the
+    accelerate state reset before and after and ``env`` set while it runs. For tests whose subject is the run, not
+    the process: signals, launchers and environment leaks keep real processes."""
+    from accelerate.state import AcceleratorState, GradientState
+
+    from mtkit.cli.train import main
+
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    AcceleratorState._reset_state(reset_partial_state=True)
+    GradientState._reset_state()
+    try:
+        res = script_in_process(main, *args)
     finally:
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
@@ -93,7 +102,7 @@ def train_in_process(*args: str, env: dict | None = None) -> subprocess.Complete
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    return subprocess.CompletedProcess(["train.py", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["train.py", *args], res.returncode, res.stdout, res.stderr)
 
 
 def launch_command(

@@ -11,6 +11,9 @@ from mtkit.decode.generate import Translator
 from mtkit.decode.mbr import MBR
 
 
+# slow (45 s on 2 cores): the default tier keeps the decoding benchmark's run (the same harness and engines, with
+# BLEU and the gender figures) and the step benchmark's; this adds the translation systems' speed table
+@pytest.mark.slow
 def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):
     final, report = tiny_run / "final", tmp_path / "bench.json"
     src, ref = MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz"

@@ -11,7 +11,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from testing_utils import MTGENEVAL, run_script
+from testing_utils import MTGENEVAL, run_script, script_in_process
+
+from mtkit.cli.compare_reports import main as compare_main
 
 LANGS = ("de", "es")
 GENDERS = ("feminine", "masculine")
@@ -153,7 +155,7 @@ def test_partly_overlapping_languages(reports: tuple[Path, Path], tmp_path: Path
 
 
 def _fails(*args: str, fragment: str, out: Path | None = None) -> None:
-    res = run_script("compare_reports.py", *args, *(["--out", str(out)] if out else []))
+    res = script_in_process(compare_main, *args, *(["--out", str(out)] if out else []))  # the script: test_help
     assert res.returncode == 2, res.stdout
     assert res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
     assert fragment in res.stderr, res.stderr

@@ -17,8 +17,10 @@ import sacrebleu
 from geneval_helpers import reference_hyps, write_hyps
 from huggingface_hub import ModelCard
 from markdown_it import MarkdownIt
-from testing_utils import rows, run_script
+from testing_utils import rows, script_in_process
 
+from mtkit.cli.bias_report import main as report_main
+from mtkit.cli.compare_reports import main as compare_main
 from mtkit.config import parse_config
 from mtkit.export.averaging import average_checkpoints
 from mtkit.export.checkpoint import export_checkpoint
@@ -143,7 +145,7 @@ def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(model_copy, sm
     args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"]
     args += ["--model", str(model_copy), "--num_beams", "1", "--bootstrap_samples", "50", "--out", str(tmp_path / "r")]
     args += ["--update_card"]
-    res = run_script("bias_report.py", *args)
+    res = script_in_process(report_main, *args)
     assert res.returncode == 0, res.stderr[-2000:]
     assert f"model card updated: {model_copy / 'README.md'}" in res.stdout
     card = ModelCard.load(model_copy / "README.md")
@@ -167,8 +169,8 @@ def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(model_copy, sm
     hyps = write_hyps(tmp_path / "hyps", reference_hyps(small_geneval, ["de"], "test", lambda g: "masculine"))
     before = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de", "--hyp_dir", str(hyps)]
     before += ["--out", str(tmp_path / "b"), "--bootstrap_samples", "50"]
-    assert run_script("bias_report.py", *before).returncode == 0
-    res = run_script("compare_reports.py", str(tmp_path / "b"), str(tmp_path / "r"), "--names", "reference,tiny")
+    assert script_in_process(report_main, *before).returncode == 0
+    res = script_in_process(compare_main, str(tmp_path / "b"), str(tmp_path / "r"), "--names", "reference,tiny")
     assert res.returncode == 0, res.stderr[-2000:]
     card = ModelCard.load(model_copy / "README.md")
     assert "### Gender bias before and after" in card.text and card.text.index("## Gender bias") < card.text.index(
@@ -180,7 +182,7 @@ def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(model_copy, sm
     assert (gap[2], gap[4]) == (f"{earlier['bleu_gap']:+.2f}", f"{metrics['bleu_gap']:+.2f}")
 
     # a new report replaces the section and drops the comparison, which no longer matches it
-    assert run_script("bias_report.py", *args).returncode == 0
+    assert script_in_process(report_main, *args).returncode == 0
     text = (model_copy / "README.md").read_text()
     assert len(re.findall(r"^## Gender bias", text, re.M)) == 1 and "before and after" not in text
 
@@ -271,12 +273,12 @@ def test_a_bias_report_changes_the_card_only_when_asked_and_keeps_each_set_s_sec
     demo_section = re.search(r"## Gender bias: demo corpus test, es.*?(?=<!-- /mtkit)", before.decode(), re.S).group(0)
     args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "es", "--model", str(model)]
     args += ["--num_beams", "1", "--max_new_tokens", "16", "--bootstrap_samples", "20", "--force"]
-    res = run_script("bias_report.py", *args, "--out", str(tmp_path / "r"))
+    res = script_in_process(report_main, *args, "--out", str(tmp_path / "r"))
     assert res.returncode == 0, res.stderr[-2000:]
     assert (model / "README.md").read_bytes() == before and "--update_card adds" in res.stdout
 
     for _ in range(2):
-        res = run_script("bias_report.py", *args, "--out", str(tmp_path / "reports" / "real_es"), "--update_card")
+        res = script_in_process(report_main, *args, "--out", str(tmp_path / "reports" / "real_es"), "--update_card")
         assert res.returncode == 0, res.stderr[-2000:]
         card = check_truth(model)
         titles = re.findall(r"^## Gender bias.*$", card.text, re.M)
@@ -294,6 +296,6 @@ def test_a_bias_report_changes_the_card_only_when_asked_and_keeps_each_set_s_sec
         assert found == {demo_pairs, real}
         assert len(card.data.eval_results) == len({(r.dataset_name, r.metric_type) for r in card.data.eval_results})
 
-    res = run_script("bias_report.py", *args[:6], "--model", "google/flan-t5-small", "--out", str(tmp_path / "x"),
+    res = script_in_process(report_main, *args[:6], "--model", "google/flan-t5-small", "--out", str(tmp_path / "x"),
                      "--update_card")  # fmt: skip
     assert res.returncode == 2 and res.stderr.startswith("error: --update_card: only used with --model a local")
