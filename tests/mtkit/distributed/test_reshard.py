@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from testing_utils import FAST_RUN, finetune_args, launch
+from testing_utils import FAST_RUN, LANGS, finetune_args, greedy, launch, rows
 
 from mtkit.errors import UserError
+
+NAMES = {"de": "German", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese"}
+
+
+def instruction(row: dict) -> str:
+    """The source as the ``instruction`` prompt put it to the model."""
+    return f'Translate the following sentence from English to {NAMES[row["lang"]]}: "{row["source"]}"'
 
 
 def universal(checkpoint: Path, out: Path) -> tuple[dict[str, dict[str, torch.Tensor]], dict, set[int]]:
@@ -64,6 +71,10 @@ def test_a_two_process_zero3_checkpoint_resumes_on_three_with_its_optimizer_stat
     assert not list(root.glob(".universal-*")), "the converted copy is removed once loaded"
     assert len(list((root / "step-0000005" / "pytorch_model").glob("*optim_states.pt"))) == 3
     assert (out / "final" / "model.safetensors").is_file()
+    # the 3 processes decoded in step what the exported weights decode in one plain process, every row
+    translated = rows(out / "translations" / "valid-step5.jsonl")
+    assert len(translated) >= 10 and {r["lang"] for r in translated} == set(LANGS)
+    assert greedy(out / "final", [instruction(r) for r in translated]) == [r["hypothesis"] for r in translated]
 
     before, group, steps_before = universal(root / "step-0000004", tmp_path / "u4")
     after, _, steps_after = universal(root / "step-0000005", tmp_path / "u5")
