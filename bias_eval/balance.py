@@ -93,10 +93,7 @@ def _gap(figures: Mapping[str, Any], name: str) -> float | None:
 def _ratio_replicates(
     counts: Counts, masculine: Mapping[str, np.ndarray], feminine: Mapping[str, np.ndarray]
 ) -> np.ndarray:
-    numerator = sum(counts[g] @ masculine[g] for g in masculine)
-    denominator = sum(counts[g] @ feminine[g] for g in feminine)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.asarray(numerator, dtype=float) / np.asarray(denominator, dtype=float)
+    ratio = replicate_shares(counts, masculine, feminine)  # masculine over feminine predictions, per resample
     ratio[~np.isfinite(ratio)] = np.nan  # no feminine prediction in a resample: no ratio
     return ratio
 

@@ -17,6 +17,7 @@ from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
+from mtkit.bleu import bleu_metric
 from mtkit.data.gendered import GENDERS
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
@@ -115,9 +116,10 @@ def _decisions(s: Sentences, key: str, genders: Sequence[str]) -> tuple[dict, di
     return hits, counted
 
 
-def sentence_stats(s: Sentences, name: str) -> dict[str, np.ndarray]:
+def sentence_stats(s: Sentences, name: str, lang: str) -> dict[str, np.ndarray]:
     """Per gender, the sentences' sacreBLEU statistics of ``name`` (``bleu``, ``chrf``): as the report saved them
-    (``<name>_stats``), else computed from the hypotheses and references (a report of an earlier version)."""
+    (``<name>_stats``), else computed from the hypotheses and references (a report of an earlier version), BLEU with
+    ``lang``'s tokenizer as the report scores it."""
     out = {}
     for g in GENDERS:
         saved = s.columns[g][f"{name}_stats"]
@@ -125,15 +127,16 @@ def sentence_stats(s: Sentences, name: str) -> dict[str, np.ndarray]:
             out[g] = np.asarray(saved, dtype=np.int64).reshape(len(saved), -1)
         else:
             hyps = [h or "" for h in s.columns[g]["hypothesis"]]
-            out[g] = (bleu_stats if name == "bleu" else chrf_stats)(hyps, s.columns[g]["reference"])
+            refs = s.columns[g]["reference"]
+            out[g] = bleu_stats(hyps, refs, bleu_metric(lang)) if name == "bleu" else chrf_stats(hyps, refs)
     return out
 
 
-def _figures(s: Sentences) -> dict[str, Any]:
+def _figures(s: Sentences, lang: str) -> dict[str, Any]:
     """Every bootstrapped figure of one system as a function of resample counts."""
     out: dict[str, Any] = {}
     for name, scorer in (("bleu", bleu_from_stats), ("chrf", chrf_from_stats)):
-        per = sentence_stats(s, name)
+        per = sentence_stats(s, name, lang)
         out[name] = corpus_figure(per, scorer)
         out[f"{name}_gap"] = gap_figure(*(corpus_figure({g: per[g]}, scorer) for g in GENDERS))
     for name, key in (("accuracy_gap", "correct"), ("strict_accuracy_gap", "strict_correct")):
@@ -162,7 +165,7 @@ def language_tests(
     counts_f = resample_counts(rng, sizes["feminine"], samples)
     counts_m = counts_f if before.paired else resample_counts(rng, sizes["masculine"], samples)
     counts = {"feminine": counts_f, "masculine": counts_m}
-    figs = {"before": _figures(before), "after": _figures(after)}
+    figs = {"before": _figures(before, lang), "after": _figures(after, lang)}
     rows = []
     for title, key in BOOTSTRAPPED:
         change = keep[key] = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)

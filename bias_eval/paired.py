@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bias_eval.accuracy import replicate_shares
 from bias_eval.bootstrap import percentile_interval
 
 Figure = Callable[[Mapping[str, np.ndarray]], np.ndarray]  # gender -> resample counts (samples x n) -> values
@@ -117,15 +118,9 @@ def gap_figure(feminine: Figure, masculine: Figure) -> Figure:
 
 
 def share_figure(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> Figure:
-    """A share (an accuracy) over the genders in ``hits``: counted hits over counted items; NaN with none."""
-
-    def figure(counts: Mapping[str, np.ndarray]) -> np.ndarray:
-        numerator = sum(np.atleast_2d(counts[g]) @ hits[g] for g in hits)
-        denominator = sum(np.atleast_2d(counts[g]) @ counted[g] for g in hits)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(numerator, dtype=float) / np.asarray(denominator, dtype=float)
-
-    return figure
+    """A share (an accuracy) over the genders in ``hits``: counted hits over counted items (NaN with none), per
+    resample, as a report's intervals compute it (:func:`bias_eval.accuracy.replicate_shares`)."""
+    return lambda counts: replicate_shares(counts, hits, counted)
 
 
 def ones(sizes: Mapping[str, int]) -> dict[str, np.ndarray]:

@@ -26,6 +26,7 @@ from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_roo
 from mtkit.data.pairs import pair_rows
 from mtkit.data.tables import Table, read_table, table_of, text_value
 from mtkit.errors import UserError
+from mtkit.overrides import DATA_SOURCES
 
 
 def _find(folder: Path, split: str, lang: str) -> Path:
@@ -218,9 +219,9 @@ def describe_counts(counts: dict[str, dict[str, int]]) -> str:
 
 def load_parallel(cfg: DataConfig, seed: int = 1) -> Splits:
     """``train``, ``validation`` and (if present) ``test`` splits (columns: see the module docstring)."""
-    given = [x for x in (cfg.data_dir, cfg.train_file, cfg.dataset_name, cfg.mtgeneval_dir) if x]
+    given = [key for key in DATA_SOURCES if getattr(cfg, key)]
     if len(given) != 1:
-        raise UserError("data: give exactly one of --data_dir, --train_file, --dataset_name or --mtgeneval_dir")
+        raise UserError(f"data: give exactly one of {', '.join(f'--{k}' for k in DATA_SOURCES)}")
     if held_out(cfg):
         check_fraction(cfg.validation_fraction)  # before any data is read
     out, left_out = DatasetDict(), {}

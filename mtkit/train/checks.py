@@ -36,9 +36,7 @@ def check_position_limit(cfg: RunConfig) -> None:
     positions have no such limit."""
     if not cfg.model.model_name_or_path:
         return  # a preset is built with positions for the run's lengths
-    from transformers import AutoConfig
-
-    limit = getattr(AutoConfig.from_pretrained(cfg.model.model_name_or_path), "max_position_embeddings", None)
+    limit = run_model_config(cfg).get("max_position_embeddings")
     for flag in ("max_source_length", "max_target_length"):
         asked = getattr(cfg.data, flag)
         if isinstance(limit, int) and asked > limit:

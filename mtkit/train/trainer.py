@@ -224,7 +224,8 @@ class Trainer:
             batch = to_device(batch, acc.device)
             with acc.accumulate(self.model):
                 loss_sum = token_loss_sum(self.train_forward, batch, self.cfg.optim.label_smoothing)
-                acc.backward(loss_sum * scale + self.mitigation.pull())  # pull: 0 outside a mitigation
+                loss = loss_sum * scale
+                acc.backward(loss + self.mitigation.pull() if self.mitigation.strength else loss)  # --l2_to_start
                 if acc.sync_gradients and zero_stage(acc) is None:  # DeepSpeed clips in its step: norm read when logged
                     self.grad_norm = acc.clip_grad_norm_(self.model.parameters(), clip)
                     self.nonfinite.before_step(self.grad_norm)
