@@ -23,7 +23,7 @@ from mtkit.data.gendered import GENDERS, GenderedData
 from mtkit.data.heldout import check_fraction, heldout_split
 from mtkit.data.line_pairs import load_line_pairs
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
-from mtkit.data.pairs import pair_rows
+from mtkit.data.pairs import table_pairs
 from mtkit.data.tables import Table, read_table, table_of, text_value
 from mtkit.errors import UserError
 from mtkit.overrides import DATA_SOURCES
@@ -82,8 +82,7 @@ def table_rows(table: Table, skip_empty: bool = False) -> Dataset:
     (:mod:`mtkit.data.pairs`)."""
     if table.gender is None:
         return _pairs(table.source, table.target, table.where, table.lang, skip_empty, table.lines)
-    ids = table.ids or [""] * len(table.lang)
-    pair_ids, counterfactuals = pair_rows(table.lang, table.gender, ids, table.target, table.counterfactual)
+    pair_ids, counterfactuals = table_pairs(table)
     return _pairs(
         table.source, table.target, table.where, table.lang, skip_empty, table.lines,
         gender=table.gender, pair_id=pair_ids, counterfactual=counterfactuals,

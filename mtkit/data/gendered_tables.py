@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mtkit.data.gendered import GENDERS, GenderedData, LanguageData
-from mtkit.data.pairs import language_data, pair_rows
+from mtkit.data.pairs import language_data, table_pairs
 from mtkit.data.tables import ROLES, read_table
 from mtkit.errors import UserError
 
@@ -25,8 +25,7 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     table = read_table(path, langs)
     if table.gender is None:
         raise UserError(f"{path}: no gender column ({'/'.join(ROLES['gender'])})")
-    ids = table.ids or [""] * len(table.lang)
-    pair_ids, counterfactuals = pair_rows(table.lang, table.gender, ids, table.target, table.counterfactual)
+    pair_ids, counterfactuals = table_pairs(table)
     rows: dict[str, list[dict[str, str]]] = defaultdict(list)
     for i, lang in enumerate(table.lang):
         rows[lang].append({

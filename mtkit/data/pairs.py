@@ -13,6 +13,12 @@ from collections.abc import Mapping, Sequence
 from mtkit.data.gendered import GENDERS, LanguageData, Side
 
 
+def table_pairs(table) -> tuple[list[str], list[str]]:
+    """Each row's pair id and counterfactual reference of a gendered :class:`~mtkit.data.tables.Table`
+    (:func:`pair_rows` on its columns; rows without an id column pair by nothing but their own)."""
+    return pair_rows(table.lang, table.gender, table.ids or [""] * len(table.lang), table.target, table.counterfactual)
+
+
 def pair_rows(
     langs: Sequence[str],
     genders: Sequence[str],

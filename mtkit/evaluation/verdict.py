@@ -221,12 +221,16 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
     return "\n".join(out) + "\n"
 
 
+def within_budget(bleu: float, start: float, max_drop: float) -> bool:
+    """Whether a general validation BLEU keeps a mitigation's budget: at most ``max_drop`` below the start's."""
+    return bleu >= start - max_drop - 1e-9
+
+
 def selection_budget(records: Sequence[Mapping[str, Any]], best_step: int | None, max_drop: float) -> dict[str, Any]:
     """The BLEU budget of the checkpoint choice from ``metrics.jsonl``'s records."""
     general = {r["step"]: r["valid_general_bleu"] for r in records if "valid_general_bleu" in r}
     start = general.get(0)
-    floor = None if start is None else start - max_drop
-    kept = sorted(s for s, b in general.items() if floor is not None and b >= floor - 1e-9)
+    kept = sorted(s for s, b in general.items() if start is not None and within_budget(b, start, max_drop))
     return {
         "start_valid_general_bleu": start,
         "max_bleu_drop": max_drop,

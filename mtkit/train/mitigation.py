@@ -18,6 +18,7 @@ import torch
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
+from mtkit.evaluation.verdict import within_budget
 from mtkit.textio import atomic_write
 
 START_FILE = "mitigation_start.json"
@@ -76,4 +77,4 @@ class Mitigation:
         """Whether an evaluation keeps the BLEU budget (always, outside a mitigation)."""
         if not self.on:
             return True
-        return scores["valid_general_bleu"] >= self.start_bleu - self.cfg.mitigation.max_bleu_drop - 1e-9
+        return within_budget(scores["valid_general_bleu"], self.start_bleu, self.cfg.mitigation.max_bleu_drop)
