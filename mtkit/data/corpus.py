@@ -193,11 +193,10 @@ class Splits(DatasetDict):
         self.left_out = dict(left_out or {})
 
 
-def language_counts(splits, left_out: dict | None = None) -> dict[str, dict[str, int]]:
+def language_counts(splits, left_out: dict) -> dict[str, dict[str, int]]:
     """``{split: {lang: rows}}`` of ``splits`` (loaded or tokenized, with their ``lang`` column), and ``left_out``
-    (``{file: {lang: rows}}``, what tables left out: :class:`Splits`' own by default) when rows were left out."""
+    (``{file: {lang: rows}}``, what tables left out: :attr:`Splits.left_out`) when rows were left out."""
     counts = {name: _rows_per_language(split) for name, split in splits.items()}
-    left_out = left_out if left_out is not None else getattr(splits, "left_out", None)
     return {**counts, "left_out": left_out} if left_out else counts
 
 

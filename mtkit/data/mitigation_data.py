@@ -17,7 +17,7 @@ import numpy as np
 from datasets import Dataset, DatasetDict, concatenate_datasets
 
 from mtkit.config import RunConfig
-from mtkit.data.corpus import load_table, mtgeneval_rows, table_rows
+from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
 from mtkit.data.gendered import GENDERS
 from mtkit.data.heldout import heldout_split
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
@@ -75,7 +75,7 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
         train = concatenate_datasets([train, pool.select(picked).select_columns(PLAIN)])
     out = {"train": train, "validation": selection, "general": general["validation"], "verdict": verdict}
     out.update({"test": general["test"]} if "test" in general else {})
-    return DatasetDict({**out, "tuning": tuning})
+    return Splits({**out, "tuning": tuning}, getattr(general, "left_out", None))  # what its tables left out
 
 
 def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> list[str]:

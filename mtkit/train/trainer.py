@@ -118,7 +118,7 @@ class Trainer:
         model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self.train_data = data["train"]
-        self.counts = language_counts(data, getattr(self.raw, "left_out", None))  # what trains: long pairs dropped
+        self.counts = language_counts(data, self.raw.left_out)  # what trains: long pairs dropped
         if acc.is_main_process:
             atomic_write(self.out / DATA_COUNTS, json.dumps(self.counts, indent=2).encode("utf-8"))
         self._announce(model)
