@@ -29,10 +29,9 @@ from mtkit.ranges import RANGES
 from mtkit.run_controls import TrainingControls
 from mtkit.textio import atomic_write
 
-#: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's
-#: ``--max-len-a/--max-len-b``). Generous for translation between European languages (targets run to about 1.3x
-#: the source in subwords); it stops a degenerate hypothesis from keeping its whole batch decoding to
-#: ``max_new_tokens``.
+#: Default output bound per batch: ``MAX_LEN_A * longest source + MAX_LEN_B`` tokens (fairseq's ``--max-len-a/b``).
+#: Generous between European languages (targets run to about 1.3x the source in subwords); it stops a degenerate
+#: hypothesis from keeping its whole batch decoding to ``max_new_tokens``.
 MAX_LEN_A = 1.5
 MAX_LEN_B = 10
 #: MBR decoding's candidates per sentence, and its sampling cutoffs where none is given: epsilon sampling's
@@ -41,6 +40,8 @@ MAX_LEN_B = 10
 EPSILON = 0.02
 MBR_SAMPLES = 16
 CT2_TOP_P = 0.9
+#: ``--metric_for_best_model``'s choices
+BestMetric = Literal["bleu", "chrf", "loss", "paper_bleu", "fair_bleu", "accuracy_pair", "bleu_gap_abs"]
 
 
 def _f(default: Any, help: str, **kw) -> Any:
@@ -214,10 +215,10 @@ class EvalConfig:
     )
     epsilon: float | None = _f(None, f"Epsilon sampling's cutoff for MBR candidates (default {EPSILON}; 0: none).")
     top_p: float | None = _f(None, f"Nucleus mass for MBR samples (default 1; {CT2_TOP_P} with CTranslate2).")
-    metric_for_best_model: Literal["bleu", "chrf", "loss", "fair_bleu", "accuracy_pair", "bleu_gap_abs"] = _f(
+    metric_for_best_model: BestMetric = _f(
         "bleu",
-        "What selects checkpoint_best: validation bleu/chrf/fair_bleu/accuracy_pair (higher is better) or "
-        "loss/bleu_gap_abs (lower is better); the gender metrics need gendered validation data.",
+        "What selects checkpoint_best: validation bleu/chrf/paper_bleu/fair_bleu/accuracy_pair (higher is better) or "
+        "loss/bleu_gap_abs (lower); paper_bleu needs --paper_bleu, the gender metrics gendered validation data.",
     )
     paper_bleu: Literal["none", "moses-lc", "moses", "tokenized"] = _f(
         "none",

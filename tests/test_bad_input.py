@@ -255,6 +255,8 @@ def cases(d: Path, run: Path) -> list[Case]:
              "--length_penalty: must be finite, got nan"),
         Case("flags", "train metric", "train", [*ok_args, "--metric_for_best_model", "blue"],
              "--metric_for_best_model: invalid choice"),
+        Case("flags", "paper_bleu selection unscored", "train", [*ok_args, "--metric_for_best_model", "paper_bleu"],
+             "--metric_for_best_model paper_bleu: needs --paper_bleu (moses-lc, moses or tokenized)"),
         Case("flags", "train precision", "train", [*ok_args, "--mixed_precision", "fp8"], "--mixed_precision"),
         Case("flags", "train CTranslate2 type", "train", [*ok_args, "--export_ct2", "int3"], "--export_ct2: 'int3'"),
         Case("flags", "bias report without data", "train", [*ok_args, "--bias_report_split", "dev"],

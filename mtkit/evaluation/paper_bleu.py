@@ -47,18 +47,28 @@ def prepare(lines: Sequence[str], lang: str, how: str = "moses-lc") -> list[str]
 
 def paper_bleu(hypotheses: Sequence[str], references: Sequence[str], langs: str | Sequence[str], how: str) -> dict:
     """``paper_bleu`` (0-100) and ``paper_bleu_ref_len`` (reference tokens, the figure papers state) of a corpus
-    prepared by :func:`prepare` for each sentence's target language (``langs``: one code, or one per sentence)."""
+    prepared by :func:`prepare` for each sentence's target language (``langs``: one code, or one per sentence); with
+    several languages also ``<lang>_paper_bleu`` each, from the same prepared text."""
     per = [langs] * len(hypotheses) if isinstance(langs, str) else list(langs)
     groups: dict[str, list[int]] = {}
     for i, lang in enumerate(per):
         groups.setdefault(lang, []).append(i)
-    summed = [0] * 10
+    stats: dict[str, list[int]] = {}
     for lang, idx in groups.items():
         hyps = prepare([hypotheses[i] for i in idx], lang, how)
         refs = prepare([references[i] for i in idx], lang, how)
+        stats[lang] = [0] * 10
         for row in MULTI_BLEU._extract_corpus_statistics(hyps, [refs]):
-            summed = [a + int(b) for a, b in zip(summed, row)]
-    return {"paper_bleu": float(MULTI_BLEU._compute_score_from_stats(summed).score), "paper_bleu_ref_len": summed[1]}
+            stats[lang] = [a + int(b) for a, b in zip(stats[lang], row)]
+    summed = [sum(column) for column in zip(*stats.values())] if stats else [0] * 10
+    scores = {"paper_bleu": _score(summed), "paper_bleu_ref_len": summed[1]}
+    if len(stats) > 1:
+        scores |= {f"{lang}_paper_bleu": _score(row) for lang, row in stats.items()}
+    return scores
+
+
+def _score(stats: list[int]) -> float:
+    return float(MULTI_BLEU._compute_score_from_stats(stats).score)
 
 
 def description(how: str) -> str:

@@ -93,8 +93,6 @@ def split_scores(rows, hyps: Sequence[str], paper: str = "none") -> dict[str, fl
         for lang, idx in sorted(by_lang.items()):
             hyp, ref = [hyps[i] for i in idx], [rows["target"][i] for i in idx]
             own = corpus_scores(hyp, ref, lang)
-            if paper != "none":
-                own["paper_bleu"] = paper_bleu(hyp, ref, lang, paper)["paper_bleu"]
             scores.update({f"{lang}_{k}": v for k, v in own.items()})
     if "gender" not in cols or not all(rows["gender"]):
         return scores

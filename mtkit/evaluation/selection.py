@@ -20,8 +20,11 @@ NEEDS_GENDER = frozenset({"fair_bleu", "accuracy_pair", "bleu_gap_abs"})
 
 
 def check_selection(cfg, validation_columns: Iterable[str]) -> None:
-    """Refuse a gender metric for validation data without gender labels (before any training)."""
+    """Refuse a gender metric for validation data without gender labels, and paper_bleu without ``--paper_bleu``
+    (before any training)."""
     metric = cfg.eval.metric_for_best_model
+    if metric == "paper_bleu" and cfg.eval.paper_bleu == "none":
+        raise UserError("--metric_for_best_model paper_bleu: needs --paper_bleu (moses-lc, moses or tokenized)")
     if metric in NEEDS_GENDER and "gender" not in set(validation_columns):
         raise UserError(
             f"--metric_for_best_model {metric}: the validation data has no gender labels "

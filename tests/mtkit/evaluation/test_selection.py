@@ -24,6 +24,15 @@ def test_gender_metrics_need_gendered_validation_data():
     check_selection(parse_config([]), ["source", "target"])  # bleu needs nothing more
 
 
+def test_paper_bleu_selects_only_when_it_is_scored():
+    with pytest.raises(UserError, match="^--metric_for_best_model paper_bleu: needs --paper_bleu"):
+        check_selection(parse_config(["--metric_for_best_model", "paper_bleu"]), ["source", "target"])
+    cfg = parse_config(["--metric_for_best_model", "paper_bleu", "--paper_bleu", "tokenized"])
+    check_selection(cfg, ["source", "target"])
+    better = {**SCORES, "valid_paper_bleu": 33.0}
+    assert selection_value(better, "paper_bleu") > selection_value({**SCORES, "valid_paper_bleu": 31.0}, "paper_bleu")
+
+
 def test_progress_line_names_languages_and_gender_figures():
     scores = {**SCORES, "valid_de_bleu": 31.0, "valid_es_bleu": 29.0, "valid_accuracy_pair": 0.5}
     line = describe(scores, "fair_bleu", 0.2, 10)
