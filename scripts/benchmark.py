@@ -40,6 +40,11 @@ BLEU/chrF at equal wall-clock budgets and at an equal number of updates, transla
 
     python scripts/benchmark.py peers --minutes 3,6 --updates 100 --base_updates 20 --repeats 2
 
+``allocator``: the same timed training updates (``scripts/benchmark_step.py``, any recipe) on glibc's malloc and on
+tcmalloc and jemalloc where installed, each a fresh process with it preloaded: step time, tokens/s, the ratio::
+
+    python scripts/benchmark.py allocator --config recipes/multi30k_en_de_wu2021_tiny_cpu.yaml --steps 40
+
 ``scale``: preprocessing and training memory against corpus size (Multi30k repeated to N pairs), one and two
 training processes on the same cache; other flags are recipe keys::
 
@@ -56,6 +61,7 @@ import sys
 from pathlib import Path
 
 import torch
+from benchmarks import allocator as allocator_bench
 from benchmarks import decoding as decoding_bench
 from benchmarks import peers as peers_bench
 from benchmarks import preprocess as preprocess_bench
@@ -140,6 +146,11 @@ def parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quality", help="the toolkit vs Seq2SeqTrainer: test BLEU after equal time", allow_abbrev=False)
     q.add_argument("--minutes", type=ranged("minutes"), default=10, help="training time for each system")
     q.add_argument("--json", help="also write the record to this file")
+    al = sub.add_parser("allocator", help="glibc malloc vs tcmalloc/jemalloc: training tokens/s", allow_abbrev=False)
+    al.add_argument("--steps", type=ranged("steps"), default=30, help="timed updates per allocator")
+    al.add_argument("--warmup", type=ranged("warmup"), default=5, help="untimed updates first")
+    al.add_argument("--work", default="runs/benchmark_allocator", help="folder for the runs and their records")
+    al.add_argument("--json", help="also write the record to this file")
     pe = sub.add_parser("peers", help="the toolkit vs eole (OpenNMT): speed, memory, BLEU", allow_abbrev=False)
     pe.add_argument("--data_dir", default="../shared/data/multi30k", help="Multi30k folder (en, de)")
     pe.add_argument("--recipe", default="recipes/multi30k_en_de_small.yaml", help="lr, dropout, Adam, beam...")
@@ -268,6 +279,11 @@ def scale_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[di
     return records, scale_bench.COLUMNS, {"pairs": sizes, "flags": flags}
 
 
+def allocator_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[dict], list, dict]:
+    records = allocator_bench.run(flags, args.warmup, args.steps, Path(args.work))
+    return records, allocator_bench.COLUMNS, {"steps": args.steps, "warmup": args.warmup, "flags": flags}
+
+
 PEERS_COLUMNS = [("mtkit", "mtkit", "{}"), ("eole", "eole", "{}"), ("mtkit vs eole", "mtkit vs eole", "{}")]
 
 
@@ -311,6 +327,7 @@ def main(argv: list[str] | None = None) -> None:
         "decoding": decoding_benchmark,
         "scale": scale_benchmark,
         "peers": peers_benchmark,
+        "allocator": allocator_benchmark,
     }
     records, columns, settings = benchmark[args.benchmark](args, flags)
     record = json.dumps({"settings": settings | {"command": " ".join(sys.argv)}, "systems": records})

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from benchmarks import step
 
+from mtkit.allocator import allocator
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
 from mtkit.textio import atomic_write, markdown_table
@@ -82,6 +83,7 @@ def main() -> None:
     record = {
         "run": label,
         "device": str(acc.device),
+        "allocator": allocator(),
         "processes": acc.num_processes,
         "strategy": acc.distributed_type.value,
         "precision": acc.mixed_precision,

@@ -11,6 +11,7 @@ from accelerate.utils import InitProcessGroupKwargs, ProjectConfiguration
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, get_scheduler
 
+from mtkit.allocator import cpu_note
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
 from mtkit.distributed.deepspeed import configure_deepspeed, quiet_deepspeed_collective_warnings
@@ -49,6 +50,8 @@ def build_accelerator(cfg: RunConfig, mixed_precision: str | None = None) -> Acc
     )
     configure_deepspeed(cfg, accelerator)
     reduce_gradients_in_fp32(accelerator)
+    if accelerator.device.type == "cpu" and (note := cpu_note()):
+        accelerator.print(note)
     return accelerator
 
 

@@ -4,9 +4,10 @@ import json
 
 import pytest
 import sacrebleu
-from testing_utils import MULTI30K, read_gz_lines, run_script
+from testing_utils import FAST_RUN, MULTI30K, read_gz_lines, run_script
 from transformers import GenerationConfig
 
+from mtkit.allocator import tcmalloc_library
 from mtkit.decode.generate import Translator
 from mtkit.decode.mbr import MBR
 
@@ -142,3 +143,17 @@ def test_translate_benchmark_runs_transformers_on_the_gpu_where_there_is_one():
     from benchmarks.translation import hf_settings
 
     assert hf_settings(cuda=True) == ("cuda", "bf16") and hf_settings(cuda=False) == ("cpu", "fp32")
+
+
+def test_allocator_benchmark_times_each_installed_allocator_in_its_own_process(multi30k_small, tmp_path):
+    report = tmp_path / "alloc.json"
+    res = run_script(
+        "benchmark.py", "allocator", "--data_dir", str(multi30k_small), *FAST_RUN, "--steps", "2", "--warmup", "1",
+        "--work", str(tmp_path / "work"), "--json", str(report),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = json.loads(report.read_text())["systems"]
+    names = [row["allocator"] for row in rows]  # each child's own memory map, checked by the benchmark
+    assert names[0] == "glibc" and ("tcmalloc" in names) == (tcmalloc_library() is not None)
+    for row in rows:
+        assert row["speedup"] == pytest.approx(rows[0]["step_ms"] / row["step_ms"]) and row["steps"] == 2
