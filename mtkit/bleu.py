@@ -32,11 +32,10 @@ def bleu_tokenizer(lang: str | None) -> str:
     return TOKENIZERS.get(base, DEFAULT_TOKENIZER)
 
 
-def bleu_metric(lang: str | None = None, effective_order: bool = False) -> BLEU:
-    """``sacrebleu.metrics.BLEU`` with the tokenizer of ``lang`` and otherwise sacreBLEU's defaults (corpus BLEU's;
-    ``effective_order``: sentence BLEU's), one per tokenizer; a missing MeCab is one :class:`UserError` naming what to
-    install."""
-    return _metric(bleu_tokenizer(lang), effective_order)
+def bleu_metric(lang: str | None = None) -> BLEU:
+    """``sacrebleu.metrics.BLEU`` with the tokenizer of ``lang`` and otherwise corpus BLEU's defaults, one per
+    tokenizer; a missing MeCab is one :class:`UserError` naming what to install."""
+    return _metric(bleu_tokenizer(lang))
 
 
 @functools.cache

@@ -28,8 +28,8 @@ from mtkit.export.checkpoint import (
     write_model,
 )
 from mtkit.paths import check_apart
-from mtkit.train.checkpoint import CheckpointManager, problem_with
-from mtkit.train.epochs import WeightMean, epoch_folder
+from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder
+from mtkit.train.epochs import WeightMean
 
 
 def complete_checkpoints(run: Path) -> list[Path]:
@@ -53,7 +53,7 @@ def epoch_checkpoints(run: Path) -> list[Path]:
     if not folders:
         return []
     listed = CheckpointManager.read_state(folders[-1]).epoch_steps
-    return [f for _, step in listed if (f := epoch_folder(run / "checkpoints", step)) in folders]
+    return [f for _, step in listed if (f := step_folder(run / "checkpoints", step)) in folders]
 
 
 def choose(run: Path, last: int | None, best: int | None, metric: str, last_epochs: int | None = None) -> list[Path]:

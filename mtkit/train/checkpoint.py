@@ -92,6 +92,11 @@ class TrainerState:
         return changed
 
 
+def step_folder(root: Path, step: int) -> Path:
+    """The checkpoint folder of update ``step`` under ``root`` (``step-0001234``; sorted by name, by update)."""
+    return root / f"step-{step:07d}"
+
+
 def write_manifest(folder: Path) -> None:
     """Record every file of ``folder`` with its size, as the last file written into it."""
     files = {
@@ -152,7 +157,7 @@ def best_complete(root: Path) -> Path | None:
         return link.resolve()
     last = newest_complete(root)
     step = CheckpointManager.read_state(last).chosen[2] if last else None
-    folder = root / f"step-{step:07d}" if step is not None else None
+    folder = step_folder(root, step) if step is not None else None
     return folder if folder is not None and folder.is_dir() and problem_with(folder) is None else None
 
 
@@ -184,8 +189,8 @@ class CheckpointManager:
         cannot write (disk full, read-only), all raise one :class:`UserError` and the folder is removed: the
         previous checkpoints are untouched."""
         acc = self.accelerator
-        final = self.root / f"step-{state.step:07d}"
-        tmp = self.root / f".tmp-step-{state.step:07d}"
+        final = step_folder(self.root, state.step)
+        tmp = self.root / f".tmp-{final.name}"
         if acc.is_main_process and tmp.exists():
             shutil.rmtree(tmp)
         acc.wait_for_everyone()
@@ -210,7 +215,7 @@ class CheckpointManager:
             if step is None:
                 (self.root / "checkpoint_best").unlink(missing_ok=True)
             else:
-                self._link("checkpoint_best", self.root / f"step-{step:07d}")
+                self._link("checkpoint_best", step_folder(self.root, step))
         self.accelerator.wait_for_everyone()
 
     @staticmethod
@@ -261,8 +266,8 @@ class CheckpointManager:
     def _rotate(self, state: TrainerState) -> None:
         keep = {newest_complete(self.root), self.best}
         if state.best_step is not None:  # training's own best too: a relaunch that trains on may export it
-            keep.add((self.root / f"step-{state.best_step:07d}").resolve())
-        keep.update((self.root / f"step-{step:07d}").resolve() for _, step in state.epoch_steps)
+            keep.add(step_folder(self.root, state.best_step).resolve())
+        keep.update(step_folder(self.root, step).resolve() for _, step in state.epoch_steps)
         steps = sorted(self.root.glob("step-*"))
         for old in steps[: max(0, len(steps) - self.keep_last)]:
             if old.resolve() not in keep:

@@ -20,7 +20,7 @@ from mtkit.data.batching import TokenBatchSampler
 from mtkit.distributed.deepspeed import unwrapped, zero_stage
 from mtkit.distributed.fsdp import uses_fsdp
 from mtkit.errors import UserError
-from mtkit.train.checkpoint import TrainerState, problem_with
+from mtkit.train.checkpoint import TrainerState, problem_with, step_folder
 
 
 class WeightMean:
@@ -61,10 +61,6 @@ def epoch_end(state: TrainerState, sampler: TokenBatchSampler, accumulation: int
     return None
 
 
-def epoch_folder(root: Path, step: int) -> Path:
-    return root / f"step-{step:07d}"
-
-
 class EpochCheckpoints:
     """Which updates end an epoch and are checkpointed and kept, and the mean of the last ones at the end."""
 
@@ -91,7 +87,7 @@ class EpochCheckpoints:
         """With ``--average_last_epochs N``: load the mean of the last N epoch checkpoints under ``root`` into
         ``model`` (every process) and return ``{"averaged_epochs": [...], "averaged_steps": [...]}``; else ``{}``."""
         acc = self.accelerator
-        chosen = [(e, s) for e, s in state.epoch_steps[-self.average :] if problem_with(epoch_folder(root, s)) is None]
+        chosen = [(e, s) for e, s in state.epoch_steps[-self.average :] if problem_with(step_folder(root, s)) is None]
         if not self.average or not chosen:
             if self.average:
                 acc.print(f"warning: --average_last_epochs {self.average}: no epoch checkpoint; final/ as without it")
@@ -100,7 +96,7 @@ class EpochCheckpoints:
             acc.print(f"warning: --average_last_epochs {self.average}: {len(chosen)} epoch checkpoint(s) to average")
         mean, plain = WeightMean(), unwrapped(acc, model)
         for _, step in chosen:
-            acc.load_state(str(epoch_folder(root, step)))
+            acc.load_state(str(step_folder(root, step)))
             mean.add(plain.state_dict())
         plain.load_state_dict(mean.result())
         epochs, steps = [e for e, _ in chosen], [s for _, s in chosen]

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from mtkit.allocator import allocator, cpu_note
+from mtkit.allocator import allocator
 
 
 def installed(name: str) -> str | None:
@@ -35,10 +35,3 @@ def test_a_preloaded_tcmalloc_is_seen_and_glibc_gets_the_note():
     assert preloaded == ["tcmalloc", "None"]
     plain = run_child(None).splitlines()
     assert plain[0] == "glibc" and plain[1].startswith("note: training on the CPU with glibc's malloc; start it with")
-
-
-def test_no_note_on_another_allocator_than_glibc():
-    if allocator() == "glibc":
-        assert cpu_note() is not None
-    else:
-        assert cpu_note() is None
