@@ -15,11 +15,12 @@ export HF_DATASETS_OFFLINE ?= 1
 export HF_EVALUATE_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 # CPU training runs up to 1.8x faster on tcmalloc than on glibc's malloc (docs/training.md#cpu-speed): every
-# command below starts on it where it is installed (Debian: libtcmalloc-minimal4), and on glibc's malloc elsewhere.
-TCMALLOC ?= $(firstword $(wildcard /usr/lib/*-linux-gnu/libtcmalloc_minimal.so.4 /usr/lib/libtcmalloc_minimal.so.4 \
+# command below starts on it where it is installed (Debian: libtcmalloc-minimal4); `make test TCMALLOC=` does not.
+ARCH_LIB := /usr/lib/$(shell uname -m)-linux-gnu
+TCMALLOC ?= $(firstword $(wildcard $(ARCH_LIB)/libtcmalloc_minimal.so.4 $(ARCH_LIB)/libtcmalloc.so.4 \
 	/usr/lib64/libtcmalloc_minimal.so.4 /usr/local/lib/libtcmalloc_minimal.so.4))
 ifneq ($(TCMALLOC),)
-export LD_PRELOAD := $(TCMALLOC)
+export LD_PRELOAD := $(strip $(TCMALLOC) $(LD_PRELOAD))
 export TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD ?= 1099511627776
 endif
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 from pathlib import Path
 
@@ -84,6 +85,7 @@ def main() -> None:
         "run": label,
         "device": str(acc.device),
         "allocator": allocator(),
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,  # KiB on Linux
         "processes": acc.num_processes,
         "strategy": acc.distributed_type.value,
         "precision": acc.mixed_precision,

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -183,6 +184,16 @@ FAST_RUN = [
     "--eval_max_samples", "16", "--max_new_tokens", "16", "--num_beams", "2",
     "--report_to", "none", "--disable_tqdm", "--logging_steps", "5",
 ]  # fmt: skip
+
+
+def system_library(name: str) -> str | None:
+    """The path the loader's cache (``ldconfig -p``) gives for ``name``, or None (not installed, no ldconfig)."""
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    try:
+        out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    return next((line.split("=>")[-1].strip() for line in out.splitlines() if name in line), None)
 
 
 def free_port() -> str:

@@ -28,7 +28,7 @@ from mtkit.export.checkpoint import (
     write_model,
 )
 from mtkit.paths import check_apart
-from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder
+from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_of
 from mtkit.train.epochs import WeightMean
 
 
@@ -75,7 +75,7 @@ def choose(run: Path, last: int | None, best: int | None, metric: str, last_epoc
     folders = complete_checkpoints(run)
     if last is None:
         scores = validation_scores(run)
-        step = {p: int(p.name.removeprefix("step-")) for p in folders}
+        step = {p: step_of(p) for p in folders}
         folders = [p for p in folders if step[p] in scores]
         folders = sorted(folders, key=lambda p: selection_value(scores[step[p]], metric), reverse=True)
     chosen = folders[-n:] if last is not None else folders[:n]
@@ -113,7 +113,7 @@ def average_checkpoints(
     mean = WeightMean()
     for folder in chosen:  # one checkpoint's weights in memory at a time, beside the float64 sum
         mean.add(checkpoint_weights(folder)[0])
-    steps = [int(p.name.removeprefix("step-")) for p in chosen]
+    steps = [step_of(p) for p in chosen]
     given = (("last", last), ("best", best), ("last_epochs", last_epochs))
     which = next(f"--{flag} {n}" for flag, n in given if n is not None)
     what = f"the mean of {len(chosen)} checkpoints ({which}: updates {', '.join(map(str, steps))})"

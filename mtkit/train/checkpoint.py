@@ -97,6 +97,11 @@ def step_folder(root: Path, step: int) -> Path:
     return root / f"step-{step:07d}"
 
 
+def step_of(folder: Path) -> int:
+    """The update whose checkpoint ``folder`` (a :func:`step_folder`) holds."""
+    return int(folder.name.removeprefix("step-"))
+
+
 def write_manifest(folder: Path) -> None:
     """Record every file of ``folder`` with its size, as the last file written into it."""
     files = {

@@ -10,14 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mtkit.allocator import tcmalloc_library
+from mtkit.allocator import allocator, tcmalloc_library
 from mtkit.errors import UserError
 
 STEP = Path(__file__).resolve().parents[1] / "benchmark_step.py"
 COLUMNS = [
     ("step_ms", "step ms", "{:.0f}"),
     ("tgt_tok_s", "tgt tok/s", "{:,.0f}"),
-    ("peak_mem_gb", "peak GiB", "{:.2f}"),
+    ("peak_rss_gb", "peak RSS GiB", "{:.2f}"),
     ("speedup", "x glibc", "{:.2f}"),
 ]
 
@@ -30,6 +30,8 @@ def installed() -> dict[str, str | None]:
 
 def run(flags: list[str], warmup: int, steps: int, work: Path) -> list[dict]:
     """One row per allocator: the step benchmark's figures, and its speed-up over glibc's malloc."""
+    if allocator() == "system":
+        raise UserError("allocator: this benchmark reads each run's /proc/self/maps (Linux only)")
     rows = []
     for name, library in installed().items():
         env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}

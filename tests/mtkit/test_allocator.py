@@ -4,14 +4,11 @@ import subprocess
 import sys
 
 import pytest
+from testing_utils import system_library
 
 from mtkit.allocator import allocator
 
-
-def installed(name: str) -> str | None:
-    """The loader cache's path of ``name`` (ldconfig, not the code under test), or None."""
-    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    return next((line.split("=>")[-1].strip() for line in out.splitlines() if name in line), None)
+TCMALLOC = system_library("libtcmalloc_minimal.so.4")
 
 
 def test_the_memory_map_names_the_allocator(tmp_path):
@@ -23,15 +20,21 @@ def test_the_memory_map_names_the_allocator(tmp_path):
     assert allocator(tmp_path / "absent") == "system"
 
 
-def run_child(env_preload: str | None) -> str:
-    code = "from mtkit.allocator import allocator, cpu_note; print(allocator()); print(cpu_note())"
-    env = {"PATH": "/usr/bin:/bin", **({"LD_PRELOAD": env_preload} if env_preload else {})}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+def run_child(preload: str | None, code: str = "") -> list[str]:
+    code += "from mtkit.allocator import allocator, cpu_note; print(allocator()); print(cpu_note())"
+    env = {"PATH": "/usr/bin:/bin", **({"LD_PRELOAD": preload} if preload else {})}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return done.stdout.splitlines()
 
 
-@pytest.mark.skipif(installed("libtcmalloc_minimal.so.4") is None, reason="tcmalloc is not installed")
+@pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
 def test_a_preloaded_tcmalloc_is_seen_and_glibc_gets_the_note():
-    preloaded = run_child(installed("libtcmalloc_minimal.so.4")).splitlines()
-    assert preloaded == ["tcmalloc", "None"]
-    plain = run_child(None).splitlines()
+    assert run_child(TCMALLOC) == ["tcmalloc", "None"]
+    plain = run_child(None)
     assert plain[0] == "glibc" and plain[1].startswith("note: training on the CPU with glibc's malloc; start it with")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_without_tcmalloc_the_note_says_what_to_install():
+    absent = "import mtkit.allocator as a; a.tcmalloc_library = lambda: None; "
+    assert run_child(None, absent)[1].startswith("note: training on the CPU with glibc's malloc; install tcmalloc")

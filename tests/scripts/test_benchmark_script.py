@@ -4,10 +4,9 @@ import json
 
 import pytest
 import sacrebleu
-from testing_utils import FAST_RUN, MULTI30K, read_gz_lines, run_script
+from testing_utils import FAST_RUN, MULTI30K, read_gz_lines, run_script, system_library
 from transformers import GenerationConfig
 
-from mtkit.allocator import tcmalloc_library
 from mtkit.decode.generate import Translator
 from mtkit.decode.mbr import MBR
 
@@ -154,6 +153,6 @@ def test_allocator_benchmark_times_each_installed_allocator_in_its_own_process(m
     assert res.returncode == 0, res.stderr[-2000:]
     rows = json.loads(report.read_text())["systems"]
     names = [row["allocator"] for row in rows]  # each child's own memory map, checked by the benchmark
-    assert names[0] == "glibc" and ("tcmalloc" in names) == (tcmalloc_library() is not None)
-    for row in rows:
-        assert row["speedup"] == pytest.approx(rows[0]["step_ms"] / row["step_ms"]) and row["steps"] == 2
+    tcmalloc = system_library("libtcmalloc_minimal.so.4") or system_library("libtcmalloc.so.4")
+    assert names[0] == "glibc" and ("tcmalloc" in names) == (tcmalloc is not None)
+    assert rows[0]["speedup"] == 1 and all(row["steps"] == 2 and row["peak_rss_gb"] > 0.1 for row in rows)

@@ -80,3 +80,8 @@ def test_each_language_gets_its_own_paper_bleu_from_the_same_prepared_text():
     assert scores["paper_bleu"] == pytest.approx(both) and scores["de_paper_bleu"] != scores["en_paper_bleu"]
     assert scores["paper_bleu_ref_len"] == sum(len(line.split()) for lang in refs for line in refs[lang])
     assert "de_paper_bleu" not in paper_bleu(hyps["de"], raw["de"], "de", "moses-lc")  # one language: no split
+    rows = Dataset.from_dict({"source": raw["en"] * 2, "target": raw["de"] + raw["en"], "lang": langs})
+    evaluation = split_scores(rows, hyps["de"] + hyps["en"], "moses-lc")  # what training's evaluation records
+    assert evaluation["de_paper_bleu"] == pytest.approx(direct(prepared["de"], refs["de"]))
+    assert evaluation["en_paper_bleu"] == pytest.approx(direct(prepared["en"], refs["en"]))
+    assert evaluation["paper_bleu"] == pytest.approx(both) and "de_bleu" in evaluation
