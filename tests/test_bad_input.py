@@ -33,6 +33,7 @@ from mtkit.cli.compare_reports import main as compare_main
 from mtkit.cli.demo_corpus import main as demo_corpus_main
 from mtkit.cli.export_ct2 import main as export_ct2_main
 from mtkit.cli.export_model import main as export_main
+from mtkit.cli.prepare_text import main as prepare_text_main
 from mtkit.cli.preprocess import main as preprocess_main
 from mtkit.cli.push_to_hub import main as push_main
 from mtkit.cli.train import main as train_main
@@ -51,6 +52,7 @@ SCRIPTS = {
     "benchmark": benchmark.main,
     "push": push_main,
     "compare": compare_main,
+    "prepare_text": lambda argv: cli_entry(prepare_text_main)(argv),
 }
 
 #: what the cases are about, each with at least this many cases
@@ -322,6 +324,18 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("output", "export out taken", "export", [str(run), str(d / "taken")], "OUT"),
         Case("output", "export on a full disk", "export", [str(run), str(d / "full" / "exported")],
              "(No space left on device)", "full"),
+        Case("data", "prepare a missing input", "prepare_text", [str(d / "missing"), str(d / "lc")],
+             f"INPUT {d / 'missing'}: no such file or folder"),
+        Case("data", "prepare a file of no language", "prepare_text", [str(d / "text.txt"), str(d / "lc")],
+             "text.txt: its name ends in no language code Moses knows"),
+        Case("flags", "prepare an unknown way", "prepare_text", [str(d / "ok"), str(d / "lc"), "--how", "spm"],
+             "--how: invalid choice: 'spm'"),
+        Case("output", "prepared copy over its input", "prepare_text", [str(d / "ok"), str(d / "ok")],
+             f"OUTPUT {d / 'ok'}: exists and is not empty"),
+        Case("output", "prepared copy inside its input", "prepare_text", [str(d / "ok"), str(d / "ok" / "lc")],
+             "lc: lies inside the input INPUT"),
+        Case("output", "prepared copy read-only", "prepare_text", [str(d / "ok"), str(d / "readonly" / "lc")],
+             "(Read-only file system)", "readonly"),
         Case("output", "average read-only", "average", [str(run), str(d / "readonly" / "avg"), "--last", "1"],
              "(Read-only file system)", "readonly"),
         Case("output", "translation over its input", "translate", ["--model", str(final), "--input",
@@ -517,7 +531,7 @@ APART_EXEMPT = {
 SCRIPT_FILES = {
     "train": "train.py", "preprocess": "preprocess.py", "translate": "translate.py", "export": "export_model.py",
     "average": "average_checkpoints.py", "export_ct2": "export_ct2.py", "bias_report": "bias_report.py",
-    "compare": "compare_reports.py", "benchmark": "benchmark.py",
+    "compare": "compare_reports.py", "benchmark": "benchmark.py", "prepare_text": "prepare_text.py",
 }  # fmt: skip
 
 
