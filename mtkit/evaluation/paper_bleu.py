@@ -57,9 +57,8 @@ def paper_bleu(hypotheses: Sequence[str], references: Sequence[str], langs: str 
     for lang, idx in groups.items():
         hyps = prepare([hypotheses[i] for i in idx], lang, how)
         refs = prepare([references[i] for i in idx], lang, how)
-        stats[lang] = [0] * 10
-        for row in MULTI_BLEU._extract_corpus_statistics(hyps, [refs]):
-            stats[lang] = [a + int(b) for a, b in zip(stats[lang], row)]
+        rows = MULTI_BLEU._extract_corpus_statistics(hyps, [refs])
+        stats[lang] = [int(sum(column)) for column in zip(*rows)] if rows else [0] * 10
     summed = [sum(column) for column in zip(*stats.values())] if stats else [0] * 10
     scores = {"paper_bleu": _score(summed), "paper_bleu_ref_len": summed[1]}
     if len(stats) > 1:

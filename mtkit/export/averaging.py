@@ -28,15 +28,13 @@ from mtkit.export.checkpoint import (
     write_model,
 )
 from mtkit.paths import check_apart
-from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_of
+from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_folders, step_of
 from mtkit.train.epochs import WeightMean
 
 
 def complete_checkpoints(run: Path) -> list[Path]:
     """The run's complete step folders, oldest first (damaged or half-written ones left out)."""
-    root = run / "checkpoints"
-    folders = sorted(p for p in root.glob("step-*") if p.is_dir()) if root.is_dir() else []
-    return [p for p in folders if problem_with(p) is None]
+    return [p for p in step_folders(run / "checkpoints") if problem_with(p) is None]
 
 
 def validation_scores(run: Path) -> dict[int, dict]:

@@ -97,6 +97,11 @@ def step_folder(root: Path, step: int) -> Path:
     return root / f"step-{step:07d}"
 
 
+def step_folders(root: Path) -> list[Path]:
+    """The step folders under ``root``, complete or not, oldest first (none when ``root`` is missing)."""
+    return sorted(p for p in root.glob("step-*") if p.is_dir()) if root.is_dir() else []
+
+
 def step_of(folder: Path) -> int:
     """The update whose checkpoint ``folder`` (a :func:`step_folder`) holds."""
     return int(folder.name.removeprefix("step-"))
@@ -137,7 +142,7 @@ def newest_complete(root: Path, warn=None) -> Path | None:
     """The newest complete step folder under ``root``; newer incomplete ones are reported to ``warn``. Raises a
     :class:`UserError` when there are step folders but none is complete (nothing to resume from, and
     starting afresh would overwrite them)."""
-    folders = sorted((p for p in root.glob("step-*") if p.is_dir()), reverse=True) if root.is_dir() else []
+    folders = step_folders(root)[::-1]
     skipped = []
     for folder in folders:
         problem = problem_with(folder)
@@ -273,7 +278,7 @@ class CheckpointManager:
         if state.best_step is not None:  # training's own best too: a relaunch that trains on may export it
             keep.add(step_folder(self.root, state.best_step).resolve())
         keep.update(step_folder(self.root, step).resolve() for _, step in state.epoch_steps)
-        steps = sorted(self.root.glob("step-*"))
+        steps = step_folders(self.root)
         for old in steps[: max(0, len(steps) - self.keep_last)]:
             if old.resolve() not in keep:
                 shutil.rmtree(old)
