@@ -23,7 +23,9 @@ class ModelShape:
     decoder_attention_heads: int | None = _key("Decoder attention heads, dividing d_model (default: the preset's).")
     encoder_ffn_dim: int | None = _key("Inner size of the encoder's feed-forward blocks (default: the preset's).")
     decoder_ffn_dim: int | None = _key("Inner size of the decoder's feed-forward blocks (default: the preset's).")
-    dropout: float | None = _key("Dropout on embeddings and block outputs (default: the preset's; flan-t5's too).")
+    dropout: float | None = _key(
+        "Dropout on embeddings and block outputs (default: the preset's, flan-t5's or the pretrained model's own)."
+    )
     attention_dropout: float | None = _key("Dropout on the attention weights (default: the preset's, 0).")
     activation_dropout: float | None = _key("Dropout after the feed-forward activation (default: the preset's, 0).")
     activation_function: Literal["relu", "gelu", "gelu_new", "silu"] | None = _key(

@@ -9,7 +9,7 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import InitProcessGroupKwargs, ProjectConfiguration
 from torch.utils.data import DataLoader
-from transformers import AutoModelForSeq2SeqLM, get_scheduler
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, get_scheduler
 
 from mtkit.allocator import cpu_note
 from mtkit.config import RunConfig
@@ -77,7 +77,15 @@ def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
 def _load_model(cfg: RunConfig, tokenizer):
     if cfg.model.model_name_or_path:
         try:
-            return AutoModelForSeq2SeqLM.from_pretrained(cfg.model.model_name_or_path, dtype=torch.float32)
+            config = AutoConfig.from_pretrained(cfg.model.model_name_or_path)
+            if cfg.model.dropout is not None:  # --dropout: the pretrained model's own, under its family's name
+                name = next((n for n in ("dropout", "dropout_rate") if hasattr(config, n)), None)
+                if name is None:
+                    raise UserError(f"--dropout: a {config.model_type} model has no dropout setting to change")
+                setattr(config, name, cfg.model.dropout)
+            return AutoModelForSeq2SeqLM.from_pretrained(
+                cfg.model.model_name_or_path, config=config, dtype=torch.float32
+            )
         except OSError as err:
             raise UserError(f"--model_name_or_path: {str(err).splitlines()[0]}") from None
     config = preset_config(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import torch
 from accelerate import Accelerator
 from datasets import Dataset
 
@@ -48,3 +49,24 @@ def test_workers_collate_the_same_batches_in_other_processes(dataset, tmp_path):
         assert {b["pid"] for b in expected} == {os.getpid()} and os.getpid() not in {b["pid"] for b in got}
     valid, _ = build_loader(dataset, cfg, acc, PidCollator(), train=False)
     assert valid.num_workers == 0  # validation: a few batches per evaluation, no processes kept for them
+
+
+@pytest.mark.parametrize("family", ["marian", "flan_t5"])
+def test_dropout_reaches_a_pretrained_model_under_its_familys_name(family, family_dir):
+    """``--dropout`` with ``--model_name_or_path`` sets the loaded model's own dropout (BART-like ``dropout``, T5's
+    ``dropout_rate``), as its modules use it; without it the folder's value stays."""
+    from transformers import AutoConfig
+
+    from mtkit.train.build import build_model
+
+    path = family_dir(family)
+    name = "dropout_rate" if family == "flan_t5" else "dropout"
+    own = getattr(AutoConfig.from_pretrained(path), name)
+    assert own != 0.25
+    model = build_model(parse_config(["--model_name_or_path", str(path), "--dropout", "0.25"]), tokenizer=None)
+    assert getattr(model.config, name) == 0.25
+    used = {m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)} | {
+        m.dropout for m in model.modules() if isinstance(getattr(m, "dropout", None), float)
+    }
+    assert 0.25 in used and own not in used - {0.0}
+    assert getattr(build_model(parse_config(["--model_name_or_path", str(path)]), tokenizer=None).config, name) == own
