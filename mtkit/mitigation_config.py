@@ -1,5 +1,5 @@
 """The ``mitigation`` section of a run's recipe: fine-tune a trained model on gender-balanced counterfactual pairs,
-with replay of its general data, a pull toward its starting weights and a general-quality budget (read by
+with replay of its general data, a pull toward its starting model and a general-quality budget (read by
 :mod:`mtkit.data.mitigation_data`, :mod:`mtkit.train.mitigation` and :mod:`mtkit.evaluation.verdict`)."""
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ class MitigationConfig:
     )
     l2_to_start: float = _f(
         0.0, "Pull toward the starting weights: adds this x the summed squared distance of the trained weights."
+    )
+    distill_to_start: float = _f(
+        0.0,
+        "Pull toward the starting model by distillation: this share of every target token's loss is taken against "
+        "the start's predicted distribution (a frozen copy, one more forward per batch) instead of the reference.",
     )
     max_bleu_drop: float = _f(
         1.0,

@@ -13,6 +13,8 @@ one chunk (a CPU batch) go to ``F.cross_entropy`` itself, which is faster and th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
@@ -104,12 +106,44 @@ def causal_mask(model, decoder_input_ids: torch.Tensor) -> torch.Tensor | None:
     return torch.ones(length, length, dtype=torch.bool, device=decoder_input_ids.device).tril()[None, None]
 
 
-def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0) -> torch.Tensor:
-    """Sum of label-smoothed cross-entropy over the non-padding target tokens of ``batch`` (fp32, on device)."""
-    logits = model(
+@dataclass(frozen=True)
+class Teacher:
+    """A frozen model whose predicted distribution takes ``weight`` of every target token's loss (word-level knowledge
+    distillation, Kim & Rush 2016): ``(1 - weight) x`` the label-smoothed cross-entropy against the reference ``+
+    weight x`` the cross-entropy against the teacher's distribution (its KL divergence from the student's, plus the
+    teacher's entropy, which has no gradient)."""
+
+    model: torch.nn.Module
+    weight: float
+
+
+def _logits(model, batch: dict) -> torch.Tensor:
+    return model(
         input_ids=batch["input_ids"],
         attention_mask=model_mask(model, batch["attention_mask"]),
         decoder_input_ids=batch["decoder_input_ids"],
         decoder_attention_mask=causal_mask(model, batch["decoder_input_ids"]),
     ).logits
-    return cross_entropy_sum(logits, batch["labels"], label_smoothing)
+
+
+def soft_cross_entropy_sum(logits: torch.Tensor, teacher_logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Sum over the non-padding target tokens (``labels`` not ``-100``) of the cross-entropy of ``logits`` against
+    the softmax of ``teacher_logits``; fp32 (one fp32 copy of those tokens' logits: mitigation batches are small)."""
+    vocab = logits.size(-1)
+    keep = labels.reshape(-1) != IGNORE_INDEX
+    student = logits.reshape(-1, vocab)[keep].float()
+    target = teacher_logits.reshape(-1, vocab)[keep].float().softmax(dim=-1)
+    return F.cross_entropy(student, target, reduction="sum")
+
+
+def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Teacher | None = None) -> torch.Tensor:
+    """Sum of label-smoothed cross-entropy over the non-padding target tokens of ``batch`` (fp32, on device); with a
+    :class:`Teacher`, each token's loss shared with the cross-entropy against the teacher's distribution."""
+    logits = _logits(model, batch)
+    loss = cross_entropy_sum(logits, batch["labels"], label_smoothing)
+    if teacher is None or not teacher.weight:
+        return loss
+    with torch.no_grad():
+        target = _logits(teacher.model, batch).detach()
+    soft = soft_cross_entropy_sum(logits, target, batch["labels"])
+    return (1 - teacher.weight) * loss + teacher.weight * soft

@@ -1,16 +1,19 @@
-"""The training loop's part in a gender-bias mitigation (``--gender_data``): the pull toward the starting weights
-added to every micro-batch's loss, the general-quality scores of each evaluation, and the BLEU budget that a
-checkpoint must keep to be chosen.
+"""The training loop's part in a gender-bias mitigation (``--gender_data``): the pulls toward the starting model, the
+general-quality scores of each evaluation, and the BLEU budget that a checkpoint must keep to be chosen.
 
-The pull is ``--l2_to_start x sum((w - w_start)^2)`` over the trained weights: the cheapest of the three usual pulls
-(one frozen copy of the weights; distillation needs a forward of a frozen model per batch, EWC a Fisher estimate
-first). The start's general validation BLEU is measured at update 0 (before any update, which also makes the start a
+Two pulls toward the start, alone or together: ``--l2_to_start x sum((w - w_start)^2)`` over the trained weights
+(one frozen copy of the weights, no extra forward), and distillation (``--distill_to_start``: a share of each target
+token's loss against a frozen copy of the starting model's distribution, one more forward per batch). EWC, the third
+usual pull, needs a Fisher estimate first and is not built.
+
+The start's general validation BLEU is measured at update 0 (before any update, which also makes the start a
 candidate checkpoint: a run where no checkpoint keeps the budget and does better keeps the start) and saved in
 ``<output_dir>/mitigation_start.json``, so that a resumed run keeps the same budget.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -19,15 +22,27 @@ import torch
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
 from mtkit.evaluation.verdict import within_budget
+from mtkit.model.loss import Teacher
 from mtkit.textio import atomic_write
 
 START_FILE = "mitigation_start.json"
 
 
 def check_pull(cfg: RunConfig, sharded: bool) -> None:
-    """Refuse ``--l2_to_start`` where the weights are sharded across processes (DeepSpeed, FSDP)."""
-    if cfg.mitigation.enabled() and cfg.mitigation.l2_to_start and sharded:
-        raise UserError("--l2_to_start: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
+    """Refuse a pull (``--l2_to_start``, ``--distill_to_start``) where the weights are sharded across processes
+    (DeepSpeed, FSDP): both keep a whole frozen copy of the starting weights."""
+    m = cfg.mitigation
+    for flag in ("l2_to_start", "distill_to_start"):
+        if m.enabled() and getattr(m, flag) and sharded:
+            raise UserError(f"--{flag}: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
+
+
+def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``model`` (unwrapped from DDP) in evaluation mode with no gradients: the starting model a run is
+    distilled toward."""
+    while hasattr(model, "module"):
+        model = model.module
+    return copy.deepcopy(model).eval().requires_grad_(False)
 
 
 class Mitigation:
@@ -39,6 +54,8 @@ class Mitigation:
         trained = [p for p in model.parameters() if p.requires_grad] if self.strength else []
         self.params = trained
         self.start = [p.detach().clone() for p in trained]  # frozen copy of the starting weights
+        distill = cfg.mitigation.distill_to_start if self.on else 0.0
+        self.teacher = Teacher(frozen_copy(model), distill) if distill else None  # token_loss_sum's distillation
         saved = out / START_FILE
         self.start_bleu: float | None = json.loads(saved.read_text())["valid_general_bleu"] if saved.is_file() else None
 

@@ -219,11 +219,12 @@ class Trainer:
         tokens = acc.reduce(pinned.to(acc.device, non_blocking=True), reduction="sum")
         scale = acc.num_processes * acc.gradient_accumulation_steps / tokens
         clip = self.cfg.optim.max_grad_norm or float("inf")  # inf: measure the norm, clip nothing
+        smoothing = self.cfg.optim.label_smoothing
         for batch in micro_batches:
             self.throughput.add_batch(batch["stats"])
             batch = to_device(batch, acc.device)
             with acc.accumulate(self.model):
-                loss_sum = token_loss_sum(self.train_forward, batch, self.cfg.optim.label_smoothing)
+                loss_sum = token_loss_sum(self.train_forward, batch, smoothing, self.mitigation.teacher)  # distilled?
                 loss = loss_sum * scale
                 acc.backward(loss + self.mitigation.pull() if self.mitigation.strength else loss)  # --l2_to_start
                 if acc.sync_gradients and zero_stage(acc) is None:  # DeepSpeed clips in its step: norm read when logged

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mtkit.model.loss import cross_entropy_sum, token_loss_sum
+from mtkit.model.loss import Teacher, cross_entropy_sum, token_loss_sum
 
 
 class Logits(torch.nn.Module):
@@ -134,3 +134,29 @@ def test_the_4d_masks_give_the_logits_of_the_2d_one_without_reading_back(preset,
     monkeypatch.undo()
     assert reads == []
     torch.testing.assert_close(logits, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.3, 0.9])
+def test_distillation_shares_each_tokens_loss_with_the_teachers_distribution(weight):
+    """``(1 - w) x`` the label-smoothed loss against the reference ``+ w x`` the cross-entropy against the teacher's
+    distribution, which is torch's KL divergence plus the teacher's entropy; padding counts nowhere, the value and
+    the gradient agree, and no gradient reaches the teacher."""
+    torch.manual_seed(4)
+    logits, teacher = torch.randn(2, 6, 9) * 2, torch.randn(2, 6, 9) * 2
+    labels = torch.randint(0, 9, (2, 6))
+    labels[0, 4:] = -100
+    batch = {"input_ids": labels.clamp(min=0), "attention_mask": labels >= 0, "decoder_input_ids": labels.clamp(min=0),
+             "labels": labels}  # fmt: skip
+    x, t = logits.clone().requires_grad_(), teacher.clone().requires_grad_()
+    ours = token_loss_sum(Logits(x), batch, 0.1, Teacher(Logits(t), weight))
+    ours.backward()
+    y = logits.clone().requires_grad_()
+    keep = labels != -100
+    q = F.softmax(teacher[keep], dim=-1)
+    soft = F.kl_div(F.log_softmax(y[keep], dim=-1), q, reduction="sum") - (q * q.log()).sum()
+    gold = F.cross_entropy(y.view(-1, 9), labels.view(-1), ignore_index=-100, label_smoothing=0.1, reduction="sum")
+    ref = (1 - weight) * gold + weight * soft
+    ref.backward()
+    assert ours.item() == pytest.approx(ref.item(), rel=1e-6)
+    torch.testing.assert_close(x.grad, y.grad, rtol=1e-5, atol=1e-7)
+    assert t.grad is None and (x.grad[~keep] == 0).all()

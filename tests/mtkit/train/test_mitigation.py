@@ -10,13 +10,14 @@ import pytest
 import sacrebleu
 import torch
 from families import FAMILIES
-from testing_utils import MTGENEVAL, REPO, train_in_process
+from testing_utils import MTGENEVAL, REPO, launch, train_in_process
 
 from bias_eval.scoring import score_language
 from mtkit.config import parse_config
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.demo.corpus import write_demo_corpus
 from mtkit.errors import UserError
+from mtkit.export.checkpoint import checkpoint_weights
 from mtkit.train.mitigation import Mitigation, check_pull
 
 RECIPE = str(REPO / "recipes" / "demo_mitigate.yaml")
@@ -129,6 +130,75 @@ def test_pull_toward_the_start_is_the_squared_distance(tmp_path) -> None:
     check_pull(parse_config(["--gender_data", "x"]), sharded=True)  # no pull: sharded weights are fine
 
 
+#: two updates of 8 sentences a batch, no dropout, a constant rate, Adam with epsilon 1 (its step about rate x
+#: gradient, not the sign of it): an update depends on its sentences only
+TWO_UPDATES = ("--max_steps", "2", "--save_steps", "2", "--eval_steps", "100", "--max_tokens", "100000", "--dropout",
+               "0", "--learning_rate", "1", "--lr_scheduler_type", "constant",
+               "--adam_epsilon", "1", "--warmup_steps", "0", "--eval_max_samples", "4", "--max_new_tokens", "4",
+               "--disable_tqdm", "--max_bleu_drop", "100", "--test_split", "none")  # fmt: skip
+
+
+def second_update(run, start: dict[str, torch.Tensor]) -> torch.Tensor:
+    """How far update 2's weights (``checkpoints/step-0000002``) moved from the start, as one vector."""
+    weights, _ = checkpoint_weights(run / "checkpoints" / "step-0000002")
+    return torch.cat([(weights[k].float() - start[k].float()).flatten() for k in sorted(start) if k in weights])
+
+
+def test_three_processes_mitigate_as_one_process_accumulating_their_batches(demo_run, mitigated, tmp_path) -> None:
+    """Under DDP every process adds the L2 pull to its loss and DDP averages the gradients, so the pull counts once
+    per update, and distillation is one more per-token loss: 3 processes holding one batch each equal 1 process
+    accumulating 3, over two updates (the second pulled by L2: the weights have left the start). Without the pulls,
+    the second update differs far beyond the tolerance, so the comparison sees them."""
+    from safetensors.torch import load_file
+
+    corpus = demo_run.parent / "demo_corpus"
+    pairs = json.loads((mitigated / "data_counts.json").read_text())["train"]["es"]  # the same recipe's training data
+    size = next(m for m in range(8, 64) if -(-pairs // m) % 3 == 0)  # batches that 3 processes share evenly
+    common = ["--max_sentences", str(size), "--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path",
+              str(demo_run / "final"),
+              "--gender_data", str(corpus / "mt-geneval"), *TWO_UPDATES, "--l2_to_start", "1",
+              "--distill_to_start", "0.5"]  # fmt: skip
+    one, three, loose = tmp_path / "one", tmp_path / "three", tmp_path / "loose"
+    res = train_in_process(*common, "--output_dir", str(one), "--gradient_accumulation_steps", "3")
+    assert res.returncode == 0, res.stderr[-3000:]
+    res = launch("cpu_ddp", *common, "--output_dir", str(three), processes=3)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "3 process(es)" in res.stdout
+    res = train_in_process(*common, "--output_dir", str(loose), "--gradient_accumulation_steps", "3",
+                           "--l2_to_start", "0", "--distill_to_start", "0")  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    start = load_file(demo_run / "final" / "model.safetensors")
+    d1, d3, d0 = (second_update(run, start) for run in (one, three, loose))
+    assert d1.norm() > 0 and (d3 - d1).norm() / d1.norm() < 1e-4
+    assert (d0 - d1).norm() / d1.norm() > 1e-2  # the pulls changed the updates
+    verdicts = [json.loads((run / "verdict" / "verdict.json").read_text()) for run in (one, three)]
+    assert verdicts[0]["overall"] == verdicts[1]["overall"]  # the same verdict, decoded by 1 process or by 3
+
+
+class Wrapped(torch.nn.Module):
+    """A stand-in for DDP's wrapper: the model is its ``.module``."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+
+def test_distillation_learns_from_a_frozen_copy_of_the_start(tmp_path) -> None:
+    cfg = parse_config(["--gender_data", "x", "--distill_to_start", "0.4"])
+    model = torch.nn.Linear(3, 2)
+    start = model.weight.detach().clone()
+    mitigation = Mitigation(cfg, Wrapped(model), tmp_path)
+    copy = mitigation.teacher.model
+    assert mitigation.teacher.weight == 0.4 and type(copy) is torch.nn.Linear and copy is not model
+    assert not copy.training and not any(p.requires_grad for p in copy.parameters())
+    with torch.no_grad():
+        model.weight.add_(1.0)
+    assert torch.equal(copy.weight, start) and mitigation.pull() == 0.0  # the start's weights; no L2 pull asked
+    assert Mitigation(parse_config(["--gender_data", "x"]), model, tmp_path).teacher is None
+    with pytest.raises(UserError, match="--distill_to_start: not available with DeepSpeed or FSDP"):
+        check_pull(cfg, sharded=True)
+
+
 def gender_table(path, lang: str, lines: slice) -> str:
     """MT-GenEval dev pairs of ``lang`` as a table: one feminine and one masculine row per ID."""
     rows = []
@@ -156,12 +226,12 @@ def test_every_family_runs_the_mitigation_recipe(family, family_dir, tmp_path) -
     out = tmp_path / "run"
     res = train_in_process(
         "--train_file", general, "--target_lang", lang, "--model_name_or_path", str(family_dir(family)),
-        "--gender_data", table, "--l2_to_start", "0.01", "--output_dir", str(out), "--max_steps", "2",
-        "--eval_steps", "1", "--eval_max_samples", "8", "--max_new_tokens", "4", "--num_beams", "1",
+        "--gender_data", table, "--l2_to_start", "0.01", "--distill_to_start", "0.3", "--output_dir", str(out),
+        "--max_steps", "2", "--eval_steps", "1", "--eval_max_samples", "8", "--max_new_tokens", "4", "--num_beams", "1",
         "--eval_batch_size", "8", "--report_to", "none", "--disable_tqdm", "--test_split", "none",
         "--mixed_precision", "no", "--learning_rate", "1e-3", "--max_tokens", "1024",
         "--metric_for_best_model", "accuracy_pair", *(("--prompt", "t5") if family == "flan_t5" else ()),
-        *(("--lora_r", "4") if family == "nllb" else ()),  # LoRA too: the pull then holds the adapters
+        *(("--lora_r", "4") if family == "nllb" else ()),  # LoRA too: the pulls then hold the adapters (and a copy)
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     steps = [r["step"] for r in jsonl(out / "metrics.jsonl") if "valid_general_bleu" in r]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 from testing_utils import MTGENEVAL, finetune_args, greedy, launch, rows
 
+from mtkit.evaluation.paper_bleu import paper_bleu
+
 NAMES = {"de": "German", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese"}
 
 #: (launcher config, processes, target languages, evaluation rows, evaluation batch size). The rows and batch sizes
@@ -43,7 +45,7 @@ def test_unequal_data_per_process_evaluates_and_finishes(
     args = finetune_args(
         tiny_t5, out, "--target_langs", langs, "--max_steps", "2", "--eval_steps", "1", "--save_steps", "2",
         "--eval_max_samples", str(samples), "--eval_batch_size", str(batch), "--ddp_timeout", "90",
-        "--no_load_best_model_at_end",
+        "--no_load_best_model_at_end", "--paper_bleu", "moses",
         "--decoding", decoding, *(["--mbr_samples", "3"] if decoding == "mbr" else []),
     )  # fmt: skip
     res = launch(config, *args, processes=processes, timeout=420, **fsdp)
@@ -52,6 +54,14 @@ def test_unequal_data_per_process_evaluates_and_finishes(
     for step in (1, 2):  # every evaluation row translated, in each language asked for
         translated = rows(out / "translations" / f"valid-step{step}.jsonl")
         assert len(translated) >= samples and {r["lang"] for r in translated} == set(langs.split(","))
+    # the papers' BLEU of the gathered translations, overall and per language, as one process computes it on them
+    logged = next(r for r in rows(out / "metrics.jsonl") if r["step"] == 2 and "valid_paper_bleu" in r)
+    direct = paper_bleu([r["hypothesis"] for r in translated], [r["target"] for r in translated],
+                        [r["lang"] for r in translated], "moses")  # fmt: skip
+    assert {k: logged[f"valid_{k}"] for k in direct} == pytest.approx(direct)
+    assert {k for k in direct if k.endswith("_paper_bleu") and k != "paper_bleu"} == {
+        f"{lang}_paper_bleu" for lang in langs.split(",")
+    }
     if decoding == "mbr":
         return  # sampled: no plain decode to compare with
     # what the processes decoded together is what the exported weights decode in one plain process
