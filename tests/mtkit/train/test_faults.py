@@ -279,10 +279,10 @@ def train_with_nan_from(update: int, *args: str):
     without accumulation): the trainer's loss function wrapped for this run only."""
     loss_sum, calls = mtkit.train.trainer.token_loss_sum, 0
 
-    def poisoned(model, batch, label_smoothing):
+    def poisoned(model, batch, label_smoothing, teacher=None):
         nonlocal calls
         calls += 1
-        loss = loss_sum(model, batch, label_smoothing)
+        loss = loss_sum(model, batch, label_smoothing, teacher)
         return loss * float("nan") if calls >= update else loss
 
     mtkit.train.trainer.token_loss_sum = poisoned
