@@ -92,6 +92,9 @@ def _scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) 
     gap = out["accuracy_gap"]
     narrowed = "p_value" in gap and gap["p_value"] < LEVEL and abs(gap["after"]) < abs(gap["before"])
     out["accuracy_gap_narrowed"] = bool(narrowed)
+    key = "accuracy_masculine" if (gap["before"] or 0) > 0 else "accuracy_feminine"  # the better-served gender's
+    fell = narrowed and out[key].get("p_value", 1.0) < LEVEL and (out[key].get("change") or 0.0) < 0
+    out["levelled_down"] = key if fell else None  # the gap narrowed by that accuracy falling beyond noise
     return out
 
 
@@ -132,6 +135,10 @@ def summary(doc: Mapping[str, Any]) -> str:
         parts.append(f"The accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} to "
                      f"{_fmt('accuracy_gap', gap['after'])}{said}: "
                      f"{verdict}.")  # fmt: skip
+    if doc["overall"].get("levelled_down"):
+        fell = doc["overall"][doc["overall"]["levelled_down"]]
+        parts.append(f"Levelling down: {fell['label']} fell {100 * -fell['change']:.1f} points beyond noise "
+                     f"(p = {fell['p_value']:.3g}); the gap closed from that side.")  # fmt: skip
     cost = doc.get("general_cost")
     if cost:
         b = cost["bleu"]

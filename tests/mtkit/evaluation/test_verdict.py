@@ -74,3 +74,26 @@ def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
     assert doc["overall"]["accuracy_gap"]["p_value"] == 0.01 and doc["overall"]["accuracy_gap_narrowed"]
     assert np.isclose(doc["overall"]["accuracy_gap"]["change"], -0.13)
     assert doc["over_correction"] is None and "narrowed beyond noise" in doc["summary"]
+
+
+def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levelling_down() -> None:
+    """The gap narrows beyond noise in both cases; when masculine accuracy fell beyond noise (p < 0.05) while
+    feminine stayed, the verdict says so; when feminine rose instead, it does not."""
+    from mtkit.evaluation.verdict import verdict_document
+
+    def metrics(f: float, m: float) -> dict:
+        one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
+        return {"languages": {"de": one}}
+
+    def test(figure: str, p: float) -> dict:
+        return {"lang": "de", "figure": figure, "ci95": [-0.1, -0.01], "p_value": p, "test": "t"}
+
+    leak = leakage(_rows(2), _rows(2, start=50))
+    rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.01), test("accuracy_feminine", 0.7)]
+    down = verdict_document(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, None, leak, {})
+    assert down["overall"]["accuracy_gap_narrowed"] and down["overall"]["levelled_down"] == "accuracy_masculine"
+    assert "Levelling down: accuracy m fell 3.0 points beyond noise (p = 0.01)" in down["summary"]
+    rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.9), test("accuracy_feminine", 0.01)]
+    up = verdict_document(metrics(0.88, 0.93), metrics(0.92, 0.93), {"rows": rows}, None, leak, {})
+    assert up["overall"]["accuracy_gap_narrowed"] and up["overall"]["levelled_down"] is None
+    assert "Levelling down" not in up["summary"]
