@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from mtkit.cli.args import Parser
+from mtkit.data.gendered import GENDER_MARK
 from mtkit.errors import UserError
 from mtkit.evaluation.paper_bleu import PREPARATIONS, prepare
 from mtkit.paths import check_apart
@@ -25,8 +26,6 @@ from mtkit.textio import atomic_write, follow_umask_tree, read_lines
 
 #: a file's language: its last suffix, before ``.gz``
 _LANG = re.compile(r"\.([a-z]{2,3})(\.gz)?$")
-#: MT-GenEval's marks around gendered words
-_MARK = re.compile(r"<([FM])>(.*?)</\1>")
 
 
 def build_parser() -> Parser:
@@ -62,9 +61,9 @@ def prepare_marked(line: str, lang: str, how: str) -> str:
     ``<F>..</F>`` / ``<M>..</M>`` mark put back around its prepared words, in order; a mark written inside a longer
     word (``abbotsleigh-<F>mädchenschule</F>``, ``<F>Ms</F>.``) goes around that word, and one found nowhere (the
     whole line tokenized otherwise) is left out. The marks only show which words are gendered; no figure uses them."""
-    tokens = prepare([_MARK.sub(r"\2", line)], lang, how)[0].split()
+    tokens = prepare([GENDER_MARK.sub(r"\2", line)], lang, how)[0].split()
     at = 0
-    for mark in _MARK.finditer(line):
+    for mark in GENDER_MARK.finditer(line):
         words = prepare([mark.group(2)], lang, how)[0].split()
         n = len(words)
         spans = [(i, n) for i in range(at, len(tokens) - n + 1) if tokens[i : i + n] == words]

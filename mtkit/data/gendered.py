@@ -26,7 +26,8 @@ GENDER_VALUES = {
 SPLITS = ("dev", "test")  # MT-GenEval's splits (repository layout and hub copy)
 SEP = "<sep>"
 
-_TAG = re.compile(r"<([FM])>(.*?)</\1>")
+#: the marks of an annotated MT-GenEval line around its gendered words: ``<F>sie</F>``, ``<M>er</M>``
+GENDER_MARK = re.compile(r"<([FM])>(.*?)</\1>")
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class GenderedData:
 
 def annotated_keywords(line: str) -> list[str]:
     """The gendered words marked ``<F>..</F>`` or ``<M>..</M>`` in an annotated MT-GenEval line."""
-    return [match.group(2) for match in _TAG.finditer(line)]
+    return [match.group(2) for match in GENDER_MARK.finditer(line)]
 
 
 def normalise_gender(value: str, where: str) -> str:
