@@ -4,16 +4,25 @@ Training on a CPU frees and allocates the same large tensors every update (the l
 over a 10k vocabulary are 160 MB). glibc's malloc hands blocks above its 32 MB mmap limit back to the kernel
 and takes them again, zero-filled page by page, so most of an update can go to page faults; tcmalloc keeps
 them. A library cannot swap the allocator of a running process: it has to be preloaded at start
-(``LD_PRELOAD``), which the Makefile does where tcmalloc is installed (docs/training.md#cpu-speed).
+(``LD_PRELOAD``). The training scripts therefore start themselves again on tcmalloc where it is installed
+(:func:`start_on_tcmalloc`), and the Makefile preloads it for every command (docs/training.md#cpu-speed).
 """
 
 from __future__ import annotations
 
 import ctypes.util
+import os
+import sys
 from pathlib import Path
 
 #: a name in a shared object's path -> the allocator it is
 KNOWN = {"libtcmalloc": "tcmalloc", "libjemalloc": "jemalloc", "libmimalloc": "mimalloc"}
+#: ``MTKIT_TCMALLOC=0`` keeps a training script on the allocator it was started with
+OPT_OUT = "MTKIT_TCMALLOC"
+#: set in the environment of the process started again, so that it is started again at most once
+RESTARTED = "MTKIT_TCMALLOC_RESTARTED"
+#: the device files of an NVIDIA driver: on such a machine tensors live in CUDA's allocator, and nothing is restarted
+GPU_MARKERS = (Path("/dev/nvidiactl"), Path("/proc/driver/nvidia"))
 
 
 def allocator(maps: Path = Path("/proc/self/maps")) -> str:
@@ -41,3 +50,26 @@ def cpu_note() -> str | None:
     found = tcmalloc_library()
     how = f"start it with LD_PRELOAD={found}" if found else "install tcmalloc (Debian: libtcmalloc-minimal4)"
     return f"note: training on the CPU with glibc's malloc; {how} for up to 1.8x the speed (docs/training.md#cpu-speed)"
+
+
+def start_on_tcmalloc(environ: dict[str, str] | None = None) -> None:
+    """Replace this process by the same command started with tcmalloc preloaded (``os.execve``: same process id,
+    arguments and environment plus ``LD_PRELOAD``), on Linux without an NVIDIA GPU, where tcmalloc is installed and
+    this process runs on glibc's malloc; never twice, and not with ``MTKIT_TCMALLOC=0``. Call it before anything
+    heavy is imported: what the process did before is done again."""
+    environ = dict(os.environ if environ is None else environ)
+    if (
+        environ.get(OPT_OUT) == "0"
+        or environ.get(RESTARTED)
+        or not sys.platform.startswith("linux")
+        or any(marker.exists() for marker in GPU_MARKERS)
+        or allocator() != "glibc"
+        or (library := tcmalloc_library()) is None
+    ):
+        return
+    environ[RESTARTED] = "1"
+    environ["LD_PRELOAD"] = " ".join(filter(None, (library, environ.get("LD_PRELOAD"))))
+    environ.setdefault("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD", str(2**40))  # no line per large block on stderr
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)

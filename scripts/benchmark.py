@@ -174,6 +174,13 @@ def parser() -> argparse.ArgumentParser:
     pe.add_argument(
         "--profile_update", type=ranged("profile_update"), help="torch.profiler table of this update (profile.txt)"
     )
+    pe.add_argument(
+        "--allocator",
+        choices=("tcmalloc", "glibc", "own"),
+        default="tcmalloc",
+        help="the training runs' allocator: tcmalloc for both toolkits (where installed), glibc's malloc for both, "
+        "or each toolkit's own (this toolkit's training starts itself on tcmalloc, eole stays on glibc's)",
+    )
     pe.add_argument("--no_install", dest="install", action="store_false", help="skip eole if its env is absent")
     pe.add_argument("--json", help="also write the record to this file")
     return p

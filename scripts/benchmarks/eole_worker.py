@@ -128,6 +128,7 @@ def train(s: dict) -> dict:
         "label_smoothing": t["label_smoothing"], "adam": [t["adam_beta1"], t["adam_beta2"], t["adam_eps"]],
         "max_grad_norm": t["max_grad_norm"], "threads": torch.get_num_threads(),
         "tied_embeddings": m["share_embeddings"] and m["share_decoder_embeddings"],
+        "allocator": "tcmalloc" if "libtcmalloc" in Path("/proc/self/maps").read_text() else "glibc",
     }  # fmt: skip
     return {
         "params": params[0], "update_ends": ends, "update_tokens": tokens[: len(ends)], "snapshots": saved,

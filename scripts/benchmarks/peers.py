@@ -116,9 +116,22 @@ def spread(values: list[float]) -> str:
     return f"{statistics.mean(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
-def run_process(cmd: list[str], threads: int) -> dict:
-    """Run ``cmd`` with ``threads`` OpenMP/MKL threads; its last line of output, a JSON record."""
-    env = os.environ | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+def allocator_env(system: str, choice: str) -> dict[str, str]:
+    """The environment of ``system``'s training run on the allocator ``choice`` (``--allocator``): tcmalloc
+    preloaded for both toolkits, glibc's malloc for both (nothing preloaded, this toolkit's restart turned off), or
+    each toolkit's own (this toolkit starts its training again on tcmalloc, eole takes what it is given: nothing)."""
+    from mtkit.allocator import OPT_OUT, tcmalloc_library
+
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if choice == "tcmalloc" and (library := tcmalloc_library()):
+        return env | {"LD_PRELOAD": library, "TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD": str(1 << 40)}
+    return env | ({OPT_OUT: "0"} if choice == "glibc" or system == "eole" else {})
+
+
+def run_process(cmd: list[str], threads: int, env: dict[str, str] | None = None) -> dict:
+    """Run ``cmd`` with ``threads`` OpenMP/MKL threads (in ``env``, else this process's environment); its last line
+    of output, a JSON record."""
+    env = (os.environ if env is None else env) | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     start = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if res.returncode != 0:
@@ -169,7 +182,8 @@ def train_once(system: str, s: dict, args, files: dict, out: Path, eole: Path | 
         s["flags"] = mtkit_flags(s, args, files, out)
     (out / "settings.json").write_text(json.dumps(s), encoding="utf-8")
     python, script = (sys.executable, str(OURS)) if system == "mtkit" else (str(eole), str(WORKER))
-    record = run_process([python, script, "train", str(out / "settings.json")], s["threads"])
+    env = allocator_env(system, args.allocator)
+    record = run_process([python, script, "train", str(out / "settings.json")], s["threads"], env)
     (out / "record.json").write_text(json.dumps(record), encoding="utf-8")
     return record
 
@@ -205,12 +219,13 @@ def translate_once(system: str, s: dict, snapshot: dict, files: dict, generate: 
     return scored
 
 
-def check_equal(mtkit: dict, eole: dict, preset: str) -> list[dict]:
+def check_equal(mtkit: dict, eole: dict, preset: str, allocator: str) -> list[dict]:
     """Both built models' settings side by side; an error unless the parameter counts agree within 1% and the
-    architecture, batch and loss settings are equal."""
+    architecture, batch and loss settings are equal, and so are the allocators unless each ran on its ``own``."""
     a, b = mtkit["config"] | {"parameters": mtkit["params"]}, eole["config"] | {"parameters": eole["params"]}
     rows = [{"setting": f"{preset}: {k}", "mtkit": str(a[k]), "eole": str(b.get(k, "n/a"))} for k in a]
     same = ("layers", "d_model", "heads", "ffn", "vocab", "positions", "dropout", "max_tokens", "label_smoothing")
+    same += () if allocator == "own" else ("allocator",)
     unequal = [k for k in same if a[k] != b[k]]
     if abs(a["parameters"] - b["parameters"]) > 0.01 * a["parameters"] or unequal:
         raise RuntimeError(f"{preset}: settings differ: {unequal}, parameters {a['parameters']} vs {b['parameters']}")
@@ -250,9 +265,9 @@ def run(args) -> tuple[list[dict], list[dict], dict]:
             (work / "runs-so-far.json").write_text(json.dumps(runs), encoding="utf-8")  # a cut-short run keeps these
     side = []
     if "eole" in runs:
-        side = check_equal(runs["mtkit"][0], runs["eole"][0], args.model)
+        side = check_equal(runs["mtkit"][0], runs["eole"][0], args.model, args.allocator)
         if args.base_updates:
-            side += check_equal(runs["mtkit"][0]["base"], runs["eole"][0]["base"], args.base_model)
+            side += check_equal(runs["mtkit"][0]["base"], runs["eole"][0]["base"], args.base_model, args.allocator)
     return table(runs, args), side, runs
 
 

@@ -33,6 +33,7 @@ def train_mtkit(s: dict) -> dict:
     """The toolkit's loop (:meth:`mtkit.train.trainer.Trainer.update`), timed and saved as eole's worker does."""
     import torch
 
+    from mtkit.allocator import allocator
     from mtkit.config import parse_config
     from mtkit.train.final import export_model
     from mtkit.train.trainer import Trainer
@@ -75,6 +76,7 @@ def train_mtkit(s: dict) -> dict:
         "schedule": f"{o.lr_scheduler_type}, peak {o.learning_rate:g}, warmup {o.warmup_steps}",
         "label_smoothing": o.label_smoothing, "adam": [o.adam_beta1, o.adam_beta2, o.adam_epsilon],
         "max_grad_norm": o.max_grad_norm, "threads": torch.get_num_threads(), "tied_embeddings": c.tie_word_embeddings,
+        "allocator": allocator(),
     }  # fmt: skip
     return {
         "params": n_params, "update_ends": ends, "update_tokens": tokens, "snapshots": snapshots, "config": config,
@@ -116,6 +118,10 @@ def translate_mtkit(s: dict) -> dict:
 def _main() -> None:
     """``python peers.py train|translate SETTINGS.json``: one JSON line."""
     mode, settings = sys.argv[1], json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
+    if mode == "train":
+        from mtkit.allocator import start_on_tcmalloc
+
+        start_on_tcmalloc()  # as scripts/train.py does
     print(json.dumps({"train": train_mtkit, "translate": translate_mtkit}[mode](settings)))
 
 

@@ -20,10 +20,10 @@ def test_the_memory_map_names_the_allocator(tmp_path):
     assert allocator(tmp_path / "absent") == "system"
 
 
-def run_child(preload: str | None, code: str = "") -> list[str]:
+def run_child(preload: str | None, code: str = "", env: dict | None = None, args: tuple = ()) -> list[str]:
     code += "from mtkit.allocator import allocator, cpu_note; print(allocator()); print(cpu_note())"
-    env = {"PATH": "/usr/bin:/bin", **({"LD_PRELOAD": preload} if preload else {})}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    env = {"PATH": "/usr/bin:/bin", **({"LD_PRELOAD": preload} if preload else {}), **(env or {})}
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True)
     return done.stdout.splitlines()
 
 
@@ -38,3 +38,19 @@ def test_a_preloaded_tcmalloc_is_seen_and_glibc_gets_the_note():
 def test_without_tcmalloc_the_note_says_what_to_install():
     absent = "import mtkit.allocator as a; a.tcmalloc_library = lambda: None; "
     assert run_child(None, absent)[1].startswith("note: training on the CPU with glibc's malloc; install tcmalloc")
+
+
+RESTART = "import sys; from mtkit.allocator import start_on_tcmalloc; start_on_tcmalloc(); print(sys.argv[1:]); "
+
+
+@pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
+def test_a_script_starts_itself_again_on_tcmalloc_with_its_arguments():
+    assert run_child(None, RESTART, args=("--config", "a b.yaml")) == ["['--config', 'a b.yaml']", "tcmalloc", "None"]
+
+
+@pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
+def test_the_restart_is_turned_off_by_the_variable_and_happens_once():
+    off = run_child(None, RESTART, env={"MTKIT_TCMALLOC": "0"})
+    assert off[1] == "glibc" and off[2].startswith("note: training on the CPU with glibc's malloc; start it with")
+    # the restarted process's marker: a preload that did not take does not start it again and again
+    assert run_child(None, RESTART, env={"MTKIT_TCMALLOC_RESTARTED": "1"})[1] == "glibc"

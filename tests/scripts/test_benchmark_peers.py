@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
-from testing_utils import REPO, run_script
+from testing_utils import REPO, run_script, system_library
 
 from mtkit.model.presets import PRESETS
 
 EOLE_ENV = REPO / ".peers" / "eole-venv"
 UPDATES, SENTENCES, PRESET, VOCAB = 2, 8, "transformer-tiny", 500
+TCMALLOC = system_library("libtcmalloc_minimal.so.4")
 
 
 def bart_parameters(preset: str, vocab: int, positions: int = 1026) -> int:
@@ -53,6 +54,8 @@ def test_our_figures_match_the_run_log_and_the_saved_translations(peers, multi30
     (ours,) = raw["mtkit"]
     assert ours["params"] == bart_parameters(PRESET, VOCAB)
     assert ours["config"]["vocab"] == VOCAB and ours["config"]["max_tokens"] == 1024
+    # --allocator tcmalloc (the default): the run reads tcmalloc in its own memory map where it is installed
+    assert ours["config"]["allocator"] == ("tcmalloc" if TCMALLOC else "glibc")
     ends, tokens = ours["update_ends"], ours["update_tokens"]
     assert len(ends) == len(tokens) == UPDATES and all(0 < t <= 1024 for t in tokens)
     speed = f"train tgt tok/s, {PRESET}"
@@ -78,7 +81,8 @@ def test_eole_runs_the_same_model_on_the_same_pieces(peers):
     res, table, raw, settings = peers
     (ours,), (eole,) = raw["mtkit"], raw["eole"]
     assert abs(eole["params"] - ours["params"]) <= 0.01 * ours["params"]
-    for key in ("layers", "d_model", "heads", "ffn", "vocab", "positions", "dropout", "max_tokens", "threads"):
+    same = ("layers", "d_model", "heads", "ffn", "vocab", "positions", "dropout", "max_tokens", "threads", "allocator")
+    for key in same:
         assert eole["config"][key] == ours["config"][key], key
     assert {r["setting"] for r in settings["settings_side_by_side"]} >= {f"{PRESET}: parameters"}
     assert "| setting | mtkit | eole |" in res.stdout
