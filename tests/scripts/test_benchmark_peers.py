@@ -116,3 +116,22 @@ def test_bad_budget_is_one_line():
     res = run_script("benchmark.py", "peers", "--minutes", "3,x")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["error: --minutes: expected comma-separated numbers, got '3,x'"]
+
+
+def test_runs_on_different_allocators_are_refused_unless_each_runs_its_own():
+    from benchmarks.peers import allocator_env, check_equal
+
+    config = {"layers": [1, 1], "d_model": 8, "heads": 2, "ffn": 16, "vocab": 50, "positions": 10, "dropout": 0.1,
+              "max_tokens": 64, "label_smoothing": 0.1, "allocator": "tcmalloc"}  # fmt: skip
+    ours, theirs = {"config": config, "params": 1000}, {"config": config | {"allocator": "glibc"}, "params": 1000}
+    with pytest.raises(RuntimeError, match=r"settings differ: \['allocator'\]"):
+        check_equal(ours, theirs, PRESET, "tcmalloc")
+    assert {"setting": f"{PRESET}: allocator", "mtkit": "tcmalloc", "eole": "glibc"} in check_equal(
+        ours, theirs, PRESET, "own"
+    )
+    # glibc for both: nothing preloaded, this toolkit's own restart on tcmalloc turned off; own: eole gets nothing
+    plain = allocator_env("mtkit", "glibc")
+    assert "LD_PRELOAD" not in plain and plain["MTKIT_TCMALLOC"] == "0"
+    assert "LD_PRELOAD" not in allocator_env("eole", "own") and "MTKIT_TCMALLOC" not in allocator_env("mtkit", "own")
+    if TCMALLOC:
+        assert all("tcmalloc" in allocator_env(system, "tcmalloc")["LD_PRELOAD"] for system in ("mtkit", "eole"))

@@ -103,6 +103,7 @@ def test_the_demo_recipe_narrows_the_accuracy_gap_beyond_noise_within_the_budget
     verdict = json.loads((out / "verdict" / "verdict.json").read_text())
     gap = verdict["overall"]["accuracy_gap"]
     assert gap["change_ci95"][1] < 0 and abs(gap["after"]) < abs(gap["before"]), gap
+    assert verdict["overall"]["levelled_down"] is None, verdict  # not closed by masculine accuracy falling
     budget = verdict["budget"]
     assert budget["chosen_valid_general_bleu"] >= budget["start_valid_general_bleu"] - budget["max_bleu_drop"]
     assert verdict["over_correction"] is None and verdict["leakage"]["shared_sentences"] == 0

@@ -16,6 +16,7 @@ from testing_utils import (
     free_port,
     launch,
     launch_command,
+    system_library,
     train_in_process,
     wait_for_port,
 )
@@ -93,13 +94,17 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, 
 
 
 def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
+    """Launched on glibc's malloc (nothing preloaded): where tcmalloc is installed, the workers start themselves
+    again on it, and the main process's note about glibc's malloc is not printed."""
     out = tmp_path / "ddp"
     res = launch(
         "multi_gpu", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "12",
         "--eval_steps", "12", "--save_steps", "12", "--eval_max_samples", "8", "--max_new_tokens", "8",
+        env={"LD_PRELOAD": ""},
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     assert "2 process(es)" in res.stdout
+    assert ("glibc's malloc" in res.stdout) == (system_library("libtcmalloc_minimal.so.4") is None), res.stdout[:2000]
     ckpt = out / "checkpoints" / "checkpoint_last"
     assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
     for step, lr in records(out, "lr"):  # not stepped once per process
