@@ -21,6 +21,8 @@ KNOWN = {"libtcmalloc": "tcmalloc", "libjemalloc": "jemalloc", "libmimalloc": "m
 OPT_OUT = "MTKIT_TCMALLOC"
 #: set in the environment of the process started again, so that it is started again at most once
 RESTARTED = "MTKIT_TCMALLOC_RESTARTED"
+#: tcmalloc's report of every large allocation on stderr, silenced
+QUIET = {"TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD": str(2**40)}
 #: the device files of an NVIDIA driver: on such a machine tensors live in CUDA's allocator, and nothing is restarted
 GPU_MARKERS = (Path("/dev/nvidiactl"), Path("/proc/driver/nvidia"))
 
@@ -52,24 +54,41 @@ def cpu_note() -> str | None:
     return f"note: training on the CPU with glibc's malloc; {how} for up to 1.8x the speed (docs/training.md#cpu-speed)"
 
 
-def start_on_tcmalloc(environ: dict[str, str] | None = None) -> None:
-    """Replace this process by the same command started with tcmalloc preloaded (``os.execve``: same process id,
-    arguments and environment plus ``LD_PRELOAD``), on Linux without an NVIDIA GPU, where tcmalloc is installed and
-    this process runs on glibc's malloc; never twice, and not with ``MTKIT_TCMALLOC=0``. Call it before anything
-    heavy is imported: what the process did before is done again."""
-    environ = dict(os.environ if environ is None else environ)
+def child_env(library: str | None, restart: bool = False) -> dict[str, str]:
+    """This process's environment for a child started on ``library`` alone (``LD_PRELOAD``), or with nothing
+    preloaded (``None``; the training scripts' own restart on tcmalloc then off unless ``restart``); this module's
+    markers are never passed on."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", RESTARTED, OPT_OUT)}
+    if library is not None:
+        return env | {"LD_PRELOAD": library} | QUIET
+    return env if restart else env | {OPT_OUT: "0"}
+
+
+def start_on_tcmalloc() -> None:
+    """Replace this process by the same command started with tcmalloc preloaded (``os.execve``: the same process id
+    and arguments; the environment gains ``LD_PRELOAD`` and a marker), on Linux without an NVIDIA driver, where
+    tcmalloc is installed and this process runs on glibc's malloc; never twice, not with ``MTKIT_TCMALLOC=0``, and not
+    for a script read from standard input (it could not be read again). Where the restart cannot happen the process
+    goes on as it is. Call it before anything heavy is imported: what the process did before is done again."""
     if (
-        environ.get(OPT_OUT) == "0"
-        or environ.get(RESTARTED)
+        os.environ.get(OPT_OUT) == "0"
+        or os.environ.get(RESTARTED)
         or not sys.platform.startswith("linux")
+        or not sys.executable
+        or sys.argv[0] in ("", "-")
         or any(marker.exists() for marker in GPU_MARKERS)
         or allocator() != "glibc"
         or (library := tcmalloc_library()) is None
     ):
         return
-    environ[RESTARTED] = "1"
-    environ["LD_PRELOAD"] = " ".join(filter(None, (library, environ.get("LD_PRELOAD"))))
-    environ.setdefault("TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD", str(2**40))  # no line per large block on stderr
+    env = dict(os.environ) | {
+        RESTARTED: "1",
+        "LD_PRELOAD": " ".join(filter(None, (library, os.environ.get("LD_PRELOAD")))),
+    }
+    env = QUIET | env  # no line per large block on stderr, unless the user set its threshold
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], environ)
+    try:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+    except OSError as err:  # the interpreter cannot be started again: carry on, on glibc's malloc
+        print(f"note: could not start again on tcmalloc ({err}); going on with glibc's malloc", file=sys.stderr)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import ctypes.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from mtkit.allocator import allocator, tcmalloc_library
+from mtkit.allocator import allocator, child_env, tcmalloc_library
 from mtkit.errors import UserError
 
 STEP = Path(__file__).resolve().parents[1] / "benchmark_step.py"
@@ -34,9 +33,7 @@ def run(flags: list[str], warmup: int, steps: int, work: Path) -> list[dict]:
         raise UserError("allocator: this benchmark reads each run's /proc/self/maps (Linux only)")
     rows = []
     for name, library in installed().items():
-        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-        if library:
-            env |= {"LD_PRELOAD": library, "TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD": str(1 << 40)}
+        env = child_env(library or None)
         out = work / f"{name}.json"
         command = [sys.executable, str(STEP), *flags, "--output_dir", str(work / "run"), "--overwrite_output_dir"]
         done = subprocess.run([*command, "--warmup", str(warmup), "--steps", str(steps), "--json", str(out)], env=env)

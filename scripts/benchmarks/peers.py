@@ -120,12 +120,10 @@ def allocator_env(system: str, choice: str) -> dict[str, str]:
     """The environment of ``system``'s training run on the allocator ``choice`` (``--allocator``): tcmalloc
     preloaded for both toolkits, glibc's malloc for both (nothing preloaded, this toolkit's restart turned off), or
     each toolkit's own (this toolkit starts its training again on tcmalloc, eole takes what it is given: nothing)."""
-    from mtkit.allocator import OPT_OUT, tcmalloc_library
+    from mtkit.allocator import child_env, tcmalloc_library
 
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    if choice == "tcmalloc" and (library := tcmalloc_library()):
-        return env | {"LD_PRELOAD": library, "TCMALLOC_LARGE_ALLOC_REPORT_THRESHOLD": str(1 << 40)}
-    return env | ({OPT_OUT: "0"} if choice == "glibc" or system == "eole" else {})
+    library = tcmalloc_library() if choice == "tcmalloc" else None
+    return child_env(library, restart=choice == "own" and system == "mtkit")
 
 
 def run_process(cmd: list[str], threads: int, env: dict[str, str] | None = None) -> dict:

@@ -6,9 +6,11 @@ import sys
 import pytest
 from testing_utils import system_library
 
-from mtkit.allocator import allocator
+from mtkit.allocator import GPU_MARKERS, allocator, tcmalloc_library
 
 TCMALLOC = system_library("libtcmalloc_minimal.so.4")
+#: where a training script starts itself again on tcmalloc: installed, and no NVIDIA driver
+RESTARTS = tcmalloc_library() is not None and not any(marker.exists() for marker in GPU_MARKERS)
 
 
 def test_the_memory_map_names_the_allocator(tmp_path):
@@ -43,14 +45,22 @@ def test_without_tcmalloc_the_note_says_what_to_install():
 RESTART = "import sys; from mtkit.allocator import start_on_tcmalloc; start_on_tcmalloc(); print(sys.argv[1:]); "
 
 
-@pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
 def test_a_script_starts_itself_again_on_tcmalloc_with_its_arguments():
     assert run_child(None, RESTART, args=("--config", "a b.yaml")) == ["['--config', 'a b.yaml']", "tcmalloc", "None"]
 
 
-@pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
 def test_the_restart_is_turned_off_by_the_variable_and_happens_once():
     off = run_child(None, RESTART, env={"MTKIT_TCMALLOC": "0"})
     assert off[1] == "glibc" and off[2].startswith("note: training on the CPU with glibc's malloc; start it with")
     # the restarted process's marker: a preload that did not take does not start it again and again
     assert run_child(None, RESTART, env={"MTKIT_TCMALLOC_RESTARTED": "1"})[1] == "glibc"
+
+
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
+def test_a_script_read_from_standard_input_runs_once_where_it_is():
+    code = RESTART + "from mtkit.allocator import allocator; print(allocator())"
+    env = {"PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.splitlines() == ["[]", "glibc"]  # not started again: its source could not be read twice

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
-from testing_utils import REPO, run_script, system_library
+from testing_utils import REPO, run_script
 
+from mtkit.allocator import tcmalloc_library
 from mtkit.model.presets import PRESETS
 
 EOLE_ENV = REPO / ".peers" / "eole-venv"
 UPDATES, SENTENCES, PRESET, VOCAB = 2, 8, "transformer-tiny", 500
-TCMALLOC = system_library("libtcmalloc_minimal.so.4")
+TCMALLOC = tcmalloc_library()  # what --allocator tcmalloc preloads
 
 
 def bart_parameters(preset: str, vocab: int, positions: int = 1026) -> int:
@@ -118,7 +119,7 @@ def test_bad_budget_is_one_line():
     assert res.stderr.strip().splitlines() == ["error: --minutes: expected comma-separated numbers, got '3,x'"]
 
 
-def test_runs_on_different_allocators_are_refused_unless_each_runs_its_own():
+def test_runs_on_different_allocators_are_refused_unless_each_runs_its_own(monkeypatch):
     from benchmarks.peers import allocator_env, check_equal
 
     config = {"layers": [1, 1], "d_model": 8, "heads": 2, "ffn": 16, "vocab": 50, "positions": 10, "dropout": 0.1,
@@ -129,9 +130,14 @@ def test_runs_on_different_allocators_are_refused_unless_each_runs_its_own():
     assert {"setting": f"{PRESET}: allocator", "mtkit": "tcmalloc", "eole": "glibc"} in check_equal(
         ours, theirs, PRESET, "own"
     )
-    # glibc for both: nothing preloaded, this toolkit's own restart on tcmalloc turned off; own: eole gets nothing
+    # glibc for both: nothing preloaded, this toolkit's own restart on tcmalloc turned off; own: eole gets nothing,
+    # this toolkit restarts by itself whatever this process's environment says
     plain = allocator_env("mtkit", "glibc")
     assert "LD_PRELOAD" not in plain and plain["MTKIT_TCMALLOC"] == "0"
-    assert "LD_PRELOAD" not in allocator_env("eole", "own") and "MTKIT_TCMALLOC" not in allocator_env("mtkit", "own")
+    monkeypatch.setenv("MTKIT_TCMALLOC", "0")  # this process's own markers are not passed on
+    monkeypatch.setenv("MTKIT_TCMALLOC_RESTARTED", "1")
+    own = allocator_env("mtkit", "own")
+    assert "LD_PRELOAD" not in allocator_env("eole", "own")
+    assert not {"LD_PRELOAD", "MTKIT_TCMALLOC", "MTKIT_TCMALLOC_RESTARTED"} & set(own)
     if TCMALLOC:
         assert all("tcmalloc" in allocator_env(system, "tcmalloc")["LD_PRELOAD"] for system in ("mtkit", "eole"))
