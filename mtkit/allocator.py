@@ -60,7 +60,7 @@ def child_env(library: str | None, restart: bool = False) -> dict[str, str]:
     markers are never passed on."""
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", RESTARTED, OPT_OUT)}
     if library is not None:
-        return env | {"LD_PRELOAD": library} | QUIET
+        return QUIET | env | {"LD_PRELOAD": library}  # tcmalloc's reports silenced unless the user set their threshold
     return env if restart else env | {OPT_OUT: "0"}
 
 

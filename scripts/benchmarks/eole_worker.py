@@ -21,6 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the toolkit's allocator reader (standard library only)
+from mtkit.allocator import allocator  # noqa: E402
+
 
 def eole_config(s: dict) -> dict:
     """The eole training config of the settings ``s`` (see ``scripts/benchmarks/peers.py``)."""
@@ -128,7 +131,7 @@ def train(s: dict) -> dict:
         "label_smoothing": t["label_smoothing"], "adam": [t["adam_beta1"], t["adam_beta2"], t["adam_eps"]],
         "max_grad_norm": t["max_grad_norm"], "threads": torch.get_num_threads(),
         "tied_embeddings": m["share_embeddings"] and m["share_decoder_embeddings"],
-        "allocator": "tcmalloc" if "libtcmalloc" in Path("/proc/self/maps").read_text() else "glibc",
+        "allocator": allocator(),
     }  # fmt: skip
     return {
         "params": params[0], "update_ends": ends, "update_tokens": tokens[: len(ends)], "snapshots": saved,
