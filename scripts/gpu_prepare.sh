@@ -16,9 +16,11 @@ download() {  # download FOLDER PACKAGE==VERSION ...
 }
 # Pinned as in requirements.txt; pure-Python ones and those with cp312 wheels.
 download .whl transformers==5.23.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 evaluate==0.4.6 \
-  hjson==3.1.0 pydantic==2.14.3 pydantic-core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5
-# DeepSpeed is published as a source archive only: build its (pure-Python, ops compiled at first use) wheel here.
-DS_BUILD_OPS=0 python3 -m pip wheel -q --no-deps --no-build-isolation deepspeed==0.19.8 -w .whl
+  hjson==3.1.0 pydantic==2.14.3 pydantic-core==2.50.4 annotated-types==0.8.0 typing-inspection==0.4.5 \
+  sacremoses==0.2.0
+# DeepSpeed is published as a source archive only: build its (pure-Python, ops compiled at first use) wheel here,
+# in pip's own build environment (its setup.py needs no torch with DS_BUILD_OPS=0).
+DS_BUILD_OPS=0 python3 -m pip wheel -q --no-deps deepspeed==0.19.8 -w .whl
 download .whl-ct2 ctranslate2==4.8.5
 rm -rf .gpu/data && mkdir -p .gpu/data/multi30k
 cp ../shared/data/multi30k/*.en.gz ../shared/data/multi30k/*.de.gz .gpu/data/multi30k/
