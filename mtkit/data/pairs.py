@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mtkit.data.gendered import GENDERS, LanguageData, Side
+from mtkit.data.tables import Table
 
 #: how many odd ids a note names
 NAMED = 5
@@ -62,11 +63,11 @@ def find_pairs(langs: Sequence[str], genders: Sequence[str], ids: Sequence[str])
     return Pairs(keys, complete, odd, [i for i, row_id in enumerate(ids) if not row_id])
 
 
-def table_pairs(table) -> tuple[Pairs, list[str]]:
+def table_pairs(table: Table) -> tuple[Pairs, list[str]]:
     """The :class:`Pairs` of a gendered :class:`~mtkit.data.tables.Table` (rows without an id column pair by nothing
     but their own) and each row's counterfactual reference (its column's, else its partner's, else ``""``)."""
     pairs = find_pairs(table.lang, table.gender, table.ids or [""] * len(table.lang))
-    out = list(table.counterfactual or [""] * len(table.lang))
+    out = [value or "" for value in table.counterfactual or [""] * len(table.lang)]
     for f, m in pairs.complete.values():
         out[f], out[m] = out[f] or table.target[m], out[m] or table.target[f]
     return pairs, out
