@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -64,18 +65,32 @@ def child_env(library: str | None, restart: bool = False) -> dict[str, str]:
     return env if restart else env | {OPT_OUT: "0"}
 
 
+def rereadable(program: str) -> bool:
+    """Whether a new interpreter can read ``program`` (``sys.argv[0]``) again: ``-c`` code, or a script that is a
+    regular file; not standard input (``-``, ``/dev/stdin``, ``/proc/self/fd/0``), a pipe or a FIFO, whose text the
+    first process has consumed."""
+    if program == "-c":
+        return True
+    if program in ("", "-"):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(program).st_mode)
+    except OSError:
+        return False
+
+
 def start_on_tcmalloc() -> None:
     """Replace this process by the same command started with tcmalloc preloaded (``os.execve``: the same process id
     and arguments; the environment gains ``LD_PRELOAD`` and a marker), on Linux without an NVIDIA driver, where
     tcmalloc is installed and this process runs on glibc's malloc; never twice, not with ``MTKIT_TCMALLOC=0``, and not
-    for a script read from standard input (it could not be read again). Where the restart cannot happen the process
+    for a script that cannot be read again (:func:`rereadable`). Where the restart cannot happen the process
     goes on as it is. Call it before anything heavy is imported: what the process did before is done again."""
     if (
         os.environ.get(OPT_OUT) == "0"
         or os.environ.get(RESTARTED)
         or not sys.platform.startswith("linux")
         or not sys.executable
-        or sys.argv[0] in ("", "-")
+        or not rereadable(sys.argv[0])
         or any(marker.exists() for marker in GPU_MARKERS)
         or allocator() != "glibc"
         or (library := tcmalloc_library()) is None

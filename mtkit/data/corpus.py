@@ -82,10 +82,13 @@ def table_rows(table: Table, skip_empty: bool = False) -> Dataset:
     (:mod:`mtkit.data.pairs`)."""
     if table.gender is None:
         return _pairs(table.source, table.target, table.where, table.lang, skip_empty, table.lines)
-    pair_ids, counterfactuals = table_pairs(table)
+    pairs, counterfactuals = table_pairs(table)
+    note = pairs.note(table.where, "in no pair, out of the paired figures; each ID's rows kept together in every split")
+    if note and os.environ.get("RANK", "0") == "0":  # once, not per process
+        print(note, file=sys.stderr)
     return _pairs(
         table.source, table.target, table.where, table.lang, skip_empty, table.lines,
-        gender=table.gender, pair_id=pair_ids, counterfactual=counterfactuals,
+        gender=table.gender, pair_id=pairs.keys, counterfactual=counterfactuals,
     )  # fmt: skip
 
 

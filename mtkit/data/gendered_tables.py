@@ -3,6 +3,7 @@ as training reads it, and paired by :mod:`mtkit.data.pairs` as training's valida
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,17 +21,18 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     (f/m or feminine/masculine), target language (``es``, ``en_es``, ``spa_Latn``, ...; not needed with one
     language in ``langs``), and optionally an id and the counterfactual (opposite-gender) reference. A feminine and
     a masculine row sharing an id and a language are a counterfactual pair, each the other's counterfactual when no
-    column gives one; a language whose rows are all paired is scored as pairs (pair accuracy, worst examples).
+    column gives one; a language with pairs is scored on its pairs alone (pair accuracy, worst examples), a language
+    without one on all its rows. The rows in no pair of a language with pairs are left out, named on stderr.
     """
     table = read_table(path, langs)
     if table.gender is None:
         raise UserError(f"{path}: no gender column ({'/'.join(ROLES['gender'])})")
-    pair_ids, counterfactuals = table_pairs(table)
+    pairs, counterfactuals = table_pairs(table)
     rows: dict[str, list[dict[str, str]]] = defaultdict(list)
     for i, lang in enumerate(table.lang):
         rows[lang].append({
             "source": table.source[i], "target": table.target[i], "gender": table.gender[i],
-            "pair_id": pair_ids[i], "counterfactual": counterfactuals[i],
+            "pair_id": pairs.keys[i], "counterfactual": counterfactuals[i],
         })  # fmt: skip
     languages: dict[str, LanguageData] = {}
     for lang in sorted(rows):
@@ -39,4 +41,10 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
             if not data.side(gender).sources:
                 raise UserError(f"{path}: language {lang} has no {gender} rows")
         languages[lang] = data
+    unpaired = [lang for lang, data in languages.items() if not data.paired]
+    done = "left out where their language has pairs (it is scored on its pairs alone)"
+    done += f"; {', '.join(unpaired)}: no complete pair, scored unpaired on every row" if unpaired else ""
+    note = pairs.note(str(path), done)
+    if note:
+        print(note, file=sys.stderr)
     return GenderedData(name=str(path), split=None, languages=languages)

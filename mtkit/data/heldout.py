@@ -1,6 +1,6 @@
 """A validation split held out of the training data: seeded, stratified by language and gender, and keeping the
-two gendered versions of a sentence (one ``pair_id``) on the same side, so that validation never sees the
-counterfactual of a training sentence."""
+rows of one ID (one ``pair_id``) on the same side, so that validation never sees the counterfactual of a training
+sentence."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ def check_fraction(fraction: float) -> None:
 def heldout_split(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, Dataset]:
     """``(train, validation)``: about ``fraction`` of every (language, gender) stratum goes to validation.
 
-    The unit drawn is a counterfactual pair where ``pair_id`` says so, else a row; a pair's stratum is its
-    language. Each stratum is shuffled with its own generator seeded by ``seed`` and its name, so the split
-    of one language does not depend on which other languages are in the run.
+    The unit drawn is every row of one ``pair_id`` (an ID: a counterfactual pair, or any other rows sharing it,
+    :mod:`mtkit.data.pairs`), never parted; a row without one is a unit of its own. A unit with a ``pair_id`` has
+    its language as stratum. Each stratum is shuffled with its own generator seeded by ``seed`` and its name, so
+    the split of one language does not depend on which other languages are in the run.
     """
     check_fraction(fraction)
     cols = set(data.column_names)

@@ -1,7 +1,7 @@
 """The splits of a gender-bias mitigation run (``--gender_data``): the counterfactual pairs cut into tuning,
-selection and verdict pairs (whole pairs, never split), the tuning pairs mixed with a seeded sample of the model's
-general training pairs (``--replay_ratio``), and the general validation and test splits kept for the quality budget
-and the cost.
+selection and verdict pairs (every row of an ID in one part; a table, a selection or a verdict without a complete
+pair refused before training), the tuning pairs mixed with a seeded sample of the model's general training pairs
+(``--replay_ratio``), and the general validation and test splits kept for the quality budget and the cost.
 
 Split names: ``train`` (tuning pairs + replay), ``validation`` (selection pairs: the gender figures that choose the
 checkpoint), ``general`` (the general validation split: the BLEU budget), ``test`` (the general test split: the
@@ -11,6 +11,7 @@ for the leakage check).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
 from mtkit.data.gendered import GENDERS
 from mtkit.data.heldout import heldout_split
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
+from mtkit.data.pairs import find_pairs
 from mtkit.errors import UserError
 from mtkit.textio import atomic_write
 
@@ -43,6 +45,14 @@ def _gendered(cfg: RunConfig, split: str | None) -> Dataset:
     return table_rows(table)
 
 
+def _need_pairs(rows: Dataset, message: str) -> Dataset:
+    """``rows``, refused with ``message`` (and what a pair is) when they hold no complete counterfactual pair
+    (:func:`mtkit.data.pairs.find_pairs`): a mitigation chooses and is judged on pairs."""
+    if not find_pairs(rows["lang"], rows["gender"], rows["pair_id"]).complete:
+        raise UserError(f"{message} (a feminine and a masculine row sharing an ID, and no other row)")
+    return rows
+
+
 def own_verdict_split(cfg: RunConfig) -> bool:
     """Whether the verdict has an MT-GenEval split of its own, present in the folder (else it is held out of the
     tuning pairs)."""
@@ -61,12 +71,17 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
         return general
     if not cfg.model.model_name_or_path:
         raise UserError("--gender_data: a mitigation starts from a trained model; give --model_name_or_path")
-    pairs = _gendered(cfg, m.gender_split)
+    where = f"--gender_data {m.gender_data}"
+    pairs = _need_pairs(_gendered(cfg, m.gender_split), f"{where}: no complete pair")
     if own_verdict_split(cfg):
-        verdict = _gendered(cfg, m.verdict_split)
+        verdict = _need_pairs(
+            _gendered(cfg, m.verdict_split), f"{where}: its {m.verdict_split} split has no complete pair"
+        )
     else:
         pairs, verdict = heldout_split(pairs, m.verdict_fraction, seed)
+        _need_pairs(verdict, f"--verdict_fraction {m.verdict_fraction}: no complete pair of {where} held out")
     tuning, selection = heldout_split(pairs, m.selection_fraction, seed + 1)
+    _need_pairs(selection, f"--selection_fraction {m.selection_fraction}: no complete pair of {where} held out")
     train = tuning.select_columns(PLAIN)
     if m.replay_ratio > 0:
         pool = general["train"]
@@ -81,19 +96,15 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
 def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> list[str]:
     """The complete counterfactual pairs of ``rows`` written in MT-GenEval's layout under ``root`` (line i of the
     feminine and the masculine files one pair), for ``bias_eval``; returns the languages written."""
-    by_lang: dict[str, dict[str, dict[str, dict]]] = {}
-    for row in rows.to_list():
-        by_lang.setdefault(row["lang"], {}).setdefault(row["pair_id"], {})[row["gender"]] = row
-    langs = []
-    for lang, units in sorted(by_lang.items()):
-        complete = [u for u in units.values() if set(u) == set(GENDERS)]
-        if not complete:
-            continue
-        langs.append(lang)
+    records = rows.to_list()
+    by_lang: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for pair in find_pairs(rows["lang"], rows["gender"], rows["pair_id"]).complete.values():
+        by_lang[records[pair[0]]["lang"]].append(pair)
+    for lang, complete in sorted(by_lang.items()):
         folder = root / "sentences" / split
-        for gender in GENDERS:
+        for k, gender in enumerate(GENDERS):
             name = f"geneval-sentences-{gender}-{split}.en_{lang}"
             for side, key in (("en", "source"), (lang, "target")):
-                text = "".join(u[gender][key] + "\n" for u in complete)
+                text = "".join(records[pair[k]][key] + "\n" for pair in complete)
                 atomic_write(folder / f"{name}.{side}", text.encode("utf-8"))
-    return langs
+    return sorted(by_lang)

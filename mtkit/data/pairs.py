@@ -1,46 +1,76 @@
-"""Counterfactual pairs of gendered rows, found one way for training, its validation and the bias report.
+"""Counterfactual pairs of gendered rows, found one way for training, its held-out splits, the bias report and the
+verdict (:func:`find_pairs`).
 
-Two rows are a counterfactual pair when they share an id and a target language and one is feminine, the other
-masculine. A pair's rows carry one ``pair_id`` (``<lang>:<id>``) and each the other's reference as its
-``counterfactual`` when no column gives one; a row in no pair keeps ``<lang>:row<i>`` to itself.
+Rows sharing an id and a target language are one unit, ``pair_id`` ``<lang>:<id>``, which a split never parts. A
+unit is a counterfactual pair when it is exactly one feminine and one masculine row; each of them carries the other's
+reference as its ``counterfactual`` when no column gives one. Any other id (one row, two of one gender, three rows)
+is odd: in no pair, counted and named (:meth:`Pairs.note`). A row without an id is a unit of its own,
+``<lang>:row<i>``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from mtkit.data.gendered import GENDERS, LanguageData, Side
+from mtkit.data.tables import Table
+
+#: how many odd ids a note names
+NAMED = 5
 
 
-def table_pairs(table) -> tuple[list[str], list[str]]:
-    """Each row's pair id and counterfactual reference of a gendered :class:`~mtkit.data.tables.Table`
-    (:func:`pair_rows` on its columns; rows without an id column pair by nothing but their own)."""
-    return pair_rows(table.lang, table.gender, table.ids or [""] * len(table.lang), table.target, table.counterfactual)
+@dataclass(frozen=True)
+class Pairs:
+    """The units of some gendered rows and which of them are pairs."""
+
+    keys: list[str]  # each row's unit (its ``pair_id``)
+    complete: dict[str, tuple[int, int]]  # unit -> (feminine row, masculine row), in order of first row
+    odd: dict[str, list[int]]  # unit of an id that is not one feminine and one masculine row -> its rows
+    alone: list[int]  # rows without an id
+
+    def note(self, where: str, done: str) -> str | None:
+        """One line counting and naming (the first :data:`NAMED`) odd ids, and rows without an id where others have
+        one, and saying what is ``done`` with them; ``None`` when there are none."""
+        loose = len(self.alone) if len(self.alone) < len(self.keys) else 0
+        if not self.odd and not loose:
+            return None
+        said = []
+        if self.odd:
+            named = ", ".join(list(self.odd)[:NAMED]) + (", ..." if len(self.odd) > NAMED else "")
+            rows = sum(len(idx) for idx in self.odd.values())
+            said.append(f"{len(self.odd)} ID(s) not exactly one feminine and one masculine row ({rows} rows: {named})")
+        if loose:
+            said.append(f"{loose} row(s) without an ID")
+        return f"note: {where}: {' and '.join(said)}: {done}"
 
 
-def pair_rows(
-    langs: Sequence[str],
-    genders: Sequence[str],
-    ids: Sequence[str],
-    targets: Sequence[str],
-    counterfactuals: Sequence[str] | None = None,
-) -> tuple[list[str], list[str]]:
-    """``(pair_ids, counterfactuals)`` of rows given by their languages, genders, ids (``""``: none), references and
-    counterfactual references (``""`` or ``None``: none given)."""
-    given = list(counterfactuals) if counterfactuals is not None else [""] * len(langs)
-    members: dict[tuple[str, str], list[int]] = defaultdict(list)
+def find_pairs(langs: Sequence[str], genders: Sequence[str], ids: Sequence[str]) -> Pairs:
+    """The :class:`Pairs` of rows given by their target languages, genders and ids (``""``: none)."""
+    members: dict[str, list[int]] = defaultdict(list)
+    keys = []
     for i, (lang, row_id) in enumerate(zip(langs, ids)):
+        keys.append(f"{lang}:{row_id}" if row_id else f"{lang}:row{i}")
         if row_id:
-            members[(lang, row_id)].append(i)
-    pair_ids = [f"{lang}:row{i}" for i, lang in enumerate(langs)]
-    out = [value or "" for value in given]
-    for (lang, row_id), idx in members.items():
-        if len(idx) == 2 and {genders[i] for i in idx} == set(GENDERS):
-            for i, j in (idx, idx[::-1]):
-                pair_ids[i] = f"{lang}:{row_id}"
-                out[i] = out[i] or targets[j]
-    return pair_ids, out
+            members[keys[i]].append(i)
+    complete, odd = {}, {}
+    for key, idx in members.items():
+        if sorted(genders[i] for i in idx) == list(GENDERS):
+            complete[key] = (idx[0], idx[1]) if genders[idx[0]] == GENDERS[0] else (idx[1], idx[0])
+        else:
+            odd[key] = idx
+    return Pairs(keys, complete, odd, [i for i, row_id in enumerate(ids) if not row_id])
+
+
+def table_pairs(table: Table) -> tuple[Pairs, list[str]]:
+    """The :class:`Pairs` of a gendered :class:`~mtkit.data.tables.Table` (rows without an id column pair by nothing
+    but their own) and each row's counterfactual reference (its column's, else its partner's, else ``""``)."""
+    pairs = find_pairs(table.lang, table.gender, table.ids or [""] * len(table.lang))
+    out = [value or "" for value in table.counterfactual or [""] * len(table.lang)]
+    for f, m in pairs.complete.values():
+        out[f], out[m] = out[f] or table.target[m], out[m] or table.target[f]
+    return pairs, out
 
 
 def language_data(
@@ -49,18 +79,17 @@ def language_data(
     """One language's gendered rows (``source``, ``target``, ``gender``, ``pair_id``, ``counterfactual``) as
     ``bias_eval`` data, and which rows make each gender's side, in order.
 
-    When every row is in a complete pair (one ``pair_id``, both genders), the sides are paired: line ``i`` of each
-    is one pair, in the order of the feminine rows. Otherwise each side holds its gender's rows in their order.
+    With a complete pair (:func:`find_pairs`), the sides are paired: line ``i`` of each is one pair, in the order of
+    the feminine rows, and rows in no pair are left out. Otherwise each side holds its gender's rows in their order.
     Counterfactuals are kept when every row of a side has one."""
-    by_pair: dict[str, dict[str, int]] = defaultdict(dict)
-    for i, row in enumerate(rows):
-        by_pair[row.get("pair_id") or f"row{i}"][row["gender"]] = i
-    complete = sorted((p for p in by_pair.values() if len(p) == 2), key=lambda p: p["feminine"])
-    paired = bool(complete) and len(complete) * 2 == len(rows)
-    if paired:
-        order = {g: [p[g] for p in complete] for g in GENDERS}
+    genders = [row["gender"] for row in rows]
+    complete = sorted(
+        find_pairs([lang] * len(rows), genders, [row.get("pair_id") or "" for row in rows]).complete.values()
+    )
+    if complete:
+        order = {g: [pair[k] for pair in complete] for k, g in enumerate(GENDERS)}
     else:
-        order = {g: [i for i, r in enumerate(rows) if r["gender"] == g] for g in GENDERS}
+        order = {g: [i for i, gender in enumerate(genders) if gender == g] for g in GENDERS}
 
     def side(g: str) -> Side:
         idx = order[g]
@@ -73,4 +102,5 @@ def language_data(
             origin=f"{origin} ({lang}, {g})",
         )
 
+    paired = bool(complete)
     return LanguageData(lang, feminine=side("feminine"), masculine=side("masculine"), paired=paired), order

@@ -1,10 +1,11 @@
 """Which allocator a process runs on, read from its own memory map; a preloaded tcmalloc is found."""
 
+import os
 import subprocess
 import sys
 
 import pytest
-from testing_utils import system_library
+from testing_utils import REPO, system_library
 
 from mtkit.allocator import GPU_MARKERS, allocator, tcmalloc_library
 
@@ -64,3 +65,34 @@ def test_a_script_read_from_standard_input_runs_once_where_it_is():
     env = {"PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, env=env, check=True)
     assert done.stdout.splitlines() == ["[]", "glibc"]  # not started again: its source could not be read twice
+
+
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
+@pytest.mark.parametrize("path", ["/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"])
+def test_a_script_piped_through_a_path_of_standard_input_runs_once(path, tmp_path):
+    """``cat script.py | python /dev/stdin``: the pipe cannot be read again, so the script's body runs where it is,
+    once; the same script redirected from a regular file (read again at that path) is started again on tcmalloc."""
+    code = RESTART + "from mtkit.allocator import allocator; print(allocator())"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    piped = subprocess.run([sys.executable, path], input=code, capture_output=True, text=True, env=env, check=True)
+    assert piped.stdout.splitlines() == ["[]", "glibc"]
+    script = tmp_path / "script.py"
+    script.write_text(code, encoding="utf-8")
+    with script.open(encoding="utf-8") as stdin:
+        redirected = subprocess.run([sys.executable, path], stdin=stdin, capture_output=True, text=True, env=env)
+    assert redirected.stdout.splitlines() == ["[]", "tcmalloc"]
+
+
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
+def test_a_script_read_from_a_fifo_runs_once_where_it_is(tmp_path):
+    code = RESTART + "from mtkit.allocator import allocator; print(allocator())"
+    fifo = tmp_path / "script.fifo"
+    os.mkfifo(fifo)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, str(fifo)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        fifo.write_text(code, encoding="utf-8")
+        out, _ = child.communicate(timeout=20)  # started again, it would wait for a second writer
+    finally:
+        child.kill()
+    assert child.returncode == 0 and out.splitlines() == ["[]", "glibc"]

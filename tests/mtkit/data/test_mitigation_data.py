@@ -6,7 +6,7 @@ from datasets import Dataset, DatasetDict
 from testing_utils import MTGENEVAL
 
 from mtkit.config import parse_config
-from mtkit.data.mitigation_data import mitigation_splits
+from mtkit.data.mitigation_data import mitigation_splits, write_pairs_layout
 from mtkit.errors import UserError
 
 pytestmark = pytest.mark.skipif(not MTGENEVAL.is_dir(), reason="../shared/data/mt-geneval is not there")
@@ -65,3 +65,46 @@ def test_refusals() -> None:
         mitigation_splits(config("--gender_data", "nowhere.jsonl"), general())
     with pytest.raises(UserError, match="--replay_ratio"):
         config("--replay_ratio", "1")
+
+
+def gendered_table(path, units: dict[str, str]) -> str:
+    """A Spanish CSV with an ``ID`` column: each id's rows, one a letter of its genders (``"fm"``: a pair)."""
+    lines = ["ID,source,target,gender"]
+    lines += [f"{i},s {i} {k},t {i} {k},{g}" for i, genders in units.items() for k, g in enumerate(genders)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_ids_that_are_no_pair_stay_whole_are_named_and_never_judged(tmp_path, capsys) -> None:
+    units = {str(i): "fm" for i in range(40)} | {f"x{i}": ("ffm", "m", "mm", "fmf")[i % 4] for i in range(12)}
+    path = gendered_table(tmp_path / "pairs.csv", units)
+    raw = mitigation_splits(config("--gender_data", path, "--verdict_split", "none", "--replay_ratio", "0"), general())
+    notes = [line for line in capsys.readouterr().err.splitlines() if "not exactly one feminine" in line]
+    assert notes == [
+        f"note: {path}: 12 ID(s) not exactly one feminine and one masculine row (27 rows: es:x0, es:x1, es:x2, es:x3, "
+        "es:x4, ...): in no pair, out of the paired figures; each ID's rows kept together in every split"
+    ]
+    parts = {name: {s.split()[1] for s in raw[name]["source"]} for name in ("tuning", "validation", "verdict")}
+    assert sum(len(raw[name]) for name in parts) == sum(len(g) for g in units.values())
+    for i, genders in units.items():  # every row of an id in one part
+        holders = [name for name, ids in parts.items() if i in ids]
+        assert len(holders) == 1
+        assert sum(s.split()[1] == i for s in raw[holders[0]]["source"]) == len(genders)
+    layout = tmp_path / "layout"
+    langs = write_pairs_layout(raw["verdict"], layout)  # what the verdict reports on: its complete pairs alone
+    verdict_pairs = sorted(i for i in parts["verdict"] if units[i] == "fm")
+    assert langs == ["es"] and verdict_pairs
+    written = (layout / "sentences/test/geneval-sentences-feminine-test.en_es.en").read_text().splitlines()
+    assert sorted(s.split()[1] for s in written) == verdict_pairs
+
+
+def test_a_table_without_a_complete_pair_is_refused_before_training(tmp_path) -> None:
+    path = gendered_table(tmp_path / "odd.csv", {"1": "ffm", "2": "m", "3": "mm", "4": "f", "5": "ff"})
+    with pytest.raises(UserError) as err:
+        mitigation_splits(config("--gender_data", path, "--replay_ratio", "0"), general())
+    assert str(err.value) == (
+        f"--gender_data {path}: no complete pair (a feminine and a masculine row sharing an ID, and no other row)"
+    )
+    one = gendered_table(tmp_path / "one.csv", {"1": "fm", "2": "ffm", "3": "m", "4": "mm", "5": "f", "6": "ff"})
+    with pytest.raises(UserError, match=r"^--(verdict|selection)_fraction 0\.\d+: no complete pair of --gender_data "):
+        mitigation_splits(config("--gender_data", one, "--replay_ratio", "0"), general())  # one pair: not in both

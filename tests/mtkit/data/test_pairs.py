@@ -1,5 +1,6 @@
 """Counterfactual pairs (:mod:`mtkit.data.pairs`) found one way: the bias report of a table whose rows share ids
-pairs them as training's validation does, and reads TSV as training does."""
+pairs them as training's validation does, and reads TSV as training does; ids that are not one feminine and one
+masculine row are counted and named, and drop out of the report alone."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from pair_tables import PROPERTY, TABLES, complete_ids, ids_of, table
 
 from mtkit.cli.bias_report import main as report_main
 from mtkit.config import DataConfig
 from mtkit.data.corpus import load_parallel
+from mtkit.data.pairs import NAMED, table_pairs
 from mtkit.evaluation.scores import split_scores
 
 REFERENCES = {  # (lang, gender) -> the reference of pair i
@@ -98,3 +102,61 @@ def test_the_report_reads_tsv(tmp_path):
     metrics = report(tmp_path, table)
     assert {lang: m["n"] for lang, m in metrics["languages"].items()} == {"de": 8, "es": 6}
     assert metrics["config"]["paired"] is True
+
+
+@PROPERTY
+@given(TABLES)
+def test_odd_ids_are_counted_and_named_and_every_row_is_accounted_for(rows):
+    pairs, counterfactuals = table_pairs(table(rows))
+    by_id, complete = ids_of(rows), complete_ids(rows)
+    odd = [key for key in by_id if key not in complete]  # in order of their first row
+    assert set(pairs.complete) == complete and list(pairs.odd) == odd
+    assert {key: pairs.odd[key] for key in odd} == {key: by_id[key] for key in odd}
+    without = [i for i, (_, row_id, _) in enumerate(rows) if not row_id]
+    assert pairs.alone == without
+    assert 2 * len(pairs.complete) + sum(len(idx) for idx in pairs.odd.values()) + len(without) == len(rows)
+    for key, (f, m) in pairs.complete.items():  # one feminine and one masculine row of that id
+        assert by_id[key] == sorted((f, m)) and (rows[f][2], rows[m][2]) == ("feminine", "masculine")
+        assert (counterfactuals[f], counterfactuals[m]) == (f"t{m}", f"t{f}")
+    paired = {i for pair in pairs.complete.values() for i in pair}
+    assert all(counterfactuals[i] == "" for i in range(len(rows)) if i not in paired)
+    assert all(pairs.keys[i] == key for key, idx in by_id.items() for i in idx)
+    assert len(set(pairs.keys)) == len(by_id) + len(without)  # a row without an id is a unit of its own
+    note = pairs.note("random.csv", "what is done")
+    if not odd and len(without) in (0, len(rows)):
+        assert note is None
+        return
+    assert note is not None and "\n" not in note and note.endswith(": what is done")
+    if odd:
+        rows_odd = sum(len(by_id[key]) for key in odd)
+        named = ", ".join(odd[:NAMED]) + (", ..." if len(odd) > NAMED else "")
+        assert f"{len(odd)} ID(s) not exactly one feminine and one masculine row ({rows_odd} rows: {named})" in note
+
+
+def test_a_duplicated_row_drops_its_id_alone_from_the_report(tmp_path, capsys):
+    """One feminine row of German pair 2 twice: pair 2 is left out of the German figures, named on stderr, and German
+    is still scored as pairs; Spanish is untouched."""
+    table_rows = rows()
+    table_rows.append(next(r for r in table_rows if (r["lang"], r["ID"], r["gender"]) == ("de", "2", "f")))
+    path = write(tmp_path / "gendered.csv", table_rows)
+    kept = {"de": [0, 1, 3], "es": list(range(PAIRS["es"]))}
+    hyps = tmp_path / "hyps"
+    hyps.mkdir()
+    for lang, ids in kept.items():  # line k of both files: the k-th kept pair, in the order of the feminine rows
+        for gender in ("feminine", "masculine"):
+            lines = [hypothesis(lang, i, gender) for i in ids]
+            (hyps / f"{lang}.{gender}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "report"
+    argv = ["--data", str(path), "--hyp_dir", str(hyps), "--out", str(out), "--bootstrap_samples", "0"]
+    assert report_main(argv) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "not exactly one feminine" in line]
+    assert notes == [
+        f"note: {path}: 1 ID(s) not exactly one feminine and one masculine row (3 rows: de:2): left out where their "
+        "language has pairs (it is scored on its pairs alone)"
+    ]
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["config"]["paired"] is True
+    for lang, ids in kept.items():
+        both_right = [all((lang, i, g) not in WRONG for g in SOURCES) for i in ids]
+        assert metrics["languages"][lang]["accuracy_pair"] == pytest.approx(sum(both_right) / len(ids))
+        assert metrics["languages"][lang]["n"] == 2 * len(ids)

@@ -242,3 +242,20 @@ def test_every_family_runs_the_mitigation_recipe(family, family_dir, tmp_path) -
     assert verdict["leakage"]["verdict_sentences"] == 2 * round(0.4 * 16)
     assert "Gender-bias mitigation: verdict" in (out / "final" / "README.md").read_text(encoding="utf-8")
     assert (out / "final" / "config.json").is_file()  # LoRA's adapters merged: a plain model folder
+
+
+def test_a_gender_table_without_a_complete_pair_is_refused_before_anything_is_written(tiny_t5, tmp_path) -> None:
+    pairs, general = tmp_path / "odd.csv", tmp_path / "general.csv"
+    pairs.write_text("ID,source,target,gender\n1,She came.,Vino.,f\n1,She came.,Vino.,f\n1,He came.,Vino.,m\n"
+                     "2,He left.,Se fue.,m\n", encoding="utf-8")  # fmt: skip
+    general.write_text("source,target\n" + "".join(f"A {i}.,B {i}.\n" for i in range(20)), encoding="utf-8")
+    out = tmp_path / "run"
+    res = train_in_process("--train_file", str(general), "--target_lang", "es", "--model_name_or_path", str(tiny_t5),
+                           "--prompt", "t5", "--gender_data", str(pairs), "--output_dir", str(out),
+                           "--report_to", "none")  # fmt: skip
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert res.returncode == 2 and errors == [
+        f"error: --gender_data {pairs}: no complete pair (a feminine and a masculine row sharing an ID, and no other "
+        "row)"
+    ]
+    assert not out.exists()
