@@ -22,10 +22,10 @@ def test_a_one_process_checkpoint_reads_as_its_safetensors(tiny_run):
     assert all(torch.equal(got[k], v) and got[k].dtype == v.dtype for k, v in expected.items())
 
 
-def test_a_ddp_checkpoint_is_read_under_the_model_s_own_names(tiny_run, tmp_path):
-    # DDP saves the wrapped model: every key under "module."; the reader gives the model's own names
+def test_weights_saved_from_a_wrapped_model_are_read_under_the_model_s_own_names(tiny_run, tmp_path):
+    # a state dict of a wrapped model (DDP's "module.", torch.compile's "_orig_mod."): the model's own names back
     expected = load_file(step(tiny_run, 20) / "model.safetensors")
-    save_file({f"module.{k}": v for k, v in expected.items()}, tmp_path / "model.safetensors")
+    save_file({f"module._orig_mod.{k}": v for k, v in expected.items()}, tmp_path / "model.safetensors")
     got, _ = checkpoint_weights(tmp_path)
     assert got.keys() == expected.keys() and all(torch.equal(got[k], v) for k, v in expected.items())
 
