@@ -1,7 +1,13 @@
 """One training run from its config to its report: train (:mod:`mtkit.train`), then, on the main process alone, the
 end-of-run steps ``final/`` asks for: CTranslate2 (``--export_ct2``), the model card, the gender-bias report
-(``--bias_report_split``, into the card too) and the upload to the hub (``--push_to_hub``), each written before the
-next starts, so that a failed upload loses nothing."""
+(``--bias_report_split``, into the card too), a mitigation's verdict (``mitigation:``) and the upload to the hub
+(``--push_to_hub``).
+
+The run's record (:class:`~mtkit.train.record.RunRecord`, made by the trainer) takes what each step adds, in memory.
+``final/``'s card is written once from it when the conversion and the bias report are done (the verdict adds its
+sections to that card), and ``results.json`` once when every local step is done, both before the upload, so that a
+failed upload loses nothing; each is written even when a step before it fails, with what the steps before that
+added. The upload is the last step: only its commit is written to ``results.json`` after it."""
 
 from __future__ import annotations
 
@@ -9,8 +15,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from mtkit.cli.bias_report import main as report_main
+from mtkit.cli.bias_report import parse_args as report_args
+from mtkit.cli.bias_report import report
 from mtkit.cli.compare_reports import main as compare_main
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
@@ -18,13 +27,14 @@ from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import scoring
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, selection_budget, verdict_document
-from mtkit.export.card import environment, final_weights, write_card
-from mtkit.export.card_bias import add_verdict
+from mtkit.export.card import environment, final_weights, save_card, training_card
+from mtkit.export.card_bias import add_verdict, with_bias_report
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.textio import atomic_write, read_lines
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
+from mtkit.train.record import RunRecord
 from mtkit.train.trainer import Trainer
 
 
@@ -42,34 +52,51 @@ def run(cfg: RunConfig) -> dict:
 
 
 def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
-    """Train, then (on the main process) convert, describe, report and upload, each written before the next."""
+    """Train, then (on the main process) convert, describe, report and upload; ``results.json`` and the card written
+    before the upload (see the module doc)."""
     trainer = Trainer(cfg)
-    results = trainer.fit()
+    record = trainer.fit()
     acc = trainer.accelerator
     if not acc.is_main_process:
-        return results
+        return record.results
     out = Path(cfg.train.output_dir)
-    final = out / "final"
+    results = record.results
     results["scoring"] = scoring(cfg.data.languages(), cfg.eval.paper_bleu)  # which score is which
     results["environment"] = environment(acc, zero_stage(acc), {split: len(d) for split, d in trainer.raw.items()})
-    if cfg.eval.export_ct2:  # alone from here: no collective left to time out
-        results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
-    write_results(out, results)
-    print(f"model card in {write_card(final, cfg, out, final_weights(cfg, results))}")
-    if bias_report_split(cfg):
-        results["bias_report"] = str(bias_report(cfg, final, out / "bias_report"))
-        write_results(out, results)
-    if cfg.mitigation.enabled():
-        results["verdict"] = str(mitigation_verdict(cfg, trainer, final, out / "verdict", results))
-        write_results(out, results)
+    try:
+        local_steps(cfg, trainer, record)
+    finally:
+        record.write(out)
     if repo_id is not None:
-        results["hub_commit"] = push(final, repo_id, private=cfg.train.hub_private_repo)
-        write_results(out, results)
+        results["hub_commit"] = push(out / "final", repo_id, private=cfg.train.hub_private_repo)
+        record.write(out)  # once more, for the commit alone
     return results
 
 
-def write_results(out: Path, results: dict) -> None:
-    atomic_write(out / "results.json", json.dumps(results, indent=2).encode("utf-8"))
+def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord) -> None:
+    """The end-of-run steps on this machine, each adding to ``record``: the conversion and the bias report, then
+    ``final/``'s card (written from the record, whatever they did), then the verdict."""
+    out, results = Path(cfg.train.output_dir), record.results
+    final = out / "final"
+    try:
+        if cfg.eval.export_ct2:  # alone from here: no collective left to time out
+            results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
+        if bias_report_split(cfg):
+            record.bias = bias_report(cfg, final, out / "bias_report")
+            results["bias_report"] = str(out / "bias_report")
+    finally:
+        print(f"model card in {write_final_card(cfg, out, record)}")
+    if cfg.mitigation.enabled():
+        results["verdict"] = str(mitigation_verdict(cfg, trainer, final, out / "verdict", results))
+
+
+def write_final_card(cfg: RunConfig, out: Path, record: RunRecord) -> Path:
+    """Write the card of the run's ``final/`` from its record: the training card and its bias report's section."""
+    final = out / "final"
+    card = training_card(final, cfg, out, final_weights(cfg, record.results), record)
+    if record.bias is not None:
+        card = with_bias_report(final, card, record.bias)
+    return save_card(final, card)
 
 
 def check_hub(cfg: RunConfig) -> str | None:
@@ -95,16 +122,15 @@ def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
     return out
 
 
-def bias_report(cfg: RunConfig, final: Path, out: Path) -> Path:
-    """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir``,
-    decoded with the model's saved prompt and generation settings, and the run's ``--decoding``; its figures go into
-    the model's card."""
+def bias_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, Any]:
+    """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir`` in
+    ``out``, decoded with the model's saved prompt and generation settings, and the run's ``--decoding``; returns
+    its figures (``metrics.json``), which go into the model's card."""
     args = ["--mtgeneval_dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
-    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out), "--update_card"]
+    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
     args += ["--batch_size", str(cfg.eval.eval_batch_size), *decoding_args(cfg)]
     args += ["--force"] if cfg.train.force_coverage else []  # a run forced past the coverage check reports too
-    report_main(args)
-    return out
+    return report(report_args(args))
 
 
 def decoding_args(cfg: RunConfig) -> list[str]:

@@ -328,12 +328,32 @@ def file_pairs(args: argparse.Namespace, data: GenderedData) -> dict[str, dict[s
 @cli_entry
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
+    args = parse_args(argv)
+    metrics = report(args)
+    model_dir = local_model_dir(args.model)
+    if model_dir is not None and args.update_card:
+        try:  # the report is written already: a card that cannot be updated is a warning
+            print(f"model card updated: {add_bias_report(model_dir, metrics)}")
+        except (OSError, ValueError) as err:
+            print(f"warning: --model {model_dir}: model card not updated ({err})", file=sys.stderr)
+    elif model_dir is not None:
+        print(f"model card of {model_dir} left as it is (--update_card adds this report's section)")
+    return 0
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The report's arguments, their languages and ``--update_card`` checked."""
     args = build_parser().parse_args(argv)
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
         check_codes(args.target_langs, "--target_langs")
     if args.update_card and not local_model_dir(args.model):
         raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
+    return args
+
+
+def report(args: argparse.Namespace) -> dict[str, Any]:
+    """Write the report of ``args`` into ``--out`` (the card is :func:`main`'s); return its ``metrics.json``."""
     check_device(args.device, args.engine)  # before anything loads
     out = Path(args.out)
     inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
@@ -375,18 +395,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if metrics["over_correction"]:
         print(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
     print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
-    model_dir = local_model_dir(args.model)
-    if model_dir is not None and args.update_card:
-        update_card(model_dir, metrics, out)
-    elif model_dir is not None:
-        print(f"model card of {model_dir} left as it is (--update_card adds this report's section)")
-    return 0
-
-
-def update_card(model_dir: Path, metrics: dict[str, Any], out: Path) -> None:
-    """Put the report's figures into the model card of ``model_dir`` (the report itself is written already: a card
-    that cannot be updated is a warning)."""
-    try:
-        print(f"model card updated: {add_bias_report(model_dir, metrics)}")
-    except (OSError, ValueError) as err:
-        print(f"warning: --model {model_dir}: model card not updated ({err})", file=sys.stderr)
+    return metrics

@@ -14,22 +14,13 @@ import os
 import shlex
 from pathlib import Path
 
-import torch
-
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import selection_value
 from mtkit.export.card import Weights
-from mtkit.export.checkpoint import (
-    check_out,
-    check_tokenizer,
-    checkpoint_weights,
-    read_run_config,
-    run_inputs,
-    write_model,
-)
+from mtkit.export.checkpoint import check_out, check_tokenizer, read_run_config, run_inputs, write_model
 from mtkit.paths import check_apart
 from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_folders, step_of
-from mtkit.train.epochs import WeightMean
+from mtkit.train.weights import mean_weights
 
 
 def complete_checkpoints(run: Path) -> list[Path]:
@@ -83,15 +74,6 @@ def choose(run: Path, last: int | None, best: int | None, metric: str, last_epoc
     return sorted(chosen)
 
 
-def average(state_dicts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The element-wise mean of ``state_dicts`` (same keys and shapes), summed in float64 and returned in each
-    tensor's own dtype; integer buffers are taken from the first (:class:`mtkit.train.epochs.WeightMean`)."""
-    mean = WeightMean()
-    for state_dict in state_dicts:
-        mean.add(state_dict)
-    return mean.result()
-
-
 def average_checkpoints(
     run: str | Path,
     out: str | Path,
@@ -108,15 +90,13 @@ def average_checkpoints(
     check_tokenizer(cfg, run)
     chosen = choose(run, last, best, cfg.eval.metric_for_best_model, last_epochs)
     log(f"averaging {len(chosen)} checkpoints of {run}: {', '.join(p.name for p in chosen)}")
-    mean = WeightMean()
-    for folder in chosen:  # one checkpoint's weights in memory at a time, beside the float64 sum
-        mean.add(checkpoint_weights(folder)[0])
+    mean = mean_weights(chosen)  # as the run averages its last epochs (--average_last_epochs)
     steps = [step_of(p) for p in chosen]
     given = (("last", last), ("best", best), ("last_epochs", last_epochs))
     which = next(f"--{flag} {n}" for flag, n in given if n is not None)
     what = f"the mean of {len(chosen)} checkpoints ({which}: updates {', '.join(map(str, steps))})"
     command = shlex.join(["python", "scripts/average_checkpoints.py", str(run), str(out), *which.split()])
     weights = Weights(what, max(steps), None, test=False, command=command)
-    write_model(cfg, run, mean.result(), out, f"RUN {run}", weights)
+    write_model(cfg, run, mean, out, f"RUN {run}", weights)
     log(f"averaged model in {out}")
     return chosen

@@ -1,10 +1,10 @@
 """The model card (``README.md`` in the hub's format) of every model folder a run leaves: ``final/``, a checkpoint
 exported by ``scripts/export_model.py``, an average of checkpoints. Written from what the run recorded: its
-``config.yaml`` (here as a :class:`RunConfig`), ``results.json`` (test scores, data sizes, launcher and hardware),
-``metrics.jsonl`` (validation scores, tokens and time per logging interval) and the model folder itself (weights,
-``generation_config.json``, ``prompt.json``). The metadata block is built with ``huggingface_hub``'s
-:class:`~huggingface_hub.ModelCardData` (``model-index`` results the hub renders: BLEU/chrF per test set and
-language); the gender-bias sections are added by :mod:`mtkit.export.card_bias`.
+``config.yaml`` (a :class:`RunConfig`), its record (:class:`~mtkit.train.record.RunRecord`: test scores, data sizes,
+launcher and hardware), ``metrics.jsonl`` (validation scores, tokens and time per logging interval) and the model
+folder itself (weights, ``generation_config.json``, ``prompt.json``). The metadata block is built with
+``huggingface_hub``'s :class:`~huggingface_hub.ModelCardData` (``model-index`` results the hub renders: BLEU/chrF per
+test set and language); the gender-bias sections are added by :mod:`mtkit.export.card_bias`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from mtkit.config import RunConfig
-from mtkit.data.corpus import DATA_COUNTS, describe_counts
+from mtkit.data.corpus import describe_counts
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
 from mtkit.evaluation.scores import scoring
 from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.textio import atomic_write
+from mtkit.train.record import RunRecord
 
 CARD = "README.md"
 MTKIT_TAG = "mtkit"
@@ -208,14 +209,11 @@ def metadata(cfg: RunConfig, model_name: str, model_type: str, results: list[Eva
     )
 
 
-def training_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weights) -> ModelCard:
-    """The card of ``model_dir``, a model of the run in ``run_dir``."""
-    results_file = run_dir / "results.json"
-    results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.is_file() else {}
-    env = results.get("environment", {})
-    counts_file = run_dir / DATA_COUNTS
-    if counts_file.is_file():  # rows per language, as the run counted them at its start
-        env = {**env, "languages": json.loads(counts_file.read_text(encoding="utf-8"))}
+def training_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weights, record: RunRecord) -> ModelCard:
+    """The card of ``model_dir``, a model of the run in ``run_dir`` whose record is ``record``."""
+    results, env = record.results, record.results.get("environment", {})
+    if record.counts:  # rows per language, as the run counted them at its start
+        env = {**env, "languages": record.counts}
     log = training_log(run_dir, weights.trained_to)
     langs = cfg.data.languages()
     model_config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
@@ -396,5 +394,7 @@ def save_card(model_dir: Path, card: ModelCard) -> Path:
 
 
 def write_card(model_dir: Path, cfg: RunConfig, run_dir: Path, weights: Weights) -> Path:
-    """Write the card of ``model_dir`` (a model of the run in ``run_dir``); return its path."""
-    return save_card(model_dir, training_card(Path(model_dir), cfg, Path(run_dir), weights))
+    """Write the card of ``model_dir``, a model made after the fact from the run in ``run_dir`` (its record read
+    back from there); return its path. The end of a run writes ``final/``'s from the record in memory."""
+    run_dir = Path(run_dir)
+    return save_card(model_dir, training_card(Path(model_dir), cfg, run_dir, weights, RunRecord.read(run_dir)))

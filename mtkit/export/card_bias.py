@@ -168,6 +168,11 @@ def bias_eval_results(metrics: Mapping[str, Any], source_lang: str = "en") -> li
 
 
 def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> Path:
+    return save_card(model_dir, _updated(model_dir, card, text, results))
+
+
+def _updated(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> ModelCard:
+    """``card`` with the body ``text`` and, given ``results``, this report's ``model-index`` entries."""
     data = card.data
     if results is not None:  # this report's set, split and languages replaced; other sets' results kept
         mine = {(r.dataset_name, r.dataset_split, r.dataset_config) for r in results}
@@ -180,14 +185,19 @@ def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult]
         data.eval_results = kept + results or None
         data.model_name = data.model_name or model_dir.resolve().name
         data.tags = list(dict.fromkeys([*(data.tags or []), "gender-bias"]))
-    return save_card(model_dir, ModelCard(f"---\n{data.to_yaml()}\n---\n{text}"))
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n{text}")
 
 
 def add_bias_report(model_dir: Path, metrics: Mapping[str, Any]) -> Path:
-    """Put the report's figures into the card of ``model_dir`` (in place, atomically): its own section (data set,
-    split and languages) replaced or added before the card's :data:`BIAS` place, the other sets' sections kept; the
-    comparison goes (it compared an earlier report). Returns the card's path."""
-    card = load_card(model_dir)
+    """Put the report's figures into the card of ``model_dir`` (in place, atomically: :func:`with_bias_report`);
+    return the card's path."""
+    return save_card(model_dir, with_bias_report(model_dir, load_card(model_dir), metrics))
+
+
+def with_bias_report(model_dir: Path, card: ModelCard, metrics: Mapping[str, Any]) -> ModelCard:
+    """``card``, of the model in ``model_dir``, with the report's figures: its own section (data set, split and
+    languages) replaced or added before the card's :data:`BIAS` place, the other sets' sections kept; the comparison
+    goes (it compared an earlier report)."""
     source = metrics.get("config", {}).get("hypotheses", {}).get("generation", {}).get("source_lang", "en")
     markers, section = section_markers(metrics), bias_markdown(metrics)
     text = card.text
@@ -196,7 +206,7 @@ def add_bias_report(model_dir: Path, metrics: Mapping[str, Any]) -> Path:
         text = f"{head}{markers[0]}\n{markers[1]}\n\n{BIAS[0]}{tail}"
     text = replace_section(text, markers, section, after="## Results")
     text = replace_section(text, COMPARISON, None)
-    return _save(model_dir, card, text, bias_eval_results(metrics, source))
+    return _updated(model_dir, card, text, bias_eval_results(metrics, source))
 
 
 def comparison_markdown(rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> str:

@@ -1,12 +1,8 @@
 """Turn a checkpoint of a run into a ``save_pretrained`` model, after the fact, on one CPU process.
 
 A checkpoint (``<output_dir>/checkpoints/step-NNNNNNN/``, see :mod:`mtkit.train.checkpoint`) holds the whole training
-state as ``accelerator.save_state`` wrote it. The model weights in it come in two layouts:
-
-* one process, DDP: ``model.safetensors`` (or ``pytorch_model.bin``), the whole model, written once;
-* FSDP (sharded state dict): ``pytorch_model_fsdp_0/``, a ``torch.distributed.checkpoint`` folder read back whole;
-* DeepSpeed ZeRO-2/3: ``pytorch_model/`` with one shard per process and a ``latest`` file naming that tag;
-  DeepSpeed's own ``get_fp32_state_dict_from_zero_checkpoint`` consolidates the fp32 master weights.
+state as ``accelerator.save_state`` wrote it; its model weights, in the layout of whichever strategy wrote them, are
+read whole by :func:`mtkit.train.weights.checkpoint_weights`, the one reader of a checkpoint's weights.
 
 The model is rebuilt from the run's ``config.yaml`` and tokenizer by the run's own :func:`mtkit.train.build.build_model`
 (preset, or the pretrained base model; LoRA adapters wrapped the same way), the weights are loaded strictly (only
@@ -21,23 +17,19 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections import defaultdict
 from pathlib import Path
 
 import torch
-from accelerate.utils.constants import MODEL_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_NAME
 
 from mtkit.config import RunConfig, parse_config
-from mtkit.distributed import fsdp
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
-from mtkit.model.folders import check_weights_file
 from mtkit.paths import check_apart
 from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
+from mtkit.train.weights import checkpoint_weights, load_weights_strictly
 
 CONFIG_FILE = "config.yaml"
-LATEST_FILE = "latest"  # DeepSpeed's pointer to the tag (sub-folder) of its checkpoint
 
 
 def _complete_checkpoint(path: Path, arg: str) -> Path:
@@ -90,74 +82,6 @@ def read_run_config(run_dir: Path) -> RunConfig:
         return parse_config(["--config", str(path)])
     except UserError as err:
         raise UserError(f"--run_dir {run_dir}: {str(err).removeprefix('--config ')}") from None
-
-
-def checkpoint_weights(checkpoint: Path) -> tuple[dict[str, torch.Tensor], str]:
-    """The model weights saved in ``checkpoint`` (whole, consolidated) and a description of their layout."""
-    latest = checkpoint / LATEST_FILE
-    if latest.is_file() or (checkpoint / MODEL_NAME).is_dir():
-        tag = latest.read_text().strip() if latest.is_file() else MODEL_NAME
-        if not (checkpoint / tag).is_dir():
-            raise UserError(f"CHECKPOINT {checkpoint}: DeepSpeed tag folder {tag}/ (named in {LATEST_FILE}) is missing")
-        from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
-
-        try:
-            state_dict = get_fp32_state_dict_from_zero_checkpoint(str(checkpoint), tag=tag)
-        except (ValueError, FileNotFoundError, KeyError) as err:
-            raise UserError(f"CHECKPOINT {checkpoint}: cannot consolidate the DeepSpeed shards: {err}") from None
-        return dict(state_dict), f"DeepSpeed ZeRO shards in {tag}/, consolidated to fp32"
-    if (checkpoint / fsdp.MODEL_FOLDER).is_dir():
-        return fsdp.consolidated(checkpoint / fsdp.MODEL_FOLDER), f"FSDP shards in {fsdp.MODEL_FOLDER}/, consolidated"
-    if (checkpoint / SAFE_WEIGHTS_NAME).is_file():
-        from safetensors.torch import load_file
-
-        check_weights_file(checkpoint / SAFE_WEIGHTS_NAME, f"CHECKPOINT {checkpoint}")
-        return load_file(checkpoint / SAFE_WEIGHTS_NAME), SAFE_WEIGHTS_NAME
-    if (checkpoint / WEIGHTS_NAME).is_file():
-        return torch.load(checkpoint / WEIGHTS_NAME, map_location="cpu", weights_only=True), WEIGHTS_NAME
-    present = ", ".join(sorted(p.name for p in checkpoint.iterdir()))
-    raise UserError(
-        f"CHECKPOINT {checkpoint}: no model weights ({SAFE_WEIGHTS_NAME}, {WEIGHTS_NAME} or DeepSpeed "
-        f"{MODEL_NAME}/, FSDP {fsdp.MODEL_FOLDER}/); it holds {present}"
-    )
-
-
-def _strip_wrappers(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Keys without a DDP (``module.``) or ``torch.compile`` (``_orig_mod.``) prefix common to all of them."""
-    for prefix in ("module.", "_orig_mod."):
-        if state_dict and all(k.startswith(prefix) for k in state_dict):
-            state_dict = {k[len(prefix) :]: v for k, v in state_dict.items()}
-    return state_dict
-
-
-def _few(names: list[str], n: int = 3) -> str:
-    more = f" and {len(names) - n} more" if len(names) > n else ""
-    return ", ".join(names[:n]) + more
-
-
-def load_weights_strictly(model, state_dict: dict[str, torch.Tensor], where: str) -> None:
-    """Load ``state_dict`` into ``model``: every key must fit, in name and shape. A key may be absent only when
-    it is a tied copy of one that is present (saving stores shared embeddings once)."""
-    state_dict = _strip_wrappers(state_dict)
-    expected = model.state_dict()
-    shared: dict[tuple, set[str]] = defaultdict(set)
-    for key, tensor in expected.items():
-        if tensor.numel():
-            shared[(tensor.data_ptr(), tuple(tensor.shape))].add(key)
-    tied = {key: group for group in shared.values() for key in group}
-    missing = [k for k in expected if k not in state_dict and not (tied.get(k, set()) & state_dict.keys())]
-    unexpected = [k for k in state_dict if k not in expected]
-    if missing or unexpected:
-        problems = [
-            f"{label} {_few(keys)}" for label, keys in (("missing", missing), ("unexpected", unexpected)) if keys
-        ]
-        raise UserError(f"{where}: the weights do not fit the run's model ({'; '.join(problems)})")
-    wrong = [k for k, v in state_dict.items() if tuple(v.shape) != tuple(expected[k].shape)]
-    if wrong:
-        k, more = wrong[0], f", and {len(wrong) - 1} more" if len(wrong) > 1 else ""
-        saved, wanted = tuple(state_dict[k].shape), tuple(expected[k].shape)
-        raise UserError(f"{where}: the weights do not fit the run's model ({k}: {saved} saved, {wanted} wanted{more})")
-    model.load_state_dict(state_dict, strict=False)
 
 
 def run_inputs(run: Path) -> list[Path]:

@@ -5,7 +5,8 @@ An epoch checkpoint is an ordinary ``step-<N>/`` checkpoint written at the updat
 run's :class:`~mtkit.train.checkpoint.TrainerState` lists the last ones as ``[epoch, update]`` in ``epoch_steps``,
 which ``--save_total_limit``'s rotation leaves alone and ``scripts/average_checkpoints.py --last_epochs N`` reads.
 With ``--average_last_epochs N`` the end of the run loads the element-wise mean of the last N into the model, which
-``final/`` then holds and the test split scores.
+``final/`` then holds and the test split scores: their weights alone, read and averaged as
+``scripts/average_checkpoints.py`` reads and averages them (:func:`mtkit.train.weights.mean_weights`).
 """
 
 from __future__ import annotations
@@ -21,33 +22,7 @@ from mtkit.distributed.deepspeed import unwrapped, zero_stage
 from mtkit.distributed.fsdp import uses_fsdp
 from mtkit.errors import UserError
 from mtkit.train.checkpoint import TrainerState, problem_with, step_folder
-
-
-class WeightMean:
-    """The element-wise mean of state dicts added one at a time: floating tensors summed in float64 and returned in
-    their own dtype, integer buffers taken from the first. Holds one float64 copy, however many are added."""
-
-    def __init__(self) -> None:
-        self.total: dict[str, torch.Tensor] = {}
-        self.dtypes: dict[str, torch.dtype] = {}
-        self.count = 0
-
-    def add(self, state_dict: dict[str, torch.Tensor]) -> None:
-        if self.count and state_dict.keys() != self.total.keys():
-            raise UserError("checkpoints hold different weights (not from the same run?)")
-        for key, tensor in state_dict.items():
-            if not self.count:
-                wide = torch.float64 if tensor.is_floating_point() else tensor.dtype
-                self.total[key], self.dtypes[key] = tensor.detach().to(wide, copy=True), tensor.dtype
-            elif tensor.is_floating_point():
-                self.total[key].add_(tensor.detach())
-        self.count += 1
-
-    def result(self) -> dict[str, torch.Tensor]:
-        return {
-            key: (total / self.count).to(self.dtypes[key]) if total.is_floating_point() else total
-            for key, total in self.total.items()
-        }
+from mtkit.train.weights import load_weights_strictly, mean_weights
 
 
 def epoch_end(state: TrainerState, sampler: TokenBatchSampler, accumulation: int) -> int | None:
@@ -94,11 +69,8 @@ class EpochCheckpoints:
             return {}
         if len(chosen) < self.average:
             acc.print(f"warning: --average_last_epochs {self.average}: {len(chosen)} epoch checkpoint(s) to average")
-        mean, plain = WeightMean(), unwrapped(acc, model)
-        for _, step in chosen:
-            acc.load_state(str(step_folder(root, step)))
-            mean.add(plain.state_dict())
-        plain.load_state_dict(mean.result())
+        mean = mean_weights([step_folder(root, step) for _, step in chosen])  # the weights alone, on every process
+        load_weights_strictly(unwrapped(acc, model), mean, f"--average_last_epochs {self.average}")
         epochs, steps = [e for e, _ in chosen], [s for _, s in chosen]
         acc.print(f"final/: the mean of epochs {', '.join(map(str, epochs))} (updates {', '.join(map(str, steps))})")
         return {"averaged_epochs": epochs, "averaged_steps": steps}

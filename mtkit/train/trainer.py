@@ -51,6 +51,7 @@ from mtkit.train.final import export_model
 from mtkit.train.mitigation import Mitigation, check_pull
 from mtkit.train.nonfinite import NonFiniteGuard
 from mtkit.train.preemption import StopSignal
+from mtkit.train.record import RunRecord
 from mtkit.train.stopping import Patience
 from mtkit.train.throughput import Throughput
 from mtkit.train.tracking import MetricsLog, plot_curves
@@ -240,8 +241,8 @@ class Trainer:
 
     # -- the run ---------------------------------------------------------------------------------------
 
-    def fit(self) -> dict:
-        """Train to ``--max_steps`` updates with logging, evaluation and checkpoints; export; return results."""
+    def fit(self) -> RunRecord:
+        """Train to ``--max_steps`` updates with logging, evaluation and checkpoints; export; return the record."""
         cfg, state = self.cfg, self.state
         self.log = MetricsLog(self.out, self.accelerator, resume_step=state.step)
         self.accelerator.init_trackers(
@@ -362,9 +363,9 @@ class Trainer:
         """A checkpoint of the whole training state (see :class:`mtkit.train.checkpoint.CheckpointManager`)."""
         return self.checkpoints.save(self.state, is_best=is_best)
 
-    def export(self) -> dict:
-        """``final/`` (best or last weights), the test split's scores, ``results.json`` and the curves
-        (:func:`mtkit.pipeline.run` adds the CTranslate2 conversion and the bias report)."""
+    def export(self) -> RunRecord:
+        """``final/`` (best or last weights), the test split's scores and the curves; return the run's record, which
+        :func:`mtkit.pipeline.run` extends and writes (``results.json``, the model card)."""
         cfg, acc, state = self.cfg, self.accelerator, self.state
         metric, (best_metric, _, best_step) = cfg.eval.metric_for_best_model, state.chosen
         averaged = self.epochs.load_mean(self.model, self.checkpoints.root, state)  # {} without it
@@ -389,10 +390,9 @@ class Trainer:
         if acc.is_main_process:
             acc.print(f"final model in {final}")
             plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
-            (self.out / "results.json").write_text(json.dumps(results, indent=2))
         acc.wait_for_everyone()  # every process leaves the process group together
         acc.end_training()
         # Models loaded from here on (the CTranslate2 converter, the bias report) are plain ones: without this,
         # transformers would still create them partitioned for the finished ZeRO-3 engine, with empty weights.
         unset_hf_deepspeed_config()
-        return results
+        return RunRecord(results, self.counts)

@@ -8,7 +8,7 @@ from safetensors.torch import load_file
 from testing_utils import run_script
 
 from mtkit.errors import UserError
-from mtkit.export.averaging import average, average_checkpoints
+from mtkit.export.averaging import average_checkpoints
 
 
 def weights(folder) -> dict[str, torch.Tensor]:
@@ -38,16 +38,6 @@ def test_best_one_is_the_checkpoint_with_the_best_validation_bleu(tiny_run, tmp_
     assert [p.name for p in chosen] == [f"step-{best:07d}"]
     expected = weights(tiny_run / "checkpoints" / f"step-{best:07d}")
     assert all(torch.equal(v, expected[k]) for k, v in weights(tmp_path / "best").items())
-
-
-def test_average_keeps_dtypes_and_integer_buffers():
-    sds = [{"w": torch.tensor([1.0, 2.0], dtype=torch.bfloat16), "n": torch.tensor([i])} for i in (3, 5)]
-    sds[1]["w"] = torch.tensor([2.0, 4.0], dtype=torch.bfloat16)
-    mean = average(sds)
-    assert mean["w"].dtype == torch.bfloat16 and mean["w"].tolist() == [1.5, 3.0]
-    assert mean["n"].tolist() == [3]
-    with pytest.raises(UserError, match="different weights"):
-        average([{"a": torch.zeros(1)}, {"b": torch.zeros(1)}])
 
 
 def test_bad_input_is_one_line_and_writes_nothing(tiny_run, tmp_path):

@@ -24,6 +24,8 @@ from mtkit.cli.compare_reports import main as compare_main
 from mtkit.config import parse_config
 from mtkit.export.averaging import average_checkpoints
 from mtkit.export.checkpoint import export_checkpoint
+from mtkit.pipeline import write_final_card
+from mtkit.train.record import RunRecord
 
 
 class Tables(HTMLParser):
@@ -140,7 +142,7 @@ def model_copy(tiny_run, tmp_path) -> Path:
     return Path(shutil.copytree(tiny_run / "final", tmp_path / "model"))
 
 
-def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(model_copy, small_geneval, tmp_path):
+def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(tiny_run, model_copy, small_geneval, tmp_path):
     before_files = sorted(p.name for p in model_copy.iterdir())
     args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "de"]
     args += ["--model", str(model_copy), "--num_beams", "1", "--bootstrap_samples", "50", "--out", str(tmp_path / "r")]
@@ -164,6 +166,17 @@ def test_a_bias_report_and_a_comparison_go_into_the_card_in_place(model_copy, sm
         len(re.findall(r"^## Gender bias: MT-GenEval test, de$", card.text, re.M)) == 1 and "## Training" in card.text
     )
     assert sorted(p.name for p in model_copy.iterdir()) == before_files  # nothing beside the card, no temp file
+    # the end of a run writes the same card at once, from its record in memory (no card read back in between): here
+    # into a copy of the run's final/, config and log, with the run's record and this report's figures
+    final, again = tiny_run / "final", tmp_path / "again" / tiny_run.name
+    shutil.copytree(final, again / "final")
+    for name in ("config.yaml", "metrics.jsonl"):
+        shutil.copy(tiny_run / name, again / name)
+    record = RunRecord.read(tiny_run)
+    record.bias = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    cfg = parse_config(["--config", str(tiny_run / "config.yaml")])
+    fresh = write_final_card(cfg, again, record).read_text().replace(str(again / "final"), str(final))
+    assert fresh == (model_copy / "README.md").read_text()
 
     # a system that always writes the masculine reference, before; this model, after
     hyps = write_hyps(tmp_path / "hyps", reference_hyps(small_geneval, ["de"], "test", lambda g: "masculine"))

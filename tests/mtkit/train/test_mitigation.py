@@ -17,8 +17,8 @@ from mtkit.config import parse_config
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.demo.corpus import write_demo_corpus
 from mtkit.errors import UserError
-from mtkit.export.checkpoint import checkpoint_weights
 from mtkit.train.mitigation import Mitigation, check_pull
+from mtkit.train.weights import checkpoint_weights
 
 RECIPE = str(REPO / "recipes" / "demo_mitigate.yaml")
 SMALL = ("--max_steps", "4", "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "10",
