@@ -6,7 +6,6 @@ next starts, so that a failed upload loses nothing."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from mtkit.export.card import environment, final_weights, write_card
 from mtkit.export.card_bias import add_verdict
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
+from mtkit.processes import is_main_process
 from mtkit.textio import atomic_write, read_lines
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
@@ -82,7 +82,7 @@ def check_hub(cfg: RunConfig) -> str | None:
                 raise UserError(f"--{flag}: only used with --push_to_hub")
         return None
     repo_id = repo_id_for(t.hub_model_id, t.output_dir)
-    if os.environ.get("RANK", "0") == "0" and missing():
+    if is_main_process() and missing():
         print(f"warning: --push_to_hub: {' and '.join(missing())}: the upload at the end will fail", file=sys.stderr)
     return repo_id
 
