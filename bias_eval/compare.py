@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.comparability import HEADING
+from bias_eval.markdown import escape, table
 from bias_eval.report import fmt, fmt_ci
 from mtkit.errors import UserError
 
@@ -194,10 +195,6 @@ def describe_sources(folders: Sequence[str], metrics: Sequence[Mapping[str, Any]
     return lines
 
 
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(
     rows: Sequence[Row],
     notes: Sequence[str],
@@ -209,15 +206,12 @@ def render_markdown(
 ) -> str:
     """The comparison as markdown: where the reports come from, the ``cautions`` (:mod:`bias_eval.comparability`),
     the table, the note, the differences, then ``appendix`` (the paired tests' section)."""
-    out = ["# Bias report comparison", "", *[f"- {_md(s)}" for s in sources], ""]
+    out = ["# Bias report comparison", "", *[f"- {escape(s)}" for s in sources], ""]
     if cautions:
-        out += [f"> **{HEADING}**", ">", *[f"> - {_md(line)}" for line in cautions], ""]
-    head = header(names)
-    out.append("| " + " | ".join(_md(h) for h in head) + " |")
-    out.append("|---|---|" + "---:|" * (len(head) - 2))
-    out += ["| " + " | ".join(_md(c) for c in cells(r)) + " |" for r in rows]
+        out += [f"> **{HEADING}**", ">", *[f"> - {escape(line)}" for line in cautions], ""]
+    out += table(header(names), [cells(r) for r in rows], right_from=2)
     out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
-    out += [f"- {_md(n)}" for n in notes]
+    out += [f"- {escape(n)}" for n in notes]
     out += ["", appendix.rstrip("\n")] if appendix else []
     return "\n".join(out) + "\n"
 

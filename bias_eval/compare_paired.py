@@ -15,6 +15,7 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.markdown import table
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
 from mtkit.bleu import bleu_metric
@@ -278,8 +279,7 @@ def paired_markdown(paired: Mapping[str, Any], names: Sequence[str]) -> str:
     out = ["## Paired tests on the same sentences", ""]
     if not paired["refused"]:
         head = [h.format(before=names[0], after=names[1]) for h in HEADER]
-        out += ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in paired_cells(r)) + " |" for r in paired["rows"]]
+        out += table(head, [paired_cells(r) for r in paired["rows"]], right_from=2)
         out.append("")
     out += [f"{line}" for line in _lines(paired, names)]
     return "\n".join(out) + "\n"

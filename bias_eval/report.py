@@ -22,6 +22,7 @@ from bias_eval.headline import (
     title,
     warnings,
 )
+from bias_eval.markdown import escape, table
 from bias_eval.scoring import LanguageResult
 from mtkit.bleu import DEFAULT_TOKENIZER, bleu_tokenizer
 from mtkit.textio import follow_umask
@@ -138,10 +139,6 @@ def summary_table(metrics: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _md(text: Any) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def reproduce_lines(config: Mapping[str, Any]) -> list[str]:
     """The command that rebuilds the report with the settings used, then shell commands (and a Python recipe)
     that recompute the corpus figures with sacreBLEU alone."""
@@ -177,19 +174,18 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     out = [f"# {title(config)}", ""]
     lines = warnings(metrics)
     if lines:
-        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {_md(line)}" for line in lines]]
+        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {escape(line)}" for line in lines]]
         out += [">", f"> Flagged at {THRESHOLDS} (see warning in the Definitions).", ""]
     flagged = over_correction_lines(metrics)
     if flagged:
         out += ["> **Over-correction: feminine sentences get their gender right more often, beyond noise.**", ">"]
-        out += [*[f"> - {_md(line)}" for line in flagged], ">", f"> {OVER_CORRECTION_NOTE}", ""]
+        out += [*[f"> - {escape(line)}" for line in flagged], ">", f"> {OVER_CORRECTION_NOTE}", ""]
     out += [takeaway(metrics), "", "## Results", ""]
-    header = main_header(metrics)
-    out.append("| " + " | ".join(header) + " |")
-    out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    rows = []
     for cells, sig in main_rows(metrics):
         cells[3] = f"**{cells[3]}**" if sig else cells[3]
-        out.append("| " + " | ".join(_md(c) for c in cells) + " |")
+        rows.append(cells)
+    out += table(main_header(metrics), rows, right_from=1)
     out += ["", "Gap in bold: its 95% interval excludes 0.", ""]
     out += [f"![{name}](figures/{name}.svg) ([PDF](figures/{name}.pdf))" for name in figures]
     out += ["", "## Every figure", ""]
@@ -200,13 +196,10 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     ]
     out += [f"- Bootstrap: {config['bootstrap_samples']} resamples, seed {config['seed']}", ""]
     out += ["Per-sentence figures: `<lang>.details.jsonl`.", ""]
-    header, rows = table_rows(metrics)
-    out.append("| " + " | ".join(header) + " |")
-    out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
-    out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    out += table(*table_rows(metrics), right_from=1)
     out += ["", "## Reproduce", "", *[f"    {line}" for line in reproduce_lines(config)]]
     out += ["", "## Definitions", ""]
-    out += [f"- **{name}**: {_md(text)}" for name, text in definitions(config)]
+    out += [f"- **{name}**: {escape(text)}" for name, text in definitions(config)]
     out += ["", "## Largest feminine/masculine differences", ""]
     for result in results:
         out += [f"### {result.lang}", ""]
@@ -221,15 +214,11 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
                 f"(difference {fmt(d['sentence_bleu_diff'], signed=True)})"
             )
             out.append("")
-            out.append("| | feminine | masculine |")
-            out.append("|---|---|---|")
-            for label, key in (
-                ("source", "source"),
-                ("hypothesis", "hypothesis"),
-                ("reference", "reference"),
-            ):
-                out.append(f"| {label} | {_md(d[f'{key}_feminine'])} | {_md(d[f'{key}_masculine'])} |")
-            out.append(f"| gender correct | {decision(d, 'feminine')} | {decision(d, 'masculine')} |")
+            texts = [
+                [key, d[f"{key}_feminine"], d[f"{key}_masculine"]] for key in ("source", "hypothesis", "reference")
+            ]
+            correct = ["gender correct", decision(d, "feminine"), decision(d, "masculine")]
+            out += table(["", "feminine", "masculine"], [*texts, correct])
             out.append("")
     return "\n".join(out) + "\n"
 

@@ -12,7 +12,6 @@ added. The upload is the last step: only its commit is written to ``results.json
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from mtkit.export.card import environment, final_weights, save_card, training_ca
 from mtkit.export.card_bias import add_verdict, with_bias_report
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
+from mtkit.processes import is_main_process
 from mtkit.textio import atomic_write, read_lines
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
@@ -109,7 +109,7 @@ def check_hub(cfg: RunConfig) -> str | None:
                 raise UserError(f"--{flag}: only used with --push_to_hub")
         return None
     repo_id = repo_id_for(t.hub_model_id, t.output_dir)
-    if os.environ.get("RANK", "0") == "0" and missing():
+    if is_main_process() and missing():
         print(f"warning: --push_to_hub: {' and '.join(missing())}: the upload at the end will fail", file=sys.stderr)
     return repo_id
 

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from bias_eval.markdown import table
 from mtkit.errors import UserError
 
 #: Longer lines are refused: no sentence is this long; a file without line ends (or with ``\r`` alone) is.
@@ -266,5 +267,4 @@ def markdown_table(records: list[dict], columns: list[tuple[str, str, str]], lab
     (``n/a`` where a record lacks the key)."""
     head = [label, *(title for _, title, _ in columns)]
     rows = [[str(r[label]), *(fmt.format(r[k]) if k in r else "n/a" for k, _, fmt in columns)] for r in records]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+    return "\n".join(table(head, rows))

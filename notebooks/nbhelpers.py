@@ -128,11 +128,10 @@ def _metrics(report: str | Path) -> dict[str, Any]:
 
 def bias_table(report: str | Path) -> Markdown:
     """The report's per-language table (BLEU, gap with its CI, gender accuracy, fair BLEU) as rendered markdown."""
+    from bias_eval.markdown import table
     from bias_eval.report import table_rows
 
-    header, rows = table_rows(_metrics(report))
-    lines = [header, ["---"] * len(header), *rows]
-    return Markdown("\n".join("| " + " | ".join(cells) + " |" for cells in lines))
+    return Markdown("\n".join(table(*table_rows(_metrics(report)))))
 
 
 def bias_figures(report: str | Path) -> list[Image]:

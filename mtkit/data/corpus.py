@@ -10,7 +10,6 @@ data (:mod:`mtkit.data.heldout`). :func:`language_counts` says how many rows of 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import defaultdict
 from dataclasses import replace
@@ -27,6 +26,7 @@ from mtkit.data.pairs import table_pairs
 from mtkit.data.tables import Table, read_table, table_of, text_value
 from mtkit.errors import UserError
 from mtkit.overrides import DATA_SOURCES
+from mtkit.processes import is_main_process
 
 
 def _find(folder: Path, split: str, lang: str) -> Path:
@@ -65,7 +65,7 @@ def _pairs(
         keep = [i for i in range(len(sources)) if i not in dropped]
         sources, targets, langs = ([col[i] for i in keep] for col in (sources, targets, langs))
         extra = {name: [col[i] for i in keep] for name, col in extra.items()}
-        if os.environ.get("RANK", "0") == "0":  # once, not per process
+        if is_main_process():  # once, not per process
             print(f"{where}: dropped {len(empty)} of {len(keep) + len(empty)} pairs with an empty side "
                   "(--skip_empty_pairs)", file=sys.stderr)  # fmt: skip
     return Dataset.from_dict({"source": sources, "target": targets, "lang": langs, **extra})

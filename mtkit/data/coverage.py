@@ -19,7 +19,6 @@ uncovered everywhere. The share is uncovered occurrences over all non-whitespace
 
 from __future__ import annotations
 
-import os
 import sys
 import unicodedata
 from collections import Counter
@@ -32,6 +31,7 @@ import numpy as np
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 
 #: Above this share of uncovered characters, a language is refused (1%).
 THRESHOLD = 0.01
@@ -192,7 +192,7 @@ def _refuse_or_warn(
         return coverage
     if not force:
         raise UserError(f"{message}; {advice}; or pass {flag} to go on anyway")
-    if os.environ.get("RANK", "0") == "0":  # once per run, not once per process
+    if is_main_process():  # once per run, not once per process
         print(f"warning: {message}; going on ({flag})", file=sys.stderr)
     return coverage
 

@@ -23,6 +23,7 @@ from datasets.table import MemoryMappedTable
 from filelock import FileLock
 
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 from mtkit.textio import iter_lines
 
 SCHEMA = pa.schema([("source", pa.string()), ("target", pa.string()), ("lang", pa.string())])
@@ -105,5 +106,5 @@ def _checked_batches(source: Path, target: Path, where: str, skip_empty: bool) -
         raise UserError(f"{where}: no usable sentence pairs (every one has an empty side)")
     if sources:
         yield sources, targets
-    if n_empty and os.environ.get("RANK", "0") == "0":  # once, not per process
+    if n_empty and is_main_process():  # once, not per process
         print(f"{where}: dropped {n_empty} of {n_src} pairs with an empty side (--skip_empty_pairs)", file=sys.stderr)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 
 
 def tokenize_split(
@@ -147,7 +147,7 @@ def tokenize_splits(raw: DatasetDict, tokenizer, cfg: RunConfig) -> dict[str, Da
             )
         if dropped:
             out[name] = split.select(np.flatnonzero(~long))
-        if os.environ.get("RANK", "0") == "0":
+        if is_main_process():
             done = "dropped (--long_pairs drop)" if dropped else "truncated"
             print(f"{name}: {int(long.sum())} of {len(split)} pairs longer than {limits} tokens were {done}",
                   file=sys.stderr)  # fmt: skip

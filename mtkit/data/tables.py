@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from mtkit.data.gendered import normalise_gender
 from mtkit.data.languages import TABLE_LANGUAGE_FORMS, table_language
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 from mtkit.textio import csv_records, read_lines
 
 #: Each role a column can play and the header names (any case) that give it, in order of preference.
@@ -170,7 +170,7 @@ def table_of(
     if (missing and need_all) or not keep:
         which = ", ".join(missing or asked or ())
         raise UserError(f"{flag}: {which} has no rows in {where} (its rows are in: {_describe(present)})")
-    if left_out and os.environ.get("RANK", "0") == "0":  # once, not per process
+    if left_out and is_main_process():  # once, not per process
         print(f"{where}: left out {sum(left_out.values())} rows in languages not in {flag} "
               f"({_describe(left_out)}); kept {len(keep)} in {', '.join(sorted(set(asked or ())))}",
               file=sys.stderr)  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
 
@@ -175,7 +176,7 @@ def _delta(key: str, value: float | None) -> str:
 
 
 def _table(figures: Mapping[str, Any], header: Sequence[str]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    rows = []
     for key, _ in FIGURES:
         e = figures[key]
         ci = e.get("change_ci95")
@@ -183,8 +184,8 @@ def _table(figures: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         cells += [_fmt(key, e["after"]) + _ci(key, e["after_ci95"]), _delta(key, e.get("change"))]
         cells += [f"[{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "n/a"]
         cells += [f"{e['p_value']:.3g} ({e['test']})" if "p_value" in e else "n/a"]
-        out.append("| " + " | ".join(cells) + " |")
-    return out + [""]
+        rows.append(cells)
+    return table(header, rows, right_from=1) + [""]
 
 
 def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mitigated")) -> str:

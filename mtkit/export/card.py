@@ -20,6 +20,7 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
+from bias_eval.markdown import table
 from mtkit.config import RunConfig
 from mtkit.data.corpus import describe_counts
 from mtkit.data.languages import ModelLanguages
@@ -87,10 +88,6 @@ def environment(accelerator, zero_stage: int | None, splits: dict[str, int]) -> 
         "device_name": name,
         "pairs": dict(splits),
     }
-
-
-def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def parameter_count(model_dir: Path) -> int | None:
@@ -269,9 +266,9 @@ def choosing_language(languages: ModelLanguages, langs: list[str]) -> list[str]:
             f"({codes}), or give `scripts/translate.py` `--target_lang`.", ""]  # fmt: skip
 
 
-def _paper_cell(values: dict, shown: bool) -> str:
+def _paper_cell(values: dict, shown: bool) -> list[str]:
     value = values.get("paper_bleu")
-    return "" if not shown else f" {value:.2f} |" if value is not None else " |"
+    return [] if not shown else [f"{value:.2f}" if value is not None else ""]
 
 
 def scoring_lines(cfg: RunConfig) -> list[str]:
@@ -325,16 +322,17 @@ def render_body(name, cfg, weights, env, log, model_dir, generation, prompt, val
         ("hardware", f"{processes} x {env.get('device', '?')} ({env.get('device_name') or 'unknown'})"),
     ]  # fmt: skip
     out = [f"# {name}", "", f"A translation model ({pair}) trained with mtkit: {origin}.", ""]
-    out += ["## Training", "", "| | |", "|---|---|", *[f"| {k} | {_md(v)} |" for k, v in rows], ""]
+    out += ["## Training", "", *table(["", ""], rows), ""]
     paper = cfg.eval.paper_bleu != "none"
-    out += ["## Results", "", "| split | language | BLEU | chrF |" + (" paper BLEU |" if paper else "")]
-    out += ["|---|---|---:|---:|" + ("---:|" if paper else "")]
+    scores = []
     for split, found in ((f"validation ({d.validation_split}, update {weights.valid_step})", valid),
                          (f"test ({d.test_split})", test)):  # fmt: skip
-        out += [f"| {_md(split)} | {lang} | {v['bleu']:.2f} | {v['chrf']:.2f} |" + _paper_cell(v, paper)
-                for lang, v in found.items()]  # fmt: skip
+        scores += [[split, lang, f"{v['bleu']:.2f}", f"{v['chrf']:.2f}", *_paper_cell(v, paper)]
+                   for lang, v in found.items()]  # fmt: skip
     if not valid and not test:
-        out.append("| not evaluated | | | |")
+        scores.append(["not evaluated", "", "", "", *_paper_cell({}, paper)])
+    out += ["## Results", "", *table(["split", "language", "BLEU", "chrF", *(["paper BLEU"] if paper else [])],
+                                     scores, right_from=2)]  # fmt: skip
     out += ["", *scoring_lines(cfg), ""]
     if cfg.eval.eval_max_samples:
         out += [f"Validation scores are over at most {cfg.eval.eval_max_samples} sentences (`--eval_max_samples`).", ""]

@@ -14,6 +14,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from bias_eval.compare import CHANGE_NOTE, Row, cells, header
+from bias_eval.markdown import table
 from bias_eval.report import fmt, fmt_ci, fmt_share
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.data.origin import DEMO_ID, DEMO_NAME
@@ -109,10 +110,10 @@ def load_card(model_dir: Path) -> ModelCard:
     return ModelCard(f"---\n{data.to_yaml()}\n---\n\n# {model_dir.name}\n")
 
 
-def _row(lang: str, m: Mapping[str, Any]) -> str:
+def _row(lang: str, m: Mapping[str, Any]) -> list[str]:
     gap = f"{fmt(m.get('bleu_gap'), 2, signed=True)} {fmt_ci(m.get('bleu_gap_ci95'))}"
     shares = [fmt_share(m.get(key), m.get(f"{key}_ci95")) for _, key in CARD_SHARES]
-    return f"| {lang} | {fmt(m.get('bleu_feminine'))} | {fmt(m.get('bleu_masculine'))} | {gap} | {' | '.join(shares)} |"
+    return [lang, fmt(m.get("bleu_feminine")), fmt(m.get("bleu_masculine")), gap, *shares]
 
 
 #: Where the full report is: never inside the model folder (no script writes into one of its inputs), and a link to
@@ -132,11 +133,14 @@ def bias_markdown(metrics: Mapping[str, Any]) -> str:
         out += [f"> **Warning:** {metrics['warning']['message']}.", ""]
     how = config.get("hypotheses_description", "")
     out += [f"Measured by `scripts/bias_report.py` on {where}: {how}. {FULL_REPORT}", ""]
-    out += ["| language | BLEU f | BLEU m | gap m - f [95% CI] | acc f [95% CI] | acc m [95% CI] | acc pair [95% CI] |"]
-    out += ["|---|---:|---:|---:|---:|---:|---:|"]
-    out += [_row(lang, m) for lang, m in metrics["languages"].items()]
+    rows = [_row(lang, m) for lang, m in metrics["languages"].items()]
     if len(metrics["languages"]) > 1:
-        out.append(_row("macro", metrics["macro"]))
+        rows.append(_row("macro", metrics["macro"]))
+    out += table(
+        ["language", "BLEU f", "BLEU m", "gap m - f [95% CI]", *[f"{name} [95% CI]" for name, _ in CARD_SHARES]],
+        rows,
+        right_from=1,
+    )
     samples = config.get("bootstrap_samples")
     limits = LIMITS + {"mtgeneval": MTGENEVAL_LIMITS, "demo": DEMO_LIMITS}.get(dataset_kind(config), "")
     out += ["", f"sacreBLEU `{config.get('bleu_signature', '')}`; {samples} bootstrap resamples, seed "
@@ -213,8 +217,7 @@ def comparison_markdown(rows: Sequence[Row], names: Sequence[str], sources: Sequ
     """The card's before/after table: the gender figures of :func:`bias_eval.compare.compare`'s rows."""
     keys = {key for _, key in (*CARD_FIGURES, *CARD_SHARES)}
     out = ["### Gender bias before and after", "", *[f"- {s}" for s in sources], ""]
-    out += ["| " + " | ".join(header(names)) + " |", "|---|---|" + "---:|" * (len(header(names)) - 2)]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |" for r in rows if r.key in keys]
+    out += table(header(names), [cells(r) for r in rows if r.key in keys], right_from=2)
     out += ["", CHANGE_NOTE.format(before=names[0], after=names[1])]
     return "\n".join(out)
 

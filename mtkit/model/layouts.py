@@ -25,8 +25,8 @@ from typing import Any
 
 from transformers import BartConfig, M2M100Config, MarianConfig, MBartConfig, PretrainedConfig
 
+from mtkit.config.model import ModelShape
 from mtkit.errors import UserError
-from mtkit.model_shape import ModelShape
 
 #: the recipe keys a shape is made of
 SHAPE_KEYS = tuple(f.name for f in fields(ModelShape))

@@ -1,5 +1,5 @@
 """Named architecture presets for training from scratch: named sets of the recipe's shape keys
-(:class:`mtkit.model_shape.ModelShape`), and ``T5Config`` s with flan-t5's shapes.
+(:class:`mtkit.config.model.ModelShape`), and ``T5Config`` s with flan-t5's shapes.
 
 ``transformer-base`` and ``transformer-big`` follow Vaswani et al. (2017), Table 3: post-layer-norm,
 ReLU, scaled and shared embeddings (source, target and output projection tied). The presets keep BART's learned
@@ -12,9 +12,9 @@ from typing import Any
 
 from transformers import PretrainedConfig, T5Config
 
+from mtkit.config.model import ModelShape
 from mtkit.errors import UserError
 from mtkit.model.layouts import SHAPE_KEYS, check_shape, layout_config, model_type
-from mtkit.model_shape import ModelShape
 
 
 def _transformer(layers: int, d_model: int, heads: int, ffn: int, dropout: float) -> dict[str, Any]:

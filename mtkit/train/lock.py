@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 from mtkit.textio import check_writable
 
 #: the lock's file name in the run folder
@@ -63,7 +64,7 @@ def settled_holder(path: Path, wait_s: float = 2.0) -> dict | None:
 def lock_run(folder: str | Path, flag: str = "--output_dir") -> RunLock | None:
     """The lock of a run folder, taken by the main process of a launch (``RANK`` 0 or unset) and no other: one writer
     per folder however many processes and nodes the run has."""
-    return RunLock(folder, flag).acquire() if os.environ.get("RANK", "0") == "0" else None
+    return RunLock(folder, flag).acquire() if is_main_process() else None
 
 
 def slurm_attempt() -> list | None:

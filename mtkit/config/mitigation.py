@@ -4,45 +4,42 @@ with replay of its general data, a pull toward its starting model and a general-
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+from mtkit.config.keys import key
 
 
 @dataclass
 class MitigationConfig:
     """Gender-bias mitigation of --model_name_or_path (on when --gender_data is given)."""
 
-    gender_data: str | None = _f(
+    gender_data: str | None = key(
         None,
         "Gender-balanced counterfactual pairs to fine-tune on: MT-GenEval's layout (a folder) or a CSV/TSV/JSONL "
         "table with source, target, gender and ID columns (one feminine and one masculine row per ID); the run's "
         "data (--data_dir, ...) is the model's general data, replayed and used for the quality budget.",
     )
-    gender_split: str = _f("dev", "MT-GenEval split of --gender_data to fine-tune on (dev or test).")
-    verdict_split: str | None = _f(
+    gender_split: str = key("dev", "MT-GenEval split of --gender_data to fine-tune on (dev or test).")
+    verdict_split: str | None = key(
         "test",
         "MT-GenEval split of --gender_data the verdict is measured on; when the folder lacks it (or it is "
         "none, --gender_split itself, or --gender_data is a table), --verdict_fraction of the pairs are held out "
         "for it instead.",
     )
-    verdict_fraction: float = _f(0.4, "Share of the pairs held out for the verdict when it has no split of its own.")
-    selection_fraction: float = _f(0.2, "Share of the tuning pairs held out to choose the checkpoint.")
-    replay_ratio: float = _f(
+    verdict_fraction: float = key(0.4, "Share of the pairs held out for the verdict when it has no split of its own.")
+    selection_fraction: float = key(0.2, "Share of the tuning pairs held out to choose the checkpoint.")
+    replay_ratio: float = key(
         0.5, "Share of general training pairs (a seeded sample) in the mitigation training data (0: none)."
     )
-    l2_to_start: float = _f(
+    l2_to_start: float = key(
         0.0, "Pull toward the starting weights: adds this x the summed squared distance of the trained weights."
     )
-    distill_to_start: float = _f(
+    distill_to_start: float = key(
         0.0,
         "Pull toward the starting model by distillation: this share of every target token's loss is taken against "
         "the start's predicted distribution (a frozen copy, one more forward per batch) instead of the reference.",
     )
-    max_bleu_drop: float = _f(
+    max_bleu_drop: float = key(
         1.0,
         "Quality budget: a checkpoint is kept only if its general validation BLEU is at most this many points "
         "below the start's (measured at update 0).",
