@@ -84,7 +84,7 @@ def table_rows(table: Table, skip_empty: bool = False) -> Dataset:
         return _pairs(table.source, table.target, table.where, table.lang, skip_empty, table.lines)
     pairs, counterfactuals = table_pairs(table)
     note = pairs.note(table.where, "in no pair, out of the paired figures; each ID's rows kept together in every split")
-    if note and os.environ.get("RANK", "0") == "0":  # once, not per process
+    if note and is_main_process():  # once, not per process
         print(note, file=sys.stderr)
     return _pairs(
         table.source, table.target, table.where, table.lang, skip_empty, table.lines,
