@@ -22,7 +22,7 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     a masculine row sharing an id and a language are a counterfactual pair, each the other's counterfactual when no
     column gives one; a language whose rows are all paired is scored as pairs (pair accuracy, worst examples).
     """
-    table = read_table(path, langs)
+    table = read_table(path, langs, line_aligned=True)  # hypotheses are read one a line
     if table.gender is None:
         raise UserError(f"{path}: no gender column ({'/'.join(ROLES['gender'])})")
     pair_ids, counterfactuals = table_pairs(table)

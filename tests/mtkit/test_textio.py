@@ -107,24 +107,6 @@ def test_atomic_write_gives_the_mode_an_ordinary_write_gives_under_the_umask(tmp
     assert replaced == oct(0o600)  # a file written over keeps its mode, as with open(path, "w")
 
 
-def test_a_ragged_csv_row_is_named_by_its_file_line(tmp_path):
-    """The line counts the header and the line ends inside quoted fields (as csv's reader counts them)."""
-    import csv
-    import io
-    from pathlib import Path
-
-    from mtkit.textio import csv_records
-
-    text = 'source,target\na,b\n"two\nlines",x\nc\n'
-    with pytest.raises(UserError, match=r"^t.csv: line 5 has 1 field, its header line 2$"):
-        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
-    text = "source,target\na,b,c\n"
-    with pytest.raises(UserError, match=r"^t.csv: line 2 has 3 fields, its header line 2$"):
-        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
-    rows = csv_records(csv.DictReader(io.StringIO('source,target\n"x\ny",z\nc,d\n', newline="")), Path("t.csv"))
-    assert [(line, row["source"]) for line, row in rows] == [(3, "x\ny"), (4, "c")]
-
-
 TREE = """
 import os, stat, sys, tempfile
 from pathlib import Path

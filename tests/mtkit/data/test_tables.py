@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from datasets import DatasetDict
 from transformers import AutoTokenizer
 
-from mtkit.config import DataConfig
+from mtkit.config import DataConfig, parse_config
 from mtkit.data.corpus import load_parallel
-from mtkit.data.languages import table_language
+from mtkit.data.gendered_tables import load_table as load_gendered_table
+from mtkit.data.mitigation_data import mitigation_splits
 from mtkit.data.preprocess import tokenize_split
+from mtkit.data.tables import cell_language, read_records, read_table
 from mtkit.errors import UserError
 
 #: NLLB's own codes, written here by hand: the first label token of a pair into each language.
@@ -47,13 +51,31 @@ def test_a_lang_column_is_honoured_in_training(family_dir, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("value", "lang"),
-    [("de", "de"), ("en-de", "de"), ("en_de", "de"), ("EN_DE", "de"), ("deu_Latn", "de"), ("de_DE", "de"),
-     ("eng_Latn-spa_Latn", "es"), ("spa", "es"), ("pt_BR", "pt"), ("fr_CA", "fr"), ("en_ca", "ca"),
-     ("English-German", None), ("German", None), ("", None), ("en/de", None)],
+    ("column", "value", "lang"),
+    [("lang", "de", "de"), ("lang", "deu", "de"), ("lang", "de_DE", "de-DE"), ("lang", "deu_Latn", "de-Latn"),
+     ("lang", "ZH-CN", "zh-CN"), ("lang", "PT-BR", "pt-BR"), ("lang", "EN-US", "en-US"), ("lang", "pt_br", "pt-BR"),
+     ("lang", "zh_hant", "zh-Hant"), ("lang", "es-419", "es-419"), ("target_language", "spa", "es"),
+     ("language_pair", "en-de", "de"), ("language_pair", "en_de", "de"), ("language_pair", "EN_DE", "de"),
+     ("language_pair", "eng_Latn-spa_Latn", "es-Latn"), ("language_pair", "en_ca", "ca"),
+     ("language_pair", "en-zh_Hant", "zh-Hant"), ("lang_pair", "en-pt-BR", "pt-BR")],
 )  # fmt: skip
-def test_language_values(value, lang):
-    assert table_language(value) == lang
+def test_language_values(column, value, lang):
+    """A language column holds one tag (a two-letter subtag after the language is its region); a pair column holds
+    SOURCE-TARGET, read with the run's source language where it reads two ways."""
+    assert str(cell_language(value, column, "t.csv: line 2")) == lang
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "why"),
+    [("lang", "German", "is not a language code"), ("lang", "us", "is not a language code"),
+     ("lang", "", "is not a language code"), ("lang", "en/de", "is not a language code"),
+     ("lang", "eng_Latn-deu_Latn", "is not a language code .*; for a language pair, name the column language_pair"),
+     ("language_pair", "de", "is not a language pair"), ("language_pair", "English-German", "is not a language pair"),
+     ("language_pair", "pt-BR-es", r"reads two ways \(pt into br-ES or pt-BR into es\); give the target in a lang")],
+)  # fmt: skip
+def test_language_values_refused(column, value, why):
+    with pytest.raises(UserError, match=rf"^t.csv: line 2: {column} {re.escape(repr(value))} {why}"):
+        cell_language(value, column, "t.csv: line 2")
 
 
 def test_a_language_value_it_cannot_read_is_refused_with_its_line(tmp_path):
@@ -64,8 +86,8 @@ def test_a_language_value_it_cannot_read_is_refused_with_its_line(tmp_path):
     with pytest.raises(UserError) as refused:  # the row is not dropped: the run stops before anything is written
         load_parallel(DataConfig(train_file=str(table), target_langs="de,es"))
     assert str(refused.value) == (
-        f"{table}: line 4: target language 'English-German' is not a language code "
-        "(de, deu, de_DE, deu_Latn, or a pair en-de, en_de, eng_Latn-deu_Latn)"
+        f"{table}: line 4: language_pair 'English-German' is not a language pair "
+        "(SOURCE-TARGET: en-de, en_de, eng_Latn-deu_Latn)"
     )
 
 
@@ -85,8 +107,8 @@ def test_rows_of_languages_not_asked_for_are_left_out_and_counted(tmp_path, caps
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     data = load_parallel(DataConfig(train_file=str(jsonl), target_langs="de,fr", validation_fraction=0.5))
     assert sorted([*data["train"]["lang"], *data["validation"]["lang"]]) == ["de"] * 3 + ["fr"] * 3
-    assert data.left_out == {str(jsonl): {"es": 3}}
-    said = f"{jsonl}: left out 3 rows in languages not in --target_langs (es 3); kept 6 in de, fr"
+    assert data.left_out == {str(jsonl): {"es-ES": 3}}
+    said = f"{jsonl}: left out 3 rows in languages not in --target_langs (es-ES 3); kept 6 in de, fr"
     assert said in capsys.readouterr().err
 
 
@@ -105,13 +127,104 @@ def test_a_hub_dataset_with_a_table_s_columns_is_read_as_a_table(tmp_path):
     in their own languages, the others left out, a bad value named by its row."""
     langs = ["en-de", "en-es", "en-fr"]
     for split, n in (("train", 6), ("validation", 3)):
-        rows = [{"source": f"{split} {i}", "target": f"t {i}", "lang": langs[i % 3]} for i in range(n)]
+        rows = [{"source": f"{split} {i}", "target": f"t {i}", "language_pair": langs[i % 3]} for i in range(n)]
         (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="validation", target_langs="de,es"))
     assert data["train"]["lang"] == ["de", "es", "de", "es"] and data["validation"]["lang"] == ["de", "es"]
     assert data.left_out == {
         f"--dataset_name {tmp_path} ({split})": {"fr": n} for split, n in (("train", 2), ("validation", 1))
     }
-    (tmp_path / "validation.jsonl").write_text(json.dumps({"source": "a", "target": "b", "lang": "Deutsch"}) + "\n")
-    with pytest.raises(UserError, match=r"\(validation\): row 1: target language 'Deutsch' is not a language code"):
+    row = {"source": "a", "target": "b", "language_pair": "en-Deutsch"}
+    (tmp_path / "validation.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(UserError, match=r"\(validation\): row 1: language_pair 'en-Deutsch' is not a language pair"):
         load_parallel(DataConfig(dataset_name=str(tmp_path), validation_split="validation", target_langs="de,es"))
+
+
+def rows_of(path: Path) -> list[dict[str, str]]:
+    return [row for _, row in read_records(path)]
+
+
+def test_tsv_is_read_without_quoting(tmp_path):
+    """TSV is not quoted: quotes are text, an unclosed one swallows nothing; a row of another width is refused."""
+    pairs = [('"Hello," she said.', '"Hallo", sagte sie.'), ('"An open quote', "no close"), ("Third.", "Dritte.")]
+    path = tmp_path / "t.tsv"
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in [("source", "target"), *pairs]), encoding="utf-8")
+    assert rows_of(path) == [{"source": s, "target": t} for s, t in pairs]
+    path.write_text("source\ttarget\na\tb\nc\td\te\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"^{re.escape(str(path))}: line 3 has 3 fields, its header line 2$"):
+        read_records(path)
+
+
+def test_a_csv_row_is_named_by_the_file_line_it_starts_on(tmp_path):
+    """Lines count the header, blank lines and the line ends inside quoted cells; a ragged row is refused."""
+    path = tmp_path / "t.csv"
+    path.write_text('source,target\n\n"x\ny",z\nc,d\n', encoding="utf-8")
+    assert [(line, row["source"]) for line, row in read_records(path)] == [(3, "x\ny"), (5, "c")]
+    path.write_text('source,target\na,b\n"two\nlines",x\nc\n', encoding="utf-8")
+    with pytest.raises(UserError, match=rf"^{re.escape(str(path))}: line 5 has 1 field, its header line 2$"):
+        read_records(path)
+
+
+def lang_table(path: Path, langs: list[str], column: str = "lang") -> Path:
+    return write_csv(path, ["source", "target", column], [[f"s{i}", f"t{i}", lang] for i, lang in enumerate(langs)])
+
+
+def test_language_variants_are_kept_apart(tmp_path, capsys):
+    """``pt_BR`` takes pt-BR rows only (not pt-PT, not a row that says just pt); ``pt`` takes every variant; zh-Hans
+    and zh-Hant asked together each take their own; region subtags are regions, whatever their case."""
+    path = lang_table(tmp_path / "pt.csv", ["pt-BR", "pt_PT", "PT-BR", "pt", "pt-pt"])
+    table = read_table(path, ["pt_BR"])
+    assert (table.source, table.lang, table.left_out) == (["s0", "s2"], ["pt_BR"] * 2, {"pt": 1, "pt-PT": 2})
+    said = "left out 3 rows in languages not in --target_langs (pt 1, pt-PT 2); kept 2 in pt_BR"
+    assert said in capsys.readouterr().err
+    assert read_table(path, ["pt"]).lang == ["pt"] * 5
+    both = read_table(path, ["pt-BR", "pt_PT"])
+    assert (both.source, both.lang) == (["s0", "s1", "s2", "s4"], ["pt-BR", "pt_PT", "pt-BR", "pt_PT"])
+    with pytest.raises(UserError, match=r"^--target_langs: pt and pt_BR overlap \(a pt-BR row would be both\)"):
+        read_table(path, ["pt", "pt_BR"])
+    path = lang_table(tmp_path / "zh.csv", ["zh-Hans", "zh_Hant", "zh-hant-TW", "ZH-CN"])
+    table = read_table(path, ["zh_Hans", "zh_Hant"])
+    assert (table.source, table.lang, table.left_out) == (["s0", "s1", "s2"], ["zh_Hans", "zh_Hant", "zh_Hant"],
+                                                          {"zh-CN": 1})  # fmt: skip
+    path = lang_table(tmp_path / "tags.csv", ["ZH-CN", "PT-BR", "EN-US", "de"])
+    assert read_table(path, None).lang == ["zh-CN", "pt-BR", "en-US", "de"]
+    assert read_table(path, ["zh", "pt", "en", "de"]).lang == ["zh", "pt", "en", "de"]  # none dropped
+
+
+def test_language_columns_that_disagree_are_refused(tmp_path):
+    path = write_csv(tmp_path / "t.csv", ["source", "target", "lang", "language_pair"],
+                     [["a", "b", "de", "en-de"], ["c", "d", "de", "en-es"]])  # fmt: skip
+    with pytest.raises(UserError) as refused:
+        read_table(path, ["de", "es"])
+    assert str(refused.value) == f"{path}: line 3: the language columns disagree (lang 'de', language_pair 'en-es')"
+    path = write_csv(tmp_path / "u.csv", ["source", "target", "lang", "language_pair"], [["a", "b", "deu", "en-de"]])
+    assert read_table(path, ["de"]).lang == ["de"]
+
+
+def gendered_rows(target: str) -> list[dict[str, str]]:
+    rows = [{"id": "1", "gender": "f", "source": "She came.", "target": "Sie kam.", "lang": "de"},
+            {"id": "1", "gender": "m", "source": "He came.", "target": "Er kam.", "lang": "de"}]  # fmt: skip
+    rows[1]["target"] = target
+    return rows
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+@pytest.mark.parametrize("brk", ["\n", "\r\n", "\u2028", "\u2029", "\x85"])
+def test_a_line_break_in_a_cell_is_refused_where_rows_are_written_one_a_line(tmp_path, suffix, brk):
+    """The bias report's table and a mitigation's --gender_data are written one sentence a line: a cell with a line
+    break is refused when read (before any training), naming the file, the line and the column."""
+    rows = gendered_rows(f"Er{brk}kam.")
+    path = tmp_path / f"g{suffix}"
+    if suffix == ".csv":
+        write_csv(path, list(rows[0]), [list(r.values()) for r in rows])
+    else:
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    line = 3 if suffix == ".csv" else 2  # after the header, or none
+    said = rf"^{re.escape(str(path))}: line {line}, column 'target': a line break \(U\+{ord(brk[0]):04X}\) in the cell"
+    with pytest.raises(UserError, match=said):
+        load_gendered_table(path, ["de"])
+    cfg = parse_config(["--train_file", str(path), "--target_lang", "de", "--model_name_or_path", "m",
+                        "--gender_data", str(path)])  # fmt: skip
+    with pytest.raises(UserError, match=said):
+        mitigation_splits(cfg, DatasetDict())
+    assert read_table(path, ["de"]).target[1] == f"Er{brk}kam."  # training's own tables may hold one
