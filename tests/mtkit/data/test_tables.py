@@ -4,6 +4,7 @@ with their line, a language asked for that the data lacks refused, rows of other
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections import Counter
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from datasets import DatasetDict
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from transformers import AutoTokenizer
 
 from mtkit.config import DataConfig, parse_config
@@ -20,6 +23,7 @@ from mtkit.data.mitigation_data import mitigation_splits
 from mtkit.data.preprocess import tokenize_split
 from mtkit.data.tables import cell_language, read_records, read_table
 from mtkit.errors import UserError
+from mtkit.textio import LINE_BREAKS, line_break
 
 #: NLLB's own codes, written here by hand: the first label token of a pair into each language.
 NLLB = {"de": "deu_Latn", "es": "spa_Latn"}
@@ -228,3 +232,113 @@ def test_a_line_break_in_a_cell_is_refused_where_rows_are_written_one_a_line(tmp
     with pytest.raises(UserError, match=said):
         mitigation_splits(cfg, DatasetDict())
     assert read_table(path, ["de"]).target[1] == f"Er{brk}kam."  # training's own tables may hold one
+
+
+#: Every character str.splitlines() ends a line at, found by asking it.
+SPLITS = "".join(c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) > 1)
+BOM = b"\xef\xbb\xbf"
+HYPOTHESIS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def cells(exclude: str = "") -> st.SearchStrategy[str]:
+    """Any text (NUL, refused in every text file, left out), less ``exclude``."""
+    return st.text(st.characters(codec="utf-8", exclude_characters="\x00" + exclude), max_size=8)
+
+
+@st.composite
+def tables(draw, cell: st.SearchStrategy[str], header_cell: st.SearchStrategy[str], min_rows: int = 0):
+    header = draw(st.lists(header_cell, min_size=1, max_size=4, unique=True))
+    rows = draw(st.lists(st.lists(cell, min_size=len(header), max_size=len(header)), min_size=min_rows, max_size=5))
+    return header, rows
+
+
+def write_csv_text(header: list[str], rows: list[list[str]], eol: str) -> tuple[str, list[int]]:
+    """The CSV Python's ``csv`` writes, and the line each row starts on (line ends counted before it)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator=eol)
+    writer.writerow(header)
+    starts = []
+    for row in rows:
+        starts.append(len(re.findall(r"\r\n|\r|\n", buffer.getvalue())) + 1)
+        writer.writerow(row)
+    return buffer.getvalue(), starts
+
+
+def write_bytes(path: Path, text: str, bom: bool) -> Path:
+    path.write_bytes((BOM if bom else b"") + text.encode("utf-8"))
+    return path
+
+
+def test_line_breaks_are_every_character_splitlines_splits_on():
+    assert sorted(LINE_BREAKS) == sorted(SPLITS)
+    assert [line_break(t) for t in ("a b", "a\u2028b", "a\r\nb", "\x1c")] == [None, "U+2028", "U+000D", "U+001C"]
+
+
+@HYPOTHESIS
+@given(tables(cells(), cells("\ufeff")), st.booleans(), st.booleans())
+def test_any_csv_reads_back_as_written(tmp_path, table, bom, crlf):
+    """Any text in any cell (line ends too: CSV quotes them); with LF line ends, no lone \\r in a cell: Python's
+    writer leaves it unquoted then, and no reader could tell it from a line end."""
+    header, rows = table
+    assume(crlf or "\r" not in "".join(map("".join, rows)) + "".join(header))
+    text, starts = write_csv_text(header, rows, "\r\n" if crlf else "\n")
+    records = read_records(write_bytes(tmp_path / "t.csv", text, bom))
+    assert records == [(line, dict(zip(header, row))) for line, row in zip(starts, rows)]
+
+
+@HYPOTHESIS
+@given(tables(cells("\t\n\r"), cells("\t\n\r\ufeff")), st.booleans(), st.booleans())
+def test_any_tsv_reads_back_as_written(tmp_path, table, bom, crlf):
+    """Cells without tabs or line ends, joined by tabs (quotes and U+2028 are text); blank lines are no rows."""
+    header, rows = table
+    assume(all("\t".join(row) for row in rows))  # a one-column row with an empty cell is a blank line
+    eol = "\r\n" if crlf else "\n"
+    text = "".join("\t".join(row) + eol for row in [header, *rows])
+    records = read_records(write_bytes(tmp_path / "t.tsv", text, bom))
+    assert records == [(i + 2, dict(zip(header, row))) for i, row in enumerate(rows)]
+
+
+@HYPOTHESIS
+@given(tables(cells(), cells(), min_rows=1), st.booleans(), st.booleans(), st.booleans())
+def test_any_jsonl_reads_back_as_written(tmp_path, table, bom, crlf, ascii_only):
+    """``json.dumps`` per line, with U+2028 and its kind written raw or escaped: they are text, not line ends."""
+    header, rows = table
+    eol = "\r\n" if crlf else "\n"
+    text = "".join(json.dumps(dict(zip(header, row)), ensure_ascii=ascii_only) + eol for row in rows)
+    records = read_records(write_bytes(tmp_path / "t.jsonl", text, bom))
+    assert records == [(i + 1, dict(zip(header, row))) for i, row in enumerate(rows)]
+
+
+@HYPOTHESIS
+@given(
+    st.lists(st.tuples(cells(SPLITS), cells(SPLITS)), min_size=1, max_size=4),
+    st.data(),
+    st.sampled_from(SPLITS),
+    st.sampled_from([".csv", ".jsonl"]),
+)
+def test_a_cell_with_a_line_break_is_refused_where_line_aligned(tmp_path, pairs, data, brk, suffix):
+    """Without line breaks a line-aligned table reads as written; with one anywhere in a sentence cell, it is
+    refused naming the file, the row's line and the column."""
+    header = ["source", "target", "lang"]
+    rows = [[s, t, "de"] for s, t in pairs]
+    path = tmp_path / f"t{suffix}"
+
+    def write() -> list[int]:
+        if suffix == ".csv":
+            text, starts = write_csv_text(header, rows, "\r\n")
+        else:
+            text, starts = "".join(json.dumps(dict(zip(header, r)), ensure_ascii=False) + "\n" for r in rows), []
+        write_bytes(path, text, bom=False)
+        return starts or list(range(1, len(rows) + 1))
+
+    write()
+    table = read_table(path, ["de"], line_aligned=True)
+    assert list(zip(table.source, table.target)) == pairs
+    row, column = data.draw(st.integers(0, len(rows) - 1)), data.draw(st.sampled_from([0, 1]))
+    at = data.draw(st.integers(0, len(rows[row][column])))
+    rows[row][column] = rows[row][column][:at] + brk + rows[row][column][at:]
+    line = write()[row]
+    said = rf"^{re.escape(str(path))}: line {line}, column '{header[column]}': a line break \(U\+{ord(brk):04X}\)"
+    with pytest.raises(UserError, match=said):
+        read_table(path, ["de"], line_aligned=True)
+    assert read_table(path, ["de"]).source == [r[0] for r in rows]  # read as written where not line-aligned
