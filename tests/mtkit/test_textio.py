@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mtkit.errors import UserError
-from mtkit.textio import MAX_LINE_CHARS, atomic_write, iter_lines, read_jsonl, read_lines
+from mtkit.textio import LINE_BREAKS, MAX_LINE_CHARS, atomic_write, iter_lines, line_break, read_jsonl, read_lines
 
 
 def test_plain_gz_bom_and_crlf(tmp_path):
@@ -159,3 +159,9 @@ def test_jsonl_is_cut_at_line_feeds_only(tmp_path):
     assert read_jsonl(path, missing_ok=True) == read_jsonl(tmp_path / "none.jsonl", missing_ok=True) == []
     with pytest.raises(UserError, match="m.jsonl: file is empty"):
         read_jsonl(path)
+
+
+def test_line_breaks_are_every_character_splitlines_splits_on():
+    splits = [c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) > 1]  # asked of splitlines
+    assert sorted(LINE_BREAKS) == splits
+    assert [line_break(t) for t in ("a b", "a\u2028b", "a\r\nb", "\x1c")] == [None, "U+2028", "U+000D", "U+001C"]
