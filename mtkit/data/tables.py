@@ -85,6 +85,7 @@ def read_records(path: Path) -> Records:
         lines = read_lines(path)  # missing, a folder, unreadable, empty, not UTF-8, overlong lines: one line each
         return _by_header([(n, line.split("\t")) for n, line in enumerate(lines, start=1) if line], path)
     if suffix != ".csv":
+        read_bytes(path)  # missing, a folder, unreadable: said first
         raise UserError(f"{path}: expected a .csv, .tsv or .jsonl file")
     reader = csv.reader(io.StringIO(decode_utf8(read_bytes(path), path), newline=""))
     cells, end = [], 0
@@ -137,7 +138,7 @@ def _columns(records: Records, where: str, single: str | None, explicit: dict[st
     if missing:
         wanted = "; ".join(f"{role}: one of {'/'.join(ROLES[role])}" for role in missing)
         raise UserError(f"{where}: no source/target columns ({wanted}); set --source_column and --target_column")
-    return columns, [name for name in names if name is not None and name.strip().lower() in ROLES["lang"]]
+    return columns, [name for name in names if name.strip().lower() in ROLES["lang"]]
 
 
 def cell_language(value: str, column: str, where: str, source_lang: str = "en") -> LanguageTag:
@@ -154,7 +155,7 @@ def cell_language(value: str, column: str, where: str, source_lang: str = "en") 
     readings = pair_readings(value)
     if len(readings) > 1:
         ours = [target for source, target in readings if source == LanguageTag.read(source_lang)]
-        if len(ours) == 1:
+        if len(ours) == 1:  # the run's source language decides
             return ours[0]
         said = " or ".join(f"{source} into {target}" for source, target in readings)
         raise UserError(f"{where}: {column} {value!r} reads two ways ({said}); give the target in a lang column")
@@ -175,9 +176,17 @@ def _asked_tags(asked: Sequence[str] | None, flag: str) -> list[tuple[str, Langu
     return tags
 
 
-def _languages(records: Records, where: str, columns: list[str], asked, flag: str, unit: str, source_lang: str):
-    """Each row's target language as written (canonical tag) and its label: the code of the language asked that
-    covers it (``None``: not asked), or the tag itself when nothing is asked."""
+def _languages(
+    records: Records,
+    where: str,
+    columns: list[str],
+    asked: Sequence[str] | None,
+    flag: str,
+    unit: str,
+    source_lang: str,
+) -> tuple[list[str], list[str | None]]:
+    """Each row's target language as its language columns give it (a tag, as BCP 47 writes it) and its label: the
+    language asked that covers it, as asked (``None``: none does), or the tag itself when nothing is asked."""
     if not columns:
         if asked and len(asked) == 1:
             return [asked[0]] * len(records), [asked[0]] * len(records)
