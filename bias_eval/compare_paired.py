@@ -5,7 +5,6 @@ rendered as a markdown and an HTML section and as ``comparison.json``'s ``paired
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,8 @@ from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf
 from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
 from mtkit.bleu import bleu_metric
 from mtkit.data.gendered import GENDERS
+from mtkit.errors import UserError
+from mtkit.textio import read_jsonl
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
 LEVEL = 0.05
@@ -75,12 +76,12 @@ FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct", "ble
 def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
     """The sentences of ``folder``'s ``<lang>.details.jsonl``; :class:`Refused` when it is missing or unreadable."""
     path = folder / f"{lang}.details.jsonl"
+    if not path.exists():
+        raise Refused(f"{argument}: {path} is missing (the per-sentence details the paired tests need)")
     try:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except FileNotFoundError:
-        raise Refused(f"{argument}: {path} is missing (the per-sentence details the paired tests need)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise Refused(f"{argument}: {path} cannot be read ({err.__class__.__name__})") from None
+        rows = [row for _, row in read_jsonl(path)]
+    except UserError as err:
+        raise Refused(f"{argument}: {err}") from None
     paired = bool(rows) and "gender" not in rows[0]
     out = Sentences(paired, {g: {key: [] for key in (*FIELDS, "correct_pair")} for g in GENDERS})
     for row in rows:

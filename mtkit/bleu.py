@@ -13,12 +13,12 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import re
 from collections.abc import Sequence
 
 from sacrebleu.metrics import BLEU
 
 from mtkit.errors import UserError
+from mtkit.langtag import base_language
 
 #: ISO 639-1 code -> sacreBLEU tokenizer, where 13a is wrong for the language
 TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo": "char", "km": "char", "my": "char"}
@@ -48,8 +48,7 @@ logging.getLogger("sacrebleu").addFilter(_OncePerProcess())
 
 def bleu_tokenizer(lang: str | None) -> str:
     """The sacreBLEU tokenizer of target language ``lang`` (``zh``, ``zh-Hant``, ``pt_BR``; ``None``/empty: 13a)."""
-    base = re.split(r"[_-]", lang)[0].lower() if lang else ""
-    return TOKENIZERS.get(base, DEFAULT_TOKENIZER)
+    return TOKENIZERS.get(base_language(lang), DEFAULT_TOKENIZER)
 
 
 def bleu_metric(lang: str | None = None) -> BLEU:

@@ -31,7 +31,7 @@ from mtkit.export.card_bias import add_verdict, with_bias_report
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.processes import is_main_process
-from mtkit.textio import atomic_write, read_lines
+from mtkit.textio import atomic_write, read_jsonl
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord
@@ -143,7 +143,7 @@ def decoding_args(cfg: RunConfig) -> list[str]:
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in read_lines(path) if line.strip()]
+    return [row for _, row in read_jsonl(path)]
 
 
 def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path, results: dict) -> Path:

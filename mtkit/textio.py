@@ -5,7 +5,6 @@ Every reading problem becomes a one-line :class:`UserError` naming the file.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import json
 import os
@@ -14,6 +13,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from bias_eval.markdown import table
 from mtkit.errors import UserError
@@ -152,20 +152,33 @@ def read_lines(path: Path) -> list[str]:
     return lines
 
 
-def csv_records(reader: csv.DictReader, path: Path) -> list[tuple[int, dict]]:
-    """``(file line, row)`` of each record of ``reader``: the line it ends on, which counts the header and the line
-    ends inside quoted fields. A row with more or fewer fields than the header is one :class:`UserError` naming that
-    line; malformed CSV too."""
-    try:
-        records = [(reader.line_num, row) for row in reader]
-    except csv.Error as err:
-        raise UserError(f"{path}: malformed CSV at line {reader.line_num} ({err})") from None
-    width = len(reader.fieldnames or ())
-    for line, row in records:
-        if None in row or None in row.values():
-            n = width + len(row.get(None) or ()) - sum(value is None for key, value in row.items() if key is not None)
-            raise UserError(f"{path}: line {line} has {n} field{'s' * (n != 1)}, its header line {width}")
-    return records
+def read_jsonl(path: Path, missing_ok: bool = False) -> list[tuple[int, Any]]:
+    """``(line, value)`` of each non-blank line of a JSON-lines file, its lines cut by :func:`split_lines` (a U+2028
+    inside a JSON string is text, not a line end). With ``missing_ok``, a missing or empty file has no lines. Every
+    reading problem, and a line that is not JSON, is one :class:`UserError` naming the file and the line."""
+    if missing_ok and (not path.is_file() or not path.stat().st_size):
+        return []
+    values = []
+    for number, line in enumerate(read_lines(path), start=1):
+        if line.strip():
+            try:
+                values.append((number, json.loads(line)))
+            except json.JSONDecodeError as err:
+                raise UserError(f"{path}: line {number} is not valid JSON ({err.msg})") from None
+    return values
+
+
+#: Every character :meth:`str.splitlines` ends a line at: text written one sentence per line must hold none.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+_LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
+
+
+def line_break(text: str) -> str | None:
+    """The first line-break character (:data:`LINE_BREAKS`) in ``text``, written as ``U+XXXX``; ``None`` if none."""
+    found = _LINE_BREAK.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
 
 
 def check_writable(path: Path, flag: str, *, file: bool = False) -> None:

@@ -111,6 +111,10 @@ def files(root: Path) -> dict[str, bytes]:
         "filling/.keep": b"", "hyps/.keep": b"",
         "ragged.csv": b"source,target\na,b\nc\n", "wide.csv": b"source,target\na,b\nc,d,e\n",
         "ragged_gender.csv": b"ID,input_to_translate,label,gender,language_pair\n1,a,b,f,en-de\n2,a,b,m\n",
+        "quoted.tsv": b'source\ttarget\n"a\tb\nc\td\n"e\tf"\tg\n',
+        "disagree.csv": b"source,target,lang,language_pair\na,b,de,en-de\nc,d,de,en-es\n",
+        "region.csv": b"source,target,lang\na,b,de\nc,d,us\n", "pt.csv": b"source,target,lang\na,b,pt-BR\nc,d,pt\n",
+        "newline_gender.csv": b'ID,input_to_translate,label,gender,language_pair\n1,a,"b\nc",f,en-de\n1,a,b,m,en-de\n',
     }  # fmt: skip
     for name, data in made.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +179,7 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("data", "nothing usable", "train", data_args(d / "blank", "--skip_empty_pairs"), "no usable sentence"),
         Case("data", "very long line", "train", data_args(d / "long"), "train.en: line 3 has 1,200,000 characters"),
         Case("data", "lines ending in CR", "train", data_args(d / "cr"), "train.en: line 1 has "),
-        Case("data", "unknown language", "train", [*ok_args, "--target_lang", "xx"], "no file train.xx"),
+        Case("data", "language the data lacks", "train", [*ok_args, "--target_lang", "fr"], "no file train.fr"),
         Case("data", "train_file missing", "train", ["--train_file", str(d / "no.csv"), *FAST_RUN], "no.csv: file not"),
         Case("data", "train_file a folder", "train", ["--train_file", str(d / "ok"), *FAST_RUN], "is a directory"),
         Case("data", "CSV without rows", "train", ["--train_file", str(d / "rows.csv"), *FAST_RUN], "no rows"),
@@ -427,6 +431,18 @@ def cases(d: Path, run: Path) -> list[Case]:
              "wide.csv: line 3 has 3 fields, its header line 2"),
         Case("data", "ragged report row", "bias_report", ["--data", str(d / "ragged_gender.csv"), "--hyp_dir",
              str(d / "hyps"), "--out", str(d / "report")], "ragged_gender.csv: line 3 has 4 fields, its header line 5"),
+        Case("data", "TSV row whose quotes hide a tab", "train", ["--train_file", str(d / "quoted.tsv"), *FAST_RUN],
+             "quoted.tsv: line 4 has 3 fields, its header line 2"),
+        Case("data", "language columns that disagree", "train", ["--train_file", str(d / "disagree.csv"),
+             "--target_langs", "de,es", *FAST_RUN],
+             "disagree.csv: line 3: the language columns disagree (lang 'de', language_pair 'en-es')"),
+        Case("data", "a region as a language", "train", ["--train_file", str(d / "region.csv"), "--target_langs",
+             "de,en", *FAST_RUN], "region.csv: line 3: lang 'us' is not a language code"),
+        Case("data", "overlapping languages asked", "train", ["--train_file", str(d / "pt.csv"), "--target_langs",
+             "pt,pt_BR", *FAST_RUN], "--target_langs: pt and pt_BR overlap (a pt-BR row would be both)"),
+        Case("data", "line break in a report table's cell", "bias_report", ["--data", str(d / "newline_gender.csv"),
+             "--hyp_dir", str(d / "hyps"), "--out", str(d / "report")],
+             "newline_gender.csv: line 2, column 'label': a line break (U+000A) in the cell"),
     ]  # fmt: skip
     return found
 

@@ -102,10 +102,10 @@ def table_options(cfg: DataConfig, flag: str | None = None) -> dict:
     }
 
 
-def load_table(path: Path, cfg: DataConfig, need_all: bool = True) -> Table:
+def load_table(path: Path, cfg: DataConfig, need_all: bool = True, line_aligned: bool = False) -> Table:
     """A CSV/TSV/JSONL file (:mod:`mtkit.data.tables`) in the run's languages; with ``need_all``, each of them must
-    have rows."""
-    return read_table(path, cfg.languages(), need_all=need_all, **table_options(cfg))
+    have rows; with ``line_aligned``, no cell may hold a line break."""
+    return read_table(path, cfg.languages(), need_all=need_all, line_aligned=line_aligned, **table_options(cfg))
 
 
 def mtgeneval_rows(data: GenderedData) -> Dataset:

@@ -31,6 +31,7 @@ import numpy as np
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
+from mtkit.langtag import base_language
 from mtkit.processes import is_main_process
 
 #: Above this share of uncovered characters, a language is refused (1%).
@@ -226,9 +227,7 @@ def check_coverage(
 
 def exemplars(lang: str | None) -> str | None:
     """The built-in letters of ``lang`` (``pt-BR`` and ``pt_br`` look up ``pt``); ``None`` when unknown."""
-    if not lang:
-        return None
-    return EXEMPLARS.get(lang.strip().lower().replace("_", "-").split("-")[0])
+    return EXEMPLARS.get(base_language(lang))
 
 
 def check_language(

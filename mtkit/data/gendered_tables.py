@@ -24,7 +24,7 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     column gives one; a language with pairs is scored on its pairs alone (pair accuracy, worst examples), a language
     without one on all its rows. The rows in no pair of a language with pairs are left out, named on stderr.
     """
-    table = read_table(path, langs)
+    table = read_table(path, langs, line_aligned=True)  # hypotheses are read one a line
     if table.gender is None:
         raise UserError(f"{path}: no gender column ({'/'.join(ROLES['gender'])})")
     pairs, counterfactuals = table_pairs(table)

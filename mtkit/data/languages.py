@@ -18,26 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mtkit.errors import UserError
-
-#: What ``--target_lang``/``--target_langs`` accept: an ISO 639-1 (or 639-3) code, optionally with a region or
-#: script (``pt_BR``, ``zh-Hant``).
-_LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})?$")
-
-#: ISO 639-1 codes and the ISO 639-3 codes families use for them (NLLB and Marian name individual languages:
-#: ``arb`` for Arabic, ``pes`` for Persian, ``zsm`` for Malay).
-_ISO3 = (
-    "af afr|am amh|ar arb ara|as asm|az azj aze|be bel|bg bul|bn ben|bo bod|bs bos|ca cat|cs ces|cy cym|da dan|"
-    "de deu|el ell|en eng|eo epo|es spa|et est ekk|eu eus|fa pes fas|fi fin|fo fao|fr fra|ga gle|gd gla|gl glg|"
-    "gu guj|ha hau|he heb|hi hin|hr hrv|ht hat|hu hun|hy hye|id ind|ig ibo|is isl|it ita|ja jpn|jv jav|ka kat|"
-    "kk kaz|km khm|kn kan|ko kor|ku kmr|ky kir|lb ltz|lo lao|lt lit|lv lvs lav|mg plt mlg|mi mri|mk mkd|ml mal|"
-    "mn khk mon|mr mar|ms zsm msa|mt mlt|my mya|nb nob|ne npi nep|nl nld|nn nno|no nob nor|ny nya|oc oci|"
-    "om gaz orm|or ory|pa pan|pl pol|ps pbt pus|pt por|ro ron|ru rus|rw kin|sa san|sd snd|si sin|sk slk|"
-    "sl slv|sm smo|sn sna|so som|sq als sqi|sr srp|st sot|su sun|sv swe|sw swh swa|ta tam|te tel|tg tgk|"
-    "th tha|ti tir|tk tuk|tl tgl|tn tsn|tr tur|tt tat|ug uig|uk ukr|ur urd|uz uzn uzb|vi vie|wo wol|xh xho|"
-    "yi ydd yid|yo yor|zh zho cmn|zu zul"
-)
-ISO3: dict[str, tuple[str, ...]] = {row.split()[0]: tuple(row.split()[1:]) for row in _ISO3.split("|")}
-_FROM_ISO3 = {three: two for two, threes in ISO3.items() for three in threes}
+from mtkit.langtag import LanguageTag, base_language
 
 
 @dataclass(frozen=True)
@@ -55,9 +36,12 @@ class Family:
         found = re.match(self.pattern, token)
         if found is None:
             return None
-        code = found.group(1)
-        base = re.split(r"[_-]", code)[0]
-        return _FROM_ISO3.get(base, base if len(base) == 2 else None) if code == base else code
+        tag = LanguageTag.read(found.group(1))
+        if tag is None:
+            return None
+        if tag.script or tag.region:  # a variant (>>pt_BR<<): its own code
+            return found.group(1)
+        return tag.base if len(tag.base) == 2 else None
 
 
 #: The families whose tokenizers carry language tokens, in the order they are recognised.
@@ -71,46 +55,9 @@ FAMILIES = (
 
 
 def check_code(value: str, flag: str = "--target_lang") -> str:
-    """``value`` if it is a language code (``de``, ``pt_BR``), else a one-line error naming ``flag``."""
-    if not isinstance(value, str) or not _LANGUAGE_CODE.match(value):
-        raise UserError(f"{flag}: {value!r} is not a language code (an ISO 639-1 code such as de, es, fr)")
+    """``value`` if it is a language tag (``de``, ``pt_BR``, ``zh-Hant``), else a one-line error naming ``flag``."""
+    LanguageTag.parse(value, flag)
     return value
-
-
-#: A language code in a data table: ``de``, ``deu``, with a region or script (``de_DE``, ``deu_Latn``, ``zh-Hant``).
-_TAG = re.compile(r"^([a-z]{2,3})(?:[_-](?:[A-Z]{2}|[A-Z][a-z]{3}|[0-9]{3}))?$")
-#: What :func:`table_language` reads, for messages.
-TABLE_LANGUAGE_FORMS = "de, deu, de_DE, deu_Latn, or a pair en-de, en_de, eng_Latn-deu_Latn"
-
-
-def _tag_language(tag: str) -> str | None:
-    """The ISO 639-1 code (when there is one) of one language tag (``deu_Latn`` -> ``de``), or ``None``."""
-    found = _TAG.match(tag)
-    if found is None:
-        return None
-    base = found.group(1)
-    return _FROM_ISO3.get(base, base) if len(base) == 3 else base
-
-
-def table_language(value: str) -> str | None:
-    """The target language of a table's language value, ``None`` when it is none of :data:`TABLE_LANGUAGE_FORMS`.
-
-    A code (``de``, ``deu``: ``de``), a code with a region or script (``de_DE``, ``deu_Latn``, ``pt-BR``: the
-    language alone) or a pair of them (``en-de``, ``en_de``, ``EN_DE``, ``eng_Latn-deu_Latn``: its second).
-    Upper case marks a region, so ``fr_CA`` is French (Canada) while ``fr_ca`` and ``FR_CA`` are French into
-    Catalan. Language names (``German``, ``English-German``) are not read: their spellings vary too much."""
-    text = value.strip()
-    if text.isupper():
-        text = text.lower()
-    whole = _tag_language(text)
-    if whole is not None:
-        return whole
-    parts = re.split(r"[_-]", text)
-    for cut in range(1, len(parts)):  # source tag, then target tag
-        source, target = "_".join(parts[:cut]), "_".join(parts[cut:])
-        if _tag_language(source) is not None and _tag_language(target) is not None:
-            return _tag_language(target)
-    return None
 
 
 def check_codes(values: Sequence[str] | None, flag: str = "--target_langs") -> None:
@@ -168,7 +115,7 @@ class ModelLanguages:
             if len(codes) >= 2:
                 return cls(str(model), family, dict(sorted(codes.items())))
         only = getattr(tokenizer, "target_lang", None) if type(tokenizer).__name__.startswith("Marian") else None
-        return cls(str(model), None, {}, only if isinstance(only, str) and _LANGUAGE_CODE.match(only) else None)
+        return cls(str(model), None, {}, only if LanguageTag.read(only) else None)
 
     @classmethod
     def load(cls, model: str | Path) -> ModelLanguages:
@@ -198,7 +145,7 @@ class ModelLanguages:
         check_code(lang, flag)
         if self.family is not None and self.token(lang) is None:
             raise UserError(f"{flag}: {self.model} has no language code for {lang!r} ({self.describe()})")
-        if self.only_target is not None and lang.split("_")[0] != self.only_target.split("_")[0]:
+        if self.only_target is not None and base_language(lang) != base_language(self.only_target):
             raise UserError(
                 f"{flag}: {self.model} is a single-target model ({self.describe()}); it cannot write {lang}"
             )
@@ -218,7 +165,7 @@ class ModelLanguages:
             return self.codes[lang]
         if lang in self.codes.values():  # the family's own code, given as it is
             return lang
-        return self.codes.get(re.split(r"[_-]", lang)[0])
+        return self.codes.get(base_language(lang))
 
     def tokenizer_code(self, lang: str) -> str | None:
         """What the tokenizer's ``src_lang``/``tgt_lang`` take for ``lang`` (M2M100: ``de``; NLLB: ``deu_Latn``)."""

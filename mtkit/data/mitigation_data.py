@@ -39,7 +39,7 @@ def _gendered(cfg: RunConfig, split: str | None) -> Dataset:
             raise UserError(f"--gender_data {path}: {err}") from None
     if not path.is_file():
         raise UserError(f"--gender_data {path}: no such file or folder")
-    table = load_table(path, cfg.data)  # the one table reader: its columns, languages and pairs
+    table = load_table(path, cfg.data, line_aligned=True)  # its verdict pairs are written one a line
     if table.gender is None:
         raise UserError(f"--gender_data {path}: no gender column (feminine/masculine rows sharing an ID)")
     return table_rows(table)

@@ -14,6 +14,7 @@ from importlib.metadata import version
 from sacrebleu.metrics import BLEU
 
 from mtkit.bleu import signature
+from mtkit.langtag import base_language
 
 #: ``--paper_bleu`` -> what the text is made before scoring
 PREPARATIONS = {
@@ -37,7 +38,7 @@ def prepare(lines: Sequence[str], lang: str, how: str = "moses-lc") -> list[str]
     (``moses-lc``), punctuation normalised, tokenized with Moses' escapes (``&quot;``, ``&apos;``)."""
     if how == "tokenized":
         return [line.strip() for line in lines]
-    normalizer, tokenizer = _moses((lang or "en").split("_")[0].split("-")[0])  # Moses' rules are per language
+    normalizer, tokenizer = _moses(base_language(lang) or "en")  # Moses' rules are per language
     lower = how == "moses-lc"
     return [
         tokenizer.tokenize(normalizer.normalize(line.lower() if lower else line), escape=True, return_str=True).strip()

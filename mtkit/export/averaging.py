@@ -9,7 +9,6 @@ keep enough of them with ``--save_total_limit`` (the run deletes older ones).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from pathlib import Path
@@ -19,6 +18,7 @@ from mtkit.evaluation.selection import selection_value
 from mtkit.export.card import Weights
 from mtkit.export.checkpoint import check_out, check_tokenizer, read_run_config, run_inputs, write_model
 from mtkit.paths import check_apart
+from mtkit.textio import read_jsonl
 from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_folders, step_of
 from mtkit.train.weights import mean_weights
 
@@ -31,7 +31,7 @@ def complete_checkpoints(run: Path) -> list[Path]:
 def validation_scores(run: Path) -> dict[int, dict]:
     """The validation scores the run logged, by update."""
     path = run / "metrics.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+    rows = [row for _, row in read_jsonl(path, missing_ok=True)]
     return {row["step"]: row for row in rows if "valid_loss" in row}
 
 

@@ -28,7 +28,7 @@ from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
 from mtkit.evaluation.scores import scoring
 from mtkit.model.layouts import SHAPE_KEYS
-from mtkit.textio import atomic_write
+from mtkit.textio import atomic_write, read_jsonl
 from mtkit.train.record import RunRecord
 
 CARD = "README.md"
@@ -112,7 +112,7 @@ def training_log(run_dir: Path, up_to: int) -> dict[str, Any]:
     """From ``metrics.jsonl``: target tokens and seconds of the updates up to ``up_to`` (the sum over logging
     intervals of ``tgt_tok_s x elapsed_s`` and of ``elapsed_s``), and the validation records by update."""
     path = run_dir / "metrics.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.is_file() else []
+    rows = [row for _, row in read_jsonl(path, missing_ok=True)]
     trained = [r for r in rows if "elapsed_s" in r and r["step"] <= up_to]
     return {
         "tokens": round(sum(r["tgt_tok_s"] * r["elapsed_s"] for r in trained)),

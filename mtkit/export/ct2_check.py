@@ -8,7 +8,6 @@ by different rules, which alone changes outputs of a correct conversion (docs/tr
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.errors import UserError
-from mtkit.textio import read_lines
+from mtkit.textio import read_jsonl, read_lines
 from mtkit.train.checks import saved_settings
 
 #: Sentences the check translates unless told otherwise (``--check_samples``).
@@ -108,7 +107,7 @@ def run_validation(model_dir: Path, n: int) -> Sample | None:
     run = model_dir.resolve().parent
     held_out = run / "validation_split.jsonl"
     if held_out.is_file():
-        rows = [json.loads(line) for line in held_out.read_text(encoding="utf-8").splitlines()[:n] if line.strip()]
+        rows = [row for _, row in read_jsonl(held_out)[:n]]
         sources, targets = [r["source"] for r in rows], [r["target"] for r in rows]
         return Sample(sources, [r.get("lang") for r in rows], targets, f"the run's validation data ({held_out})")
     try:

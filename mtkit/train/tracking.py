@@ -11,6 +11,7 @@ from accelerate.tracking import LOGGER_TYPE_TO_CLASS, get_available_trackers
 from accelerate.utils import LoggerType
 
 from mtkit.errors import UserError
+from mtkit.textio import read_jsonl
 
 
 def tracker_names(report_to: str) -> list[str]:
@@ -39,8 +40,8 @@ class MetricsLog:
         self.accelerator = accelerator
         if accelerator.is_main_process and self.path.exists():
             # A resumed run rewrites what came after its checkpoint.
-            kept = [line for line in self.path.read_text().splitlines() if json.loads(line)["step"] <= resume_step]
-            self.path.write_text("".join(line + "\n" for line in kept))
+            kept = [row for _, row in read_jsonl(self.path, missing_ok=True) if row["step"] <= resume_step]
+            self.path.write_text("".join(json.dumps(row) + "\n" for row in kept))
 
     def log(self, record: dict[str, Any], step: int) -> None:
         record = {"step": step, **record}
@@ -58,7 +59,7 @@ def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    records = [json.loads(line) for line in metrics_file.read_text().splitlines()] if metrics_file.exists() else []
+    records = [row for _, row in read_jsonl(metrics_file, missing_ok=True)]
     if not records:
         return None
     keys = ("loss", "valid_loss", "valid_bleu", "valid_bleu_gap", "valid_accuracy_pair", "valid_fair_bleu")

@@ -1,6 +1,6 @@
 """eole's side of ``scripts/benchmark.py peers``, run by the Python of eole's own virtual environment (it imports
-eole and torch only, never ``mtkit``): ``python eole_worker.py train|translate SETTINGS.json``; one JSON
-line on standard output.
+eole and torch, and of ``mtkit`` only its standard-library modules ``allocator`` and ``textio``):
+``python eole_worker.py train|translate SETTINGS.json``; one JSON line on standard output.
 
 ``train``: eole's own training (``eole.bin.run.train.train``) on pre-tokenized files, its loop untouched; a wrapper
 around ``Trainer._accum_batches`` (the generator the loop draws each update's batches from) notes when each
@@ -21,8 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the toolkit's allocator reader (standard library only)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the toolkit's allocator and line readers (stdlib only)
 from mtkit.allocator import allocator  # noqa: E402
+from mtkit.textio import split_lines  # noqa: E402
 
 
 def eole_config(s: dict) -> dict:
@@ -146,7 +147,7 @@ def translate(s: dict) -> dict:
     from eole.inference_engine import InferenceEnginePY
 
     torch.set_num_threads(s["threads"])
-    sources = Path(s["source"]).read_text(encoding="utf-8").splitlines()
+    sources = split_lines(Path(s["source"]).read_text(encoding="utf-8"))  # as eole reads it: \n ends a line
     config = PredictConfig(
         model_path=s["model"], src=s["source"], output=os.devnull, beam_size=s["beam_size"],
         length_penalty="avg", alpha=s["length_penalty"], max_length=s["max_new_tokens"], batch_size=s["batch_size"],

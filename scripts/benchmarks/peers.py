@@ -94,7 +94,7 @@ def prepare(
         lines["test_2016_flickr", "en"][test],
         lines["test_2016_flickr", "de"][test],
     )
-    files["test_pieces"] = Path(files["test_2016_flickr.en"]).read_text(encoding="utf-8").splitlines()[test]
+    files["test_pieces"] = read_lines(Path(files["test_2016_flickr.en"]))[test]
     files["vocab_size"], files["train_pairs"] = len(vocab), n
     return files
 

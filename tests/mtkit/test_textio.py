@@ -1,4 +1,5 @@
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mtkit.errors import UserError
-from mtkit.textio import MAX_LINE_CHARS, atomic_write, iter_lines, read_lines
+from mtkit.textio import LINE_BREAKS, MAX_LINE_CHARS, atomic_write, iter_lines, line_break, read_jsonl, read_lines
 
 
 def test_plain_gz_bom_and_crlf(tmp_path):
@@ -107,24 +108,6 @@ def test_atomic_write_gives_the_mode_an_ordinary_write_gives_under_the_umask(tmp
     assert replaced == oct(0o600)  # a file written over keeps its mode, as with open(path, "w")
 
 
-def test_a_ragged_csv_row_is_named_by_its_file_line(tmp_path):
-    """The line counts the header and the line ends inside quoted fields (as csv's reader counts them)."""
-    import csv
-    import io
-    from pathlib import Path
-
-    from mtkit.textio import csv_records
-
-    text = 'source,target\na,b\n"two\nlines",x\nc\n'
-    with pytest.raises(UserError, match=r"^t.csv: line 5 has 1 field, its header line 2$"):
-        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
-    text = "source,target\na,b,c\n"
-    with pytest.raises(UserError, match=r"^t.csv: line 2 has 3 fields, its header line 2$"):
-        csv_records(csv.DictReader(io.StringIO(text, newline="")), Path("t.csv"))
-    rows = csv_records(csv.DictReader(io.StringIO('source,target\n"x\ny",z\nc,d\n', newline="")), Path("t.csv"))
-    assert [(line, row["source"]) for line, row in rows] == [(3, "x\ny"), (4, "c")]
-
-
 TREE = """
 import os, stat, sys, tempfile
 from pathlib import Path
@@ -159,3 +142,26 @@ def test_follow_umask_tree_gives_new_paths_the_umask_mode_and_leaves_existing_on
     assert (private, script) == (oct(0o600), oct(0o750))  # not written: as they were
     assert replaced == oct(0o644)  # written over: the mode it had, as open(path, "w") keeps it
     assert (new, folder) == (oct(0o644), oct(0o755))  # new: what an ordinary write gives under umask 022
+
+
+def test_jsonl_is_cut_at_line_feeds_only(tmp_path):
+    """One reader for every JSON-lines file: ``\\n`` ends a line (a ``\\r`` before it is dropped), U+2028 and its
+    kind inside a string are text; blank lines are skipped; a bad line is named."""
+    rows = [{"s": "a\u2028b\x85c\u2029"}, [1, 2], "x\ny"]
+    path = tmp_path / "m.jsonl"
+    text = json.dumps(rows[0], ensure_ascii=False) + "\r\n\n" + "".join(json.dumps(r) + "\n" for r in rows[1:])
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert read_jsonl(path) == [(1, rows[0]), (3, rows[1]), (4, rows[2])]
+    path.write_text('{"step": 1}\n{"step": \n', encoding="utf-8")
+    with pytest.raises(UserError, match=r"m.jsonl: line 2 is not valid JSON \("):
+        read_jsonl(path)
+    path.write_bytes(b"")
+    assert read_jsonl(path, missing_ok=True) == read_jsonl(tmp_path / "none.jsonl", missing_ok=True) == []
+    with pytest.raises(UserError, match="m.jsonl: file is empty"):
+        read_jsonl(path)
+
+
+def test_line_breaks_are_every_character_splitlines_splits_on():
+    splits = [c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) > 1]  # asked of splitlines
+    assert sorted(LINE_BREAKS) == splits
+    assert [line_break(t) for t in ("a b", "a\u2028b", "a\r\nb", "\x1c")] == [None, "U+2028", "U+000D", "U+001C"]
