@@ -18,7 +18,7 @@ from bias_eval.balance import (
     STRICT_ACCURACY_DEFINITION,
     over_correction,
 )
-from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
+from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings, settings_flags
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
@@ -209,17 +209,8 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
     if settings is None:
         parts += ["--hyp_dir", args.hyp_dir]
     else:
-        parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
-        parts += ["--num_beams", str(settings.beam_size), "--length_penalty", str(settings.length_penalty)]
-        parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
-        parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
-        parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+        parts += ["--model", args.model, *settings_flags(settings)]
         parts += ["--force"] if args.force else []
-        if settings.mbr is not None:
-            mbr = settings.mbr
-            parts += ["--decoding", "mbr", "--mbr_samples", str(mbr.samples), "--mbr_candidates", mbr.candidates]
-            parts += [arg for key in ("epsilon", "top_p") if getattr(mbr, key) is not None
-                      for arg in (f"--{key}", str(getattr(mbr, key)))]  # fmt: skip
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
     return shlex.join(parts)
