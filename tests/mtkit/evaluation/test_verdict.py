@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
-from mtkit.bleu import TOKENIZER_RULE
+from mtkit import bleu
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, verdict_document
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
@@ -166,6 +166,7 @@ def test_a_gap_that_changes_sign_is_not_narrowed_by_moving() -> None:
     doc, counts = _verdict(before, after)
     gap = doc["overall"]["accuracy_gap"]
     assert np.isclose(gap["before"], 0.06) and np.isclose(gap["after"], -0.05) and gap["p_value"] < 0.01
+    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
     sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
     low, high = np.percentile(sizes, [2.5, 97.5])
     assert low < 0 < high and np.allclose(doc["overall"]["accuracy_gap_size"]["change_ci95"], [low, high])
@@ -181,6 +182,7 @@ def test_a_gap_that_changes_sign_beyond_noise_is_over_corrected() -> None:
     gap = doc["overall"]["accuracy_gap"]
     assert np.isclose(gap["before"], 0.12) and np.isclose(gap["after"], -0.10)
     assert np.percentile(_gap_replicates(*after, counts), 97.5) < 0
+    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
     assert doc["overall"]["accuracy_gap_outcome"] == "over-corrected" and not doc["overall"]["accuracy_gap_narrowed"]
     assert "over-corrected" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
 
@@ -201,6 +203,7 @@ def test_refused_paired_tests_say_no_test_ran() -> None:
     """Paired tests refused (the reports hold other sentences): no test ran, never "did not narrow"."""
     before, after = (_right(400, 320), _right(400, 380)), (_right(400, 376, 5), _right(400, 380))
     doc, _ = _verdict(before, after, refused="de: feminine sentence 3 has another source in mitigated")
+    assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
     assert doc["overall"]["accuracy_gap_outcome"] == "no test ran" and not doc["overall"]["accuracy_gap_narrowed"]
     assert "no test ran (de: feminine sentence 3 has another source in mitigated)" in doc["summary"]
     assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
@@ -242,7 +245,9 @@ def test_the_outcome_agrees_with_a_direct_computation(n, shares, seed) -> None:
     sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
     assume(abs(np.percentile(sizes, 97.5)) > 1e-9)  # not on the boundary, where rounding could decide
     assume(all(abs(x) > 1e-9 for x in np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])))
-    assert doc["overall"]["accuracy_gap_outcome"] == _direct_outcome(before, after, counts)
+    direct = _direct_outcome(before, after, counts)
+    assert doc["overall"]["accuracy_gap_narrowed"] == (direct in ("narrowed", "levelled down"))
+    assert doc["overall"]["accuracy_gap_outcome"] == direct
 
 
 def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None:
@@ -266,9 +271,9 @@ def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None
              ((zh_hyps, zh_refs, "zh"), (th_hyps, th_refs, "char"))]  # fmt: skip
     summed = [sum(x) for x in zip(*[[s.sys_len, s.ref_len, *s.counts, *s.totals] for s in stats])]
     assert np.isclose(both, sacrebleu.BLEU()._compute_score_from_stats(summed).score)
-    assert cost["bleu_tokenizer"] == TOKENIZER_RULE and "zh for zh" in TOKENIZER_RULE
+    assert cost["bleu_tokenizer"] == bleu.TOKENIZER_RULE and "zh for zh" in bleu.TOKENIZER_RULE
     decisions = (_right(40, 30), _right(40, 35))
     counts = resample_counts(language_rng(SEED, "de"), 40, SAMPLES)
     doc = verdict_document(_metrics(*decisions, counts), _metrics(*decisions, counts), {"rows": []}, cost,
                            leakage([], []), {})  # fmt: skip
-    assert f"BLEU tokenized with {TOKENIZER_RULE} (" in render_markdown(doc)
+    assert f"BLEU tokenized with {bleu.TOKENIZER_RULE} (" in render_markdown(doc)
