@@ -40,7 +40,7 @@ BOOTSTRAPPED = (
     ("strict acc gap", "strict_accuracy_gap"),
 )
 #: (title, figure) of each gap's size, |masculine - feminine|: whether it shrank, whichever gender it favours
-SIZES = tuple((f"|{title}|", f"{key}_size") for title, key in BOOTSTRAPPED if key.endswith("_gap"))
+SIZES = tuple((f"{title} size", f"{key}_size") for title, key in BOOTSTRAPPED if key.endswith("_gap"))
 #: (title, figure, per-sentence decision, genders) of the accuracies, tested with McNemar
 ACCURACIES = (
     ("acc f", "accuracy_feminine", "correct", ("feminine",)),
@@ -55,12 +55,12 @@ PAIRED_NOTE = (
     "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
     "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
     "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
-    "the other side of 0. |gap| rows: the same test of the gap's size, |after| - |before| on each resample (below 0: "
+    "the other side of 0. gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: "
     "the gap shrank, whichever gender it favours). The accuracies' CIs come from the same resamples. macro (when both "
     "reports have the same "
     "languages): the unweighted mean over languages, tested by the mean of their bootstrap changes (accuracies "
     "too). significant: p < 0.05. Gaps are "
-    "masculine - feminine; a change below 0 narrows a gap that favoured masculine."
+    "masculine - feminine; a gap narrowed when its size row's change is below 0, not when the gap only moved."
 )
 
 

@@ -25,7 +25,7 @@ FIGURES = (
     ("strict_accuracy_feminine", "strict accuracy f"),
     ("strict_accuracy_masculine", "strict accuracy m"),
     ("accuracy_gap", "accuracy gap m-f"),
-    ("accuracy_gap_size", "|accuracy gap|"),
+    ("accuracy_gap_size", "accuracy gap size"),
     ("strict_accuracy_gap", "strict accuracy gap m-f"),
     ("bleu_gap", "BLEU gap m-f"),
     ("mf_ratio", "M:F predictions"),
