@@ -128,11 +128,11 @@ def verdict_reports(cfg: RunConfig, final: Path, langs: list[str], out: Path, na
     flags) with ``final/``'s prompt and weight type, resolved once and given to both in full, so that neither reads
     anything of its own folder."""
     args = ["--mtgeneval_dir", str(out / "pairs"), "--split", "test", "--target_langs", *langs]
-    args += ["--batch_size", str(cfg.eval.eval_batch_size), *(["--force"] if cfg.train.force_coverage else [])]
+    args += ["--force"] if cfg.train.force_coverage else []
     e = cfg.eval
     run = ["--num_beams", str(e.num_beams), "--max_new_tokens", str(e.max_new_tokens), "--length_penalty",
            str(e.length_penalty), "--max_len_a", str(e.max_len_a), "--max_len_b", str(e.max_len_b), "--dtype",
-           saved_dtype(final), *decoding_args(cfg)]  # fmt: skip
+           saved_dtype(final), "--batch_size", str(e.eval_batch_size), *decoding_args(cfg)]  # fmt: skip
     settings, _ = resolve_settings(report_parser().parse_args([*args, *run, "--model", str(final), "--out", str(out)]))
     both = settings_flags(settings)
     for name, model in zip(names, (str(cfg.model.model_name_or_path), str(final))):
