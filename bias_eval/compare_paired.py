@@ -16,8 +16,16 @@ from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.markdown import table
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
-from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
-from mtkit.bleu import bleu_metric
+from bias_eval.paired import (
+    Change,
+    compare_figure,
+    corpus_figure,
+    gap_figure,
+    mcnemar,
+    mean_change,
+    share_figure,
+    size_change,
+)
 from mtkit.data.gendered import GENDERS
 from mtkit.errors import UserError
 from mtkit.textio import read_jsonl
@@ -33,6 +41,8 @@ BOOTSTRAPPED = (
     ("acc gap", "accuracy_gap"),
     ("strict acc gap", "strict_accuracy_gap"),
 )
+#: (title, figure) of each gap's size, |masculine - feminine|: whether it shrank, whichever gender it favours
+SIZES = tuple((f"{title} size", f"{key}_size") for title, key in BOOTSTRAPPED if key.endswith("_gap"))
 #: (title, figure, per-sentence decision, genders) of the accuracies, tested with McNemar
 ACCURACIES = (
     ("acc f", "accuracy_feminine", "correct", ("feminine",)),
@@ -47,10 +57,12 @@ PAIRED_NOTE = (
     "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
     "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
     "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
-    "the other side of 0. The accuracies' CIs come from the same resamples. macro (when both reports have the same "
+    "the other side of 0. gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: "
+    "the gap shrank, whichever gender it favours). The accuracies' CIs come from the same resamples. macro (when both "
+    "reports have the same "
     "languages): the unweighted mean over languages, tested by the mean of their bootstrap changes (accuracies "
     "too). significant: p < 0.05. Gaps are "
-    "masculine - feminine; a change below 0 narrows a gap that favoured masculine."
+    "masculine - feminine; a gap narrowed when its size row's change is below 0, not when the gap only moved."
 )
 
 
@@ -130,7 +142,7 @@ def sentence_stats(s: Sentences, name: str, lang: str) -> dict[str, np.ndarray]:
         else:
             hyps = [h or "" for h in s.columns[g]["hypothesis"]]
             refs = s.columns[g]["reference"]
-            out[g] = bleu_stats(hyps, refs, bleu_metric(lang)) if name == "bleu" else chrf_stats(hyps, refs)
+            out[g] = bleu_stats(hyps, refs, lang) if name == "bleu" else chrf_stats(hyps, refs)
     return out
 
 
@@ -172,6 +184,9 @@ def language_tests(
     for title, key in BOOTSTRAPPED:
         change = keep[key] = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)
         rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
+    for title, key in SIZES:
+        change = keep[key] = size_change(keep[key.removesuffix("_size")])
+        rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
     for title, key, decision, genders in ACCURACIES:
         if key == "accuracy_pair" and not before.paired:
             continue
@@ -194,11 +209,17 @@ def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]
     (:func:`bias_eval.paired.mean_change`); accuracies too, McNemar being a test of one set of sentences."""
     rows = []
     titles = [(t, k) for t, k in BOOTSTRAPPED] + [(t, k) for t, k, _, _ in ACCURACIES]
+    means: dict[str, Change] = {}
     for title, key in titles:
         changes = [figures.get(key) for figures in kept.values()]
         if any(c is None or c.changes is None or np.isnan([c.before, c.after]).any() for c in changes):
             continue
-        rows.append(_row("macro", title, key, "paired bootstrap", mean_change(changes), {}))  # type: ignore[arg-type]
+        means[key] = mean_change(changes)  # type: ignore[arg-type]
+        rows.append(_row("macro", title, key, "paired bootstrap", means[key], {}))
+    for title, key in SIZES:  # the size of the macro gap (not the mean of the languages' sizes)
+        gap = means.get(key.removesuffix("_size"))
+        if gap is not None:
+            rows.append(_row("macro", title, key, "paired bootstrap", size_change(gap), {}))
     return rows
 
 

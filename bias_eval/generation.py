@@ -29,7 +29,9 @@ __all__ = [
     "language_name",
     "position_limit",
     "resolve_settings",
+    "saved_dtype",
     "saved_generation",
+    "settings_flags",
 ]
 
 #: Used when neither a flag nor the model's generation config sets a value.
@@ -68,6 +70,36 @@ class GenerationSettings:
             return list(sources)
         prompt = Prompt(self.prompt, self.source_lang)
         return [prompt.render(source, lang) for source in sources]
+
+
+def settings_flags(settings: GenerationSettings) -> list[str]:
+    """The flags of ``scripts/bias_report.py`` that decode with ``settings``, every one spelled out (nothing is then
+    read from a model's files but its position limit)."""
+    parts = ["--prompt", settings.prompt or "none"]
+    parts += ["--num_beams", str(settings.beam_size), "--length_penalty", str(settings.length_penalty)]
+    parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
+    parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
+    parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+    if settings.mbr is not None:
+        mbr = settings.mbr
+        parts += ["--decoding", "mbr", "--mbr_samples", str(mbr.samples), "--mbr_candidates", mbr.candidates]
+        parts += [arg for key in ("epsilon", "top_p") if getattr(mbr, key) is not None
+                  for arg in (f"--{key}", str(getattr(mbr, key)))]  # fmt: skip
+    return parts
+
+
+#: ``config.json``'s weight types as ``--dtype`` names them
+_SAVED_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def saved_dtype(model: str | Path) -> str:
+    """The type of the weights saved in model folder ``model`` (its ``config.json``), as ``--dtype`` names it; fp32
+    when the config does not say."""
+    try:
+        config = json.loads(Path(model, "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "fp32"
+    return _SAVED_DTYPES.get(str(config.get("dtype") or config.get("torch_dtype")), "fp32")
 
 
 def saved_generation(model: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Scores: sacreBLEU BLEU/chrF from per-sentence sufficient statistics, MT-GenEval gender accuracy, fair BLEU.
 
-Corpus BLEU and chrF are sacreBLEU's (default settings; BLEU with each target language's tokenizer,
-:func:`mtkit.bleu.bleu_metric`). Each sentence is tokenised and counted once
+Corpus BLEU and chrF are sacreBLEU's (chrF with its defaults; BLEU with its defaults but for the tokenizer, which is
+:data:`mtkit.bleu.TOKENIZER_RULE`, so every statistics call names the target language). Each sentence is tokenised
+and counted once
 (``_extract_corpus_statistics``, the routine sacreBLEU's own significance tests use); a corpus score is
 sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exactly what
 ``corpus_score`` does, so summing over any subset (one gender, a bootstrap resample) reproduces
@@ -18,8 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
-CORPUS_BLEU = BLEU()  # sacrebleu.corpus_bleu defaults: 13a tokenisation, exp smoothing (scores from statistics)
-SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu defaults
+from mtkit.bleu import bleu_statistics
+
+CORPUS_BLEU = BLEU()  # scores from summed statistics (exp smoothing); its tokenizer is never used
+SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu's scoring of one sentence's statistics
 CHRF_METRIC = CHRF()  # sacrebleu.corpus_chrf defaults (chrF2, char order 6)
 WHITESPACE_BLEU = BLEU(tokenize="none")  # whitespace tokens, for the notebook-compatible sentence BLEU
 
@@ -61,12 +64,18 @@ _PUNCT_TO_SPACE = str.maketrans(string.punctuation, " " * len(string.punctuation
 
 
 def bleu_stats(
-    hypotheses: Sequence[str],
-    references: Sequence[str],
-    metric: BLEU = CORPUS_BLEU,
+    hypotheses: Sequence[str], references: Sequence[str], langs: str | Sequence[str | None] | None
 ) -> np.ndarray:
-    """Per-sentence BLEU statistics ``[hyp_len, ref_len, correct_1..4, total_1..4]`` (int64, n x 10)."""
-    stats = metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+    """Per-sentence BLEU statistics ``[hyp_len, ref_len, correct_1..4, total_1..4]`` (int64, n x 10), each sentence
+    tokenized for its target language (``langs``: one code for all or one per sentence; :mod:`mtkit.bleu`)."""
+    stats = bleu_statistics(list(hypotheses), list(references), langs)
+    return np.asarray(stats, dtype=np.int64).reshape(len(hypotheses), -1)
+
+
+def whitespace_bleu_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """Per-sentence BLEU statistics on whitespace tokens: the notebook-compatible sentence BLEU's
+    (:func:`notebook_sentence_bleu`), which splits on spaces whatever the language."""
+    stats = WHITESPACE_BLEU._extract_corpus_statistics(list(hypotheses), [list(references)])
     return np.asarray(stats, dtype=np.int64).reshape(len(hypotheses), -1)
 
 

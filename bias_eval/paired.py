@@ -79,6 +79,7 @@ class Change:
     ci95: list[float]
     p_value: float
     changes: np.ndarray | None = field(default=None, repr=False, compare=False)  # the replicates of the change
+    replicates: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)  # each system's
 
     @property
     def change(self) -> float:
@@ -88,8 +89,9 @@ class Change:
 
 def paired_change(before: float, after: float, before_replicates: np.ndarray, after_replicates: np.ndarray) -> Change:
     """The change ``after - before`` with the percentile CI and p-value of its replicates (same resamples)."""
-    changes = np.asarray(after_replicates, dtype=float) - np.asarray(before_replicates, dtype=float)
-    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before), changes)
+    b, a = np.asarray(before_replicates, dtype=float), np.asarray(after_replicates, dtype=float)
+    changes = a - b
+    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before), changes, (b, a))
 
 
 def mean_change(changes: Sequence[Change]) -> Change:
@@ -97,8 +99,20 @@ def mean_change(changes: Sequence[Change]) -> Change:
     is the mean of the replicates b, as for a report's macro intervals."""
     before = float(np.mean([c.before for c in changes]))
     after = float(np.mean([c.after for c in changes]))
+    if all(c.replicates is not None for c in changes):
+        b, a = (np.mean([c.replicates[i] for c in changes], axis=0) for i in (0, 1))  # type: ignore[index]
+        return paired_change(before, after, b, a)
     replicates = np.mean([c.changes for c in changes], axis=0)
     return Change(before, after, percentile_interval(replicates), bootstrap_p(replicates, after - before), replicates)
+
+
+def size_change(gap: Change) -> Change:
+    """The change of a gap's size, ``|after| - |before|``, over the same resamples as the gap's own change: below 0
+    when the gap shrank whichever gender it favours (a gap that changes sign is not narrowed by that alone)."""
+    if gap.replicates is None:
+        raise ValueError("the size of a gap needs each system's replicates")
+    b, a = gap.replicates
+    return paired_change(abs(gap.before), abs(gap.after), np.abs(b), np.abs(a))
 
 
 def corpus_figure(stats: Mapping[str, np.ndarray], scorer: Callable[[np.ndarray], float]) -> Figure:

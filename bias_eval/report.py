@@ -24,7 +24,7 @@ from bias_eval.headline import (
 )
 from bias_eval.markdown import escape, table
 from bias_eval.scoring import LanguageResult
-from mtkit.bleu import DEFAULT_TOKENIZER, bleu_tokenizer
+from mtkit.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from mtkit.textio import follow_umask
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
@@ -152,7 +152,7 @@ def reproduce_lines(config: Mapping[str, Any]) -> list[str]:
                 lines.append(f"sacrebleu {ref} -i {hyp} -m bleu chrf{tokenize}  # {lang} bleu_{gender}, chrf_{gender}")
     lines.append(
         "# any figure, from <lang>.details.jsonl: sacrebleu.corpus_bleu(hypothesis_<gender> values, "
-        "[reference_<gender> values], tokenize=<the language's, 13a unless zh, ja, ko, th>); both genders give bleu"
+        f"[reference_<gender> values], tokenize=<{TOKENIZER_RULE}>); both genders give bleu"
     )
     return lines
 

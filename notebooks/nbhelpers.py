@@ -192,12 +192,14 @@ def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
     return Markdown(render_markdown(rows, notes, names, describe_sources(folders, metrics, names)))
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> str:
-    """sacreBLEU (13a, cased) and chrF of ``hypotheses`` against one reference each, as one line."""
+def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str) -> str:
+    """sacreBLEU (cased, tokenized for target language ``lang``) and chrF of ``hypotheses`` against one reference
+    each, as one line."""
+    from mtkit.bleu import bleu_tokenizer
     from mtkit.evaluation.scores import corpus_scores
 
-    scores = corpus_scores(list(hypotheses), list(references))
-    return f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  (sacreBLEU 13a, cased)"
+    scores = corpus_scores(list(hypotheses), list(references), lang)
+    return f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  (sacreBLEU {bleu_tokenizer(lang)}, cased)"
 
 
 def local_model(model: str | Path) -> Path:

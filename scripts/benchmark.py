@@ -83,6 +83,20 @@ def add_corpus_args(sub: argparse.ArgumentParser, model_help: str) -> None:
     sub.add_argument("--reference", required=True, help="their reference translations")
     first = ranged("eval_max_samples", "max_sentences")
     sub.add_argument("--max_sentences", type=first, help="use the first N sentences")
+    sub.add_argument(
+        "--target_lang", help="the references' language, which BLEU is tokenized for (default: --reference's suffix)"
+    )
+
+
+def target_language(args: argparse.Namespace) -> str:
+    """``--target_lang``, else the last suffix of ``--reference`` before ``.gz`` (``test_2016_flickr.de.gz``: de)."""
+    if args.target_lang:
+        return args.target_lang
+    name = Path(args.reference).name.removesuffix(".gz")
+    suffix = Path(name).suffix.lstrip(".")
+    if not (2 <= len(suffix) <= 3 and suffix.isalpha()):
+        raise UserError(f"--target_lang: required, --reference {args.reference} does not end in a language code")
+    return suffix
 
 
 def read_corpus(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -225,8 +239,9 @@ def translate_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[lis
     sources, references = read_corpus(args)
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": len(sources)}
     records = translation_bench.run(
-        Path(args.model), sources, references, beam_size=args.beam_size, batch_size=args.batch_size,
-        max_new_tokens=args.max_new_tokens, threads=args.threads, ct2_types=tuple(args.ct2_types.split(",")),
+        Path(args.model), sources, references, target_language(args), beam_size=args.beam_size,
+        batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, threads=args.threads,
+        ct2_types=tuple(args.ct2_types.split(",")),
     )  # fmt: skip
     return records, translation_bench.COLUMNS, settings
 
@@ -244,8 +259,8 @@ def decoding_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list
     torch.set_num_threads(args.threads)
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"sentences": len(sources)}
     records = decoding_bench.run(
-        args.model, sources, references, samples=samples, candidates=args.candidates, engine=args.engine,
-        epsilon=args.epsilon, beam_size=args.num_beams, batch_size=args.batch_size, seed=args.seed,
+        args.model, sources, references, target_language(args), samples=samples, candidates=args.candidates,
+        engine=args.engine, epsilon=args.epsilon, beam_size=args.num_beams, batch_size=args.batch_size, seed=args.seed,
     )  # fmt: skip
     if args.mtgeneval_dir:
         middle, engine = samples[len(samples) // 2], ["--engine", args.engine]

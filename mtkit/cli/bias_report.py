@@ -18,7 +18,7 @@ from bias_eval.balance import (
     STRICT_ACCURACY_DEFINITION,
     over_correction,
 )
-from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
+from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings, settings_flags
 from bias_eval.hyps import read_hyp_dir, translate_dataset
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
@@ -30,7 +30,7 @@ from bias_eval.page import report_files
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
-from mtkit.bleu import bleu_signatures, signature
+from mtkit.bleu import TOKENIZER_RULE, bleu_signatures, signature
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
@@ -209,17 +209,8 @@ def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | N
     if settings is None:
         parts += ["--hyp_dir", args.hyp_dir]
     else:
-        parts += ["--model", args.model, "--prompt", settings.prompt or "none"]
-        parts += ["--num_beams", str(settings.beam_size), "--length_penalty", str(settings.length_penalty)]
-        parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
-        parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
-        parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+        parts += ["--model", args.model, *settings_flags(settings)]
         parts += ["--force"] if args.force else []
-        if settings.mbr is not None:
-            mbr = settings.mbr
-            parts += ["--decoding", "mbr", "--mbr_samples", str(mbr.samples), "--mbr_candidates", mbr.candidates]
-            parts += [arg for key in ("epsilon", "top_p") if getattr(mbr, key) is not None
-                      for arg in (f"--{key}", str(getattr(mbr, key)))]  # fmt: skip
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
     return shlex.join(parts)
@@ -252,8 +243,9 @@ def build_config(
     )
     definitions = {
         "n": "number of hypotheses scored (feminine + masculine); n_feminine and n_masculine per gender",
-        "bleu": "corpus sacreBLEU with default settings over all sentences; bleu_feminine and bleu_masculine "
-        "over the sentences of one gender; chrf* likewise with sacreBLEU chrF defaults (0-100 scale)",
+        "bleu": f"corpus sacreBLEU over all sentences, tokenized with {TOKENIZER_RULE}, its other settings "
+        "sacreBLEU's defaults; bleu_feminine and bleu_masculine over the sentences of one gender; chrf* likewise "
+        "with sacreBLEU chrF defaults (0-100 scale)",
         "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
         "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {args.bootstrap_samples} "
         f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
@@ -273,7 +265,7 @@ def build_config(
         "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
         "(languages resampled independently), not a mean of the per-language bounds",
         "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
-        "sentence BLEU is sacrebleu.sentence_bleu with default settings",
+        f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
     }
     if args.context:
         definitions["accuracy_context"] = (

@@ -32,9 +32,11 @@ GENDER_KEYS = (
 )
 
 
-def corpus_scores(hypotheses: list[str], references: list[str], langs=None) -> dict[str, float]:
+def corpus_scores(
+    hypotheses: list[str], references: list[str], langs: str | Sequence[str | None] | None
+) -> dict[str, float]:
     """sacreBLEU and chrF of a corpus, on the 0-100 scale; BLEU with the tokenizer of each sentence's target language
-    (``langs``: one code, one per sentence, or ``None`` for sacreBLEU's default 13a)."""
+    (``langs``: one code for all, or one per sentence; :func:`mtkit.bleu.corpus_bleu`)."""
     return {
         "bleu": corpus_bleu(hypotheses, references, langs),
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,

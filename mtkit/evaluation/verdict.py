@@ -15,6 +15,7 @@ from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
+from mtkit.bleu import TOKENIZER_RULE, bleu_signatures
 
 SAMPLES, SEED, LEVEL = 1000, 12345, 0.05
 #: the figures of the verdict, per language and overall (key, label); gaps are masculine - feminine
@@ -25,24 +26,32 @@ FIGURES = (
     ("strict_accuracy_feminine", "strict accuracy f"),
     ("strict_accuracy_masculine", "strict accuracy m"),
     ("accuracy_gap", "accuracy gap m-f"),
+    ("accuracy_gap_size", "accuracy gap size"),
     ("strict_accuracy_gap", "strict accuracy gap m-f"),
     ("bleu_gap", "BLEU gap m-f"),
     ("mf_ratio", "M:F predictions"),
 )
+#: what the verdict says of the accuracy gap, each outcome's sentence in docs/bias_mitigation.md
+NO_TEST, OVER_CORRECTED, LEVELLED_DOWN, NARROWED, NOT_NARROWED = (
+    "no test ran", "over-corrected", "levelled down", "narrowed", "did not narrow"
+)  # fmt: skip
 
 
 def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED) -> dict:
-    """BLEU and chrF of two systems' translations of the same rows (``target``, ``hypothesis``), their change, its
-    paired-bootstrap 95% CI and p-value."""
+    """BLEU and chrF of two systems' translations of the same rows (``target``, ``lang``, ``hypothesis``), their
+    change, its paired-bootstrap 95% CI and p-value; BLEU with each row's target language's tokenizer."""
     refs = [r["target"] for r in before]
     if refs != [r["target"] for r in after]:
         raise ValueError("the general cost needs both systems' translations of the same sentences")
+    if any(not r.get("lang") for r in before):
+        raise ValueError("the general cost needs each row's target language (lang), which its BLEU is tokenized for")
+    langs = [r["lang"] for r in before]
     counts = {"all": resample_counts(language_rng(seed, "general"), len(refs), samples)}
-    out: dict[str, Any] = {"n": len(refs), "samples": samples, "seed": seed}
-    for name, stats, scorer in (("bleu", bleu_stats, bleu_from_stats), ("chrf", chrf_stats, chrf_from_stats)):
-        figs = [
-            corpus_figure({"all": stats([r["hypothesis"] for r in rows], refs)}, scorer) for rows in (before, after)
-        ]
+    out: dict[str, Any] = {"n": len(refs), "samples": samples, "seed": seed, "bleu_tokenizer": TOKENIZER_RULE}
+    out["bleu_signature"] = bleu_signatures(sorted(set(langs)))
+    extract = {"bleu": lambda hyps: bleu_stats(hyps, refs, langs), "chrf": lambda hyps: chrf_stats(hyps, refs)}
+    for name, scorer in (("bleu", bleu_from_stats), ("chrf", chrf_from_stats)):
+        figs = [corpus_figure({"all": extract[name]([r["hypothesis"] for r in x])}, scorer) for x in (before, after)]
         change = compare_figure(*figs, {"all": len(refs)}, counts)
         out[name] = {"before": change.before, "after": change.after, "change": change.change}
         out[name] |= {"ci95": change.ci95, "p_value": change.p_value}
@@ -77,26 +86,44 @@ def leakage(tuning: Sequence[Mapping[str, Any]], verdict: Sequence[Mapping[str, 
 
 
 def _scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) -> dict[str, Any]:
-    """The verdict's figures of one language (or ``macro``): before and after with their CIs, and the paired test
-    of the change (``rows`` of that language)."""
+    """The verdict's figures of one language (or ``macro``): before and after with their CIs, the paired test of
+    each change (``rows`` of that language), and the accuracy gap's :func:`outcome`."""
     paired = {r["figure"]: r for r in rows if r.get("lang") == name and "missing" not in r}
     out: dict[str, Any] = {}
     for key, label in FIGURES:
-        entry = {"label": label, "before": before.get(key), "before_ci95": before.get(f"{key}_ci95")}
-        entry |= {"after": after.get(key), "after_ci95": after.get(f"{key}_ci95")}
+        base = key.removesuffix("_size")
+        b, a = before.get(base), after.get(base)
+        if key != base:  # a gap's size: its CIs are the gap's, not the size's
+            b, a = (None if v is None else abs(v) for v in (b, a))
+        entry = {"label": label, "before": b, "before_ci95": None if key != base else before.get(f"{key}_ci95")}
+        entry |= {"after": a, "after_ci95": None if key != base else after.get(f"{key}_ci95")}
         if entry["before"] is not None and entry["after"] is not None:
             entry["change"] = entry["after"] - entry["before"]
         if key in paired:
             test = paired[key]
             entry |= {"change_ci95": test["ci95"], "p_value": test["p_value"], "test": test["test"]}
         out[key] = entry
-    gap = out["accuracy_gap"]
-    narrowed = "p_value" in gap and gap["p_value"] < LEVEL and abs(gap["after"]) < abs(gap["before"])
-    out["accuracy_gap_narrowed"] = bool(narrowed)
-    key = "accuracy_masculine" if (gap["before"] or 0) > 0 else "accuracy_feminine"  # the better-served gender's
-    fell = narrowed and out[key].get("p_value", 1.0) < LEVEL and (out[key].get("change") or 0.0) < 0
-    out["levelled_down"] = key if fell else None  # the gap narrowed by that accuracy falling beyond noise
+    out["accuracy_gap_outcome"], out["levelled_down"] = outcome(out)
+    out["accuracy_gap_narrowed"] = out["accuracy_gap_outcome"] in (NARROWED, LEVELLED_DOWN)
     return out
+
+
+def outcome(figures: Mapping[str, Any]) -> tuple[str, str | None]:
+    """What happened to the accuracy gap (see docs/bias_mitigation.md), and the accuracy that fell when it was
+    levelled down: no test ran (no paired test of the gap's size), over-corrected (the gap changed sign and its
+    after-interval lies on the other side of 0), narrowed (the 95% CI of |gap after| - |gap before| lies below 0;
+    levelled down when the better-served gender's accuracy also fell beyond noise), else did not narrow."""
+    gap, size = figures["accuracy_gap"], figures["accuracy_gap_size"]
+    if gap["before"] is None or gap["after"] is None or "change_ci95" not in size:
+        return NO_TEST, None
+    ci = gap.get("after_ci95")
+    if ci and ((gap["before"] > 0 and ci[1] < 0) or (gap["before"] < 0 and ci[0] > 0)):
+        return OVER_CORRECTED, None
+    if size["change_ci95"][1] >= 0:
+        return NOT_NARROWED, None
+    key = "accuracy_masculine" if gap["before"] > 0 else "accuracy_feminine"  # the better-served gender's
+    fell = figures[key].get("p_value", 1.0) < LEVEL and (figures[key].get("change") or 0.0) < 0
+    return (LEVELLED_DOWN, key) if fell else (NARROWED, None)
 
 
 def verdict_document(
@@ -116,26 +143,58 @@ def verdict_document(
     overall = {**scopes[langs[0]]} if len(langs) == 1 else _scope("macro", before["macro"], after["macro"], rows)
     doc = {"languages": scopes, "overall": overall, "general_cost": cost, "budget": dict(budget)}
     doc |= {"over_correction": over_correction(after), "leakage": dict(leak), "paired_refused": paired.get("refused")}
+    doc["decoding"] = decoding(before, after)
     doc["summary"] = summary(doc)
     return doc
+
+
+def decoding(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """How the two reports decoded (their ``metrics.json``'s generation settings): ``same`` and the settings, or
+    each report's when they differ (the verdict then says so)."""
+    found = [((m.get("config") or {}).get("hypotheses") or {}).get("generation") for m in (before, after)]
+    if found[0] == found[1]:
+        return {"same": True, "settings": found[0]}
+    return {"same": False, "before": found[0], "after": found[1]}
+
+
+def describe_decoding(settings: Mapping[str, Any] | None) -> str:
+    """One line of decoding settings (a report's ``generation``)."""
+    if not settings:
+        return "not recorded"
+    prompt = f"prompt {settings['prompt']!r}" if settings.get("prompt") else "no prompt"
+    mbr = f", MBR {settings['mbr']}" if settings.get("mbr") else ""
+    return (
+        f"beam {settings['beam_size']}, length penalty {settings['length_penalty']}, at most "
+        f"{settings['max_new_tokens']} new tokens and {settings['max_len_a']} x source + {settings['max_len_b']}, "
+        f"{prompt}, dtype {settings['dtype']}{mbr}"
+    )
 
 
 def _share(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _gap_sentence(doc: Mapping[str, Any]) -> str:
+    """The accuracy gap before and after, its size's paired test and the outcome, in one sentence."""
+    o = doc["overall"]
+    gap, size, said = o["accuracy_gap"], o["accuracy_gap_size"], o["accuracy_gap_outcome"]
+    went = f"The accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} to " \
+        f"{_fmt('accuracy_gap', gap['after'])}"  # fmt: skip
+    if said == NO_TEST:
+        why = doc.get("paired_refused") or "the paired test of its size gave no result"
+        return f"{went}: no test ran ({why}), so nothing is claimed about the change."
+    ci = size["change_ci95"]
+    went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
+        f"{100 * ci[1]:+.1f}], p = {size['p_value']:.3g})"  # fmt: skip
+    if said == OVER_CORRECTED:
+        return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
+    verdict = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
+    return f"{went}: {verdict.get(said, 'did not narrow beyond noise')}."
+
+
 def summary(doc: Mapping[str, Any]) -> str:
-    """One paragraph: the gap before and after, whether it narrowed beyond noise, the general cost, the flags."""
-    gap = doc["overall"]["accuracy_gap"]
-    parts = []
-    if gap["before"] is not None and gap["after"] is not None:
-        ci = gap.get("change_ci95")
-        said = f" (change {100 * gap['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}], " \
-            f"p = {gap['p_value']:.3g})" if ci else ""  # fmt: skip
-        verdict = "narrowed beyond noise" if doc["overall"]["accuracy_gap_narrowed"] else "did not narrow beyond noise"
-        parts.append(f"The accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} to "
-                     f"{_fmt('accuracy_gap', gap['after'])}{said}: "
-                     f"{verdict}.")  # fmt: skip
+    """One paragraph: the gap before and after, its outcome, the general cost, the flags."""
+    parts = [_gap_sentence(doc)]
     if doc["overall"].get("levelled_down"):
         fell = doc["overall"][doc["overall"]["levelled_down"]]
         parts.append(f"Levelling down: {fell['label']} fell {100 * -fell['change']:.1f} points beyond noise "
@@ -145,6 +204,8 @@ def summary(doc: Mapping[str, Any]) -> str:
         b = cost["bleu"]
         parts.append(f"General test BLEU {b['before']:.2f} -> {b['after']:.2f} ({b['change']:+.2f}, 95% CI "
                      f"[{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}]).")  # fmt: skip
+    if not (doc.get("decoding") or {"same": True})["same"]:
+        parts.append("The two models were decoded with different settings (see the page).")
     if doc.get("over_correction"):
         parts.append("Over-correction flagged: " + doc["over_correction"]["message"] + ".")
     leak = doc["leakage"]
@@ -161,6 +222,8 @@ def _fmt(key: str, value: Any) -> str:
         return "n/a"
     if key in ("bleu_gap", "mf_ratio"):
         return f"{value:+.2f}" if key == "bleu_gap" else f"{value:.2f}"
+    if key.endswith("_size"):
+        return f"{100 * value:.1f} pts"
     return f"{100 * value:+.1f} pts" if key.endswith("_gap") else f"{100 * value:.1f}%"
 
 
@@ -199,8 +262,16 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
     if len(langs) > 1:
         out += ["## overall (macro average over the languages)", "", *_table(doc["overall"], header)]
     cost, budget, leak = doc.get("general_cost"), doc["budget"], doc["leakage"]
+    out += ["## Decoding (both models)", ""]
+    dec = doc.get("decoding") or {"same": True, "settings": None}
+    if dec["same"]:
+        out += [f"- {names[0]} and {names[1]} alike: {describe_decoding(dec['settings'])}", ""]
+    else:
+        out += [f"- {n}: {describe_decoding(dec[k])}" for n, k in zip(names, ("before", "after"))]
+        out += ["- the two models were decoded with different settings: their figures are not comparable", ""]
     if cost:
         out += ["## General quality cost (general test split)", ""]
+        out += [f"BLEU tokenized with {cost['bleu_tokenizer']} ({cost['bleu_signature']}).", ""]
         for name in ("bleu", "chrf"):
             c = cost[name]
             out.append(
@@ -214,7 +285,8 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
         out.append(f"- general validation BLEU at the start (update 0): {start:.2f}; budget: at least "
                    f"{start - budget['max_bleu_drop']:.2f} (--max_bleu_drop {budget['max_bleu_drop']})")  # fmt: skip
     if chosen is not None:
-        out.append(f"- kept: update {budget['chosen_step']}, general validation BLEU {chosen:.2f}")
+        out.append(f"- kept, the weights in final/: update {budget['chosen_step']}, general validation BLEU "
+                   f"{chosen:.2f}")  # fmt: skip
     kept = budget.get("within_budget_steps") or []
     out += [f"- within the budget: {len(kept)} of {budget.get('evaluations')} evaluations", ""]
     out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]

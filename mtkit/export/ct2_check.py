@@ -196,7 +196,10 @@ def target_langs(model_dir: Path, sample: Sample) -> list[str | None]:
 
 
 def compare(
-    transformers: Sequence[str], ctranslate2: Sequence[str], references: Sequence[str] | None = None, langs=None
+    transformers: Sequence[str],
+    ctranslate2: Sequence[str],
+    references: Sequence[str] | None,
+    langs: Sequence[str | None],
 ) -> dict:
     """Agreement (share of identical outputs), BLEU of ``ctranslate2`` against ``transformers``, and with
     ``references`` each engine's BLEU against them and the difference (CTranslate2's minus transformers'); BLEU with
@@ -270,7 +273,7 @@ def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str
         torch.cuda.empty_cache()
     ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, langs, options)
     figures: dict[str, Any] = {"sample": sample.origin, "sentences": len(texts), "decoding": options}
-    figures["greedy"] = compare(hf_greedy, ct2_greedy, langs=langs)
+    figures["greedy"] = compare(hf_greedy, ct2_greedy, None, langs)
     figures["beam"] = {"beam_size": options["beam_size"], **compare(hf_beam, ct2_beam, sample.references, langs)}
     figures["bounds"] = dict(zip(("agreement", "bleu"), BOUNDS[quantization]))
     figures["seconds"] = round(time.perf_counter() - start, 1)

@@ -18,6 +18,7 @@ from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
 from mtkit.model.presets import preset_model_type
 from mtkit.paths import check_apart
+from mtkit.train.mitigation import check_export
 from mtkit.train.tracking import tracker_names
 
 
@@ -49,9 +50,11 @@ def check_position_limit(cfg: RunConfig) -> None:
 def check_launch(cfg: RunConfig) -> None:
     """Refuse, before the data is even read, what the launch asks for and the run could not do: DeepSpeed settings
     its end could not export with, or a gradient accumulation they contradict (:func:`check_deepspeed_config`), and
-    trackers accelerate does not know or cannot import (:func:`~mtkit.train.tracking.tracker_names`)."""
+    trackers accelerate does not know or cannot import (:func:`~mtkit.train.tracking.tracker_names`), and a
+    mitigation's export of other weights than its budget kept (:func:`~mtkit.train.mitigation.check_export`)."""
     check_deepspeed_config(cfg)
     tracker_names(cfg.logging.report_to)
+    check_export(cfg)  # a mitigation's final/ is the update its BLEU budget kept
 
 
 def bias_report_split(cfg: RunConfig) -> str | None:

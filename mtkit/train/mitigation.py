@@ -37,6 +37,22 @@ def check_pull(cfg: RunConfig, sharded: bool) -> None:
             raise UserError(f"--{flag}: not available with DeepSpeed or FSDP (sharded weights); use DDP or LoRA")
 
 
+def check_export(cfg: RunConfig) -> None:
+    """Refuse what would export other weights to ``final/`` than the update the BLEU budget kept (checkpoint_best,
+    the update the verdict names): the last weights (``--load_best_model_at_end false``) or the mean of the last
+    epoch checkpoints (``--average_last_epochs``), neither of them checked against the budget."""
+    if not cfg.mitigation.enabled():
+        return
+    kept = "a mitigation exports the update its BLEU budget kept (--max_bleu_drop), which the verdict names"
+    if not cfg.train.load_best_model_at_end:
+        raise UserError(f"--load_best_model_at_end false: {kept}; the last weights may not keep the budget")
+    if cfg.train.average_last_epochs:
+        raise UserError(
+            f"--average_last_epochs {cfg.train.average_last_epochs}: {kept}; the mean of the last epoch checkpoints "
+            "is not checked against the budget"
+        )
+
+
 def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
     """A copy of ``model`` (unwrapped from DDP) in evaluation mode with no gradients: the starting model a run is
     distilled toward."""

@@ -58,6 +58,7 @@ def run(
     model: str,
     sources: list[str],
     references: list[str],
+    lang: str,
     *,
     samples: tuple[int, ...] = (8, 16, 32),
     candidates: str = "sample",
@@ -93,7 +94,7 @@ def run(
                         "hyps": hyps})  # fmt: skip
     base = records[0]
     stats = {
-        "bleu": (lambda h: bleu_stats(h, references), bleu_from_stats),
+        "bleu": (lambda h: bleu_stats(h, references, lang), bleu_from_stats),
         "chrf": (lambda h: chrf_stats(h, references), chrf_from_stats),
     }
     for metric, (extract, score) in stats.items():

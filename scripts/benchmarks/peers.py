@@ -213,7 +213,7 @@ def translate_once(system: str, s: dict, snapshot: dict, files: dict, generate: 
     scored = {}
     for name, r in records.items():
         (Path(snapshot["path"]) / f"{name}-test.txt").write_text("".join(h + "\n" for h in r["hypotheses"]))
-        scored[name] = corpus_scores(r["hypotheses"], refs) | {"sent_s": len(sources) / r["seconds"]}
+        scored[name] = corpus_scores(r["hypotheses"], refs, "de") | {"sent_s": len(sources) / r["seconds"]}
     return scored
 
 

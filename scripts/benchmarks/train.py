@@ -52,7 +52,7 @@ def test_bleu(model, tokenizer, cfg, name: str) -> dict:
     )  # fmt: skip
     path = Path(cfg.train.output_dir) / f"{name}-test.txt"
     path.write_text("".join(" ".join(h.split()) + "\n" for h in hyps), encoding="utf-8")
-    return {**corpus_scores(hyps, list(test["target"])), "translations": str(path)}
+    return {**corpus_scores(hyps, list(test["target"]), list(test["lang"])), "translations": str(path)}
 
 
 def run_mtkit(cfg, warmup: int, steps: int, budget_s: float = 0) -> dict:

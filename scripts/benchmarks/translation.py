@@ -48,6 +48,7 @@ def run(
     model: Path,
     sources: list[str],
     references: list[str],
+    lang: str,
     *,
     beam_size: int = 4,
     batch_size: int = 32,
@@ -84,7 +85,7 @@ def run(
                 "seconds": seconds,
                 "sent_s": len(sources) / seconds,
                 "tok_s": out_tokens / seconds,
-                "bleu": corpus_scores(hyps, references)["bleu"],
+                "bleu": corpus_scores(hyps, references, lang)["bleu"],
             })  # fmt: skip
     base = next(r for r in records if r["system"] == BASELINE)
     for record in records:

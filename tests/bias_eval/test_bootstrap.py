@@ -30,7 +30,7 @@ def test_counts_are_resamples() -> None:
 
 def test_replicate_is_corpus_bleu_of_the_resampled_pairs(shared_geneval: Path) -> None:
     hyp_f, ref_f, hyp_m, ref_m = _german(shared_geneval, 120)
-    sf, sm = bleu_stats(hyp_f, ref_f), bleu_stats(hyp_m, ref_m)
+    sf, sm = bleu_stats(hyp_f, ref_f, "de"), bleu_stats(hyp_m, ref_m, "de")
     counts = resample_counts(language_rng(7, "de"), len(ref_f), 5)
     reps = gap_replicates(sf, sm, bleu_from_stats, counts, counts)
     for b in range(3):
@@ -44,7 +44,7 @@ def test_replicate_is_corpus_bleu_of_the_resampled_pairs(shared_geneval: Path) -
 
 def test_ci_reproducible_seeded_and_contains_point_estimate(shared_geneval: Path) -> None:
     hyp_f, ref_f, hyp_m, ref_m = _german(shared_geneval)
-    sf, sm = bleu_stats(hyp_f, ref_f), bleu_stats(hyp_m, ref_m)
+    sf, sm = bleu_stats(hyp_f, ref_f, "de"), bleu_stats(hyp_m, ref_m, "de")
     gap = bleu_from_stats(sm.sum(axis=0)) - bleu_from_stats(sf.sum(axis=0))
 
     def ci(seed: int) -> list[float]:

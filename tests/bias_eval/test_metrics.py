@@ -11,7 +11,6 @@ from geneval_helpers import GENDERS, geneval_file, read_plain
 from sacrebleu.metrics import BLEU
 
 from bias_eval.metrics import (
-    WHITESPACE_BLEU,
     accuracy_words,
     bleu_from_stats,
     bleu_stats,
@@ -21,6 +20,7 @@ from bias_eval.metrics import (
     gender_decision,
     notebook_sentence_bleu,
     sentence_bleu_from_stats,
+    whitespace_bleu_stats,
 )
 
 
@@ -43,7 +43,7 @@ def noisy(lines: list[str], seed: int) -> list[str]:
 
 def test_summed_statistics_equal_corpus_bleu_and_chrf(german: dict[str, list[str]]) -> None:
     refs, hyps = german["feminine"], noisy(german["masculine"], 1)
-    bstats, cstats = bleu_stats(hyps, refs), chrf_stats(hyps, refs)
+    bstats, cstats = bleu_stats(hyps, refs, "de"), chrf_stats(hyps, refs)
     assert bleu_from_stats(bstats.sum(axis=0)) == sacrebleu.corpus_bleu(hyps, [refs]).score
     assert chrf_from_stats(cstats.sum(axis=0)) == sacrebleu.corpus_chrf(hyps, [refs]).score
     subset = sorted(random.Random(2).sample(range(len(refs)), 57))
@@ -55,7 +55,7 @@ def test_summed_statistics_equal_corpus_bleu_and_chrf(german: dict[str, list[str
 def test_sentence_bleu_from_statistics(german: dict[str, list[str]]) -> None:
     refs, hyps = german["feminine"][:80], noisy(german["masculine"][:80], 3) + []
     hyps[0], hyps[1] = "", "x"
-    for hyp, ref, row in zip(hyps, refs, bleu_stats(hyps, refs)):
+    for hyp, ref, row in zip(hyps, refs, bleu_stats(hyps, refs, "de")):
         assert sentence_bleu_from_stats(row) == sacrebleu.sentence_bleu(hyp, [ref]).score
 
 
@@ -64,7 +64,7 @@ def test_notebook_sentence_bleu_matches_sacrebleu_whitespace_bleu(german: dict[s
     refs, hyps = german["feminine"][:120], noisy(german["masculine"][:120], 4)
     reference_metric = BLEU(tokenize="none", effective_order=False)
     checked = 0
-    for hyp, ref, row in zip(hyps, refs, bleu_stats(hyps, refs, WHITESPACE_BLEU)):
+    for hyp, ref, row in zip(hyps, refs, whitespace_bleu_stats(hyps, refs)):
         if len(hyp.split()) >= 4 and row[2] > 0:
             assert notebook_sentence_bleu(row) == pytest.approx(
                 reference_metric.sentence_score(hyp, [ref]).score, rel=1e-12
@@ -75,9 +75,7 @@ def test_notebook_sentence_bleu_matches_sacrebleu_whitespace_bleu(german: dict[s
 
 def test_notebook_sentence_bleu_short_and_empty_hypotheses() -> None:
     ref = "die Ärztin kam gestern nach Hause"
-    (row_empty, row_one, row_two, row_miss) = bleu_stats(
-        ["", "die", "die Ärztin", "Haus Boot"], [ref] * 4, WHITESPACE_BLEU
-    )
+    (row_empty, row_one, row_two, row_miss) = whitespace_bleu_stats(["", "die", "die Ärztin", "Haus Boot"], [ref] * 4)
     assert notebook_sentence_bleu(row_empty) == 0.0
     assert notebook_sentence_bleu(row_miss) == 0.0  # no unigram match: 0, as NLTK returns
     # "die": p1 = 1/1, then p2..p4 smoothed to 1/2, 1/4, 1/8 (denominator max(1, 0) = 1); BP = exp(1 - 6/1)
@@ -96,7 +94,7 @@ def test_notebook_sentence_bleu_matches_nltk(german: dict[str, list[str]]) -> No
     refs = german["feminine"][:100] * 2
     short = [" ".join(r.split()[: k % 5]) for k, r in enumerate(refs[:100])]
     hyps = noisy(german["masculine"][:100], 5) + short
-    for hyp, ref, row in zip(hyps, refs, bleu_stats(hyps, refs, WHITESPACE_BLEU)):
+    for hyp, ref, row in zip(hyps, refs, whitespace_bleu_stats(hyps, refs)):
         expected = 100 * bleu_score.sentence_bleu([ref.split()], hyp.split(), smoothing_function=smoothing)
         assert notebook_sentence_bleu(row) == pytest.approx(expected, abs=1e-9)
 
@@ -121,3 +119,20 @@ def test_accuracy_words_and_decisions() -> None:
     assert gender_decision("Person mit Beruf.", ref_f, ref_m).correct
     # identical references: nothing can be wrong
     assert gender_decision("irgendwas", "Sie sagte es.", "Sie sagte es.").correct
+
+
+def test_bleu_statistics_name_the_target_language() -> None:
+    """No BLEU without a language: a call that leaves it out is an error, not 13a; Chinese statistics are sacreBLEU's
+    with its zh tokenizer (13a would see each sentence as about one word)."""
+    from mtkit.bleu import bleu_metric, corpus_bleu
+    from mtkit.evaluation.scores import corpus_scores
+
+    hyps, refs = ["医生结束了她的轮班。", "护士说她明天来。"], ["医生昨天结束了她的轮班。", "护士说他明天会来。"]
+    for call in (lambda: bleu_stats(hyps, refs), lambda: corpus_bleu(hyps, refs), lambda: corpus_scores(hyps, refs)):
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(TypeError):
+        bleu_metric()
+    direct = sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score
+    assert bleu_from_stats(bleu_stats(hyps, refs, "zh").sum(axis=0)) == pytest.approx(direct, abs=1e-9)
+    assert direct > 20 > sacrebleu.corpus_bleu(hyps, [refs]).score

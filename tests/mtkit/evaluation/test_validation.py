@@ -26,10 +26,10 @@ def test_inverse_sqrt_schedule_is_noam():
 def test_corpus_scores_are_sacrebleu():
     hyps = ["the cat sat on the mat .", "a dog runs", "hello world"]
     refs = ["the cat sat on a mat .", "a dog is running", "hello world"]
-    scores = corpus_scores(hyps, refs)
+    scores = corpus_scores(hyps, refs, "en")
     assert scores["bleu"] == sacrebleu.corpus_bleu(hyps, [refs]).score
     assert scores["chrf"] == sacrebleu.corpus_chrf(hyps, [refs]).score
-    assert corpus_scores(refs, refs)["bleu"] == pytest.approx(100.0)
+    assert corpus_scores(refs, refs, "en")["bleu"] == pytest.approx(100.0)
 
 
 def test_evaluation_decodes_under_the_runs_autocast():

@@ -1,19 +1,29 @@
 """The mitigation verdict's parts computed in-process: the general cost against sacreBLEU called directly (the
-figures, and the paired-bootstrap interval and p-value recomputed by a plain loop over the same resamples), and the
-leakage check on mitigation data that holds verdict sentences."""
+figures, and the paired-bootstrap interval and p-value recomputed by a plain loop over the same resamples; BLEU with
+the rows' own language's tokenizer), the leakage check on mitigation data that holds verdict sentences, and the
+accuracy gap's outcome (narrowed, over-corrected, levelled down, did not narrow, no test ran) on constructed paired
+decisions, checked against a direct numpy computation over the same resamples."""
+
+import math
 
 import numpy as np
 import sacrebleu
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from bias_eval.bootstrap import language_rng, resample_counts
-from mtkit.evaluation.verdict import general_cost, leakage
+from bias_eval.compare_paired import Sentences, language_tests
+from mtkit import bleu
+from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, verdict_document
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
 
 
 def test_general_cost_matches_sacrebleu_and_a_direct_paired_bootstrap() -> None:
-    before = [{"target": r, "hypothesis": r if i % 3 else "el médico terminó"} for i, r in enumerate(REFS)]
-    after = [{"target": r, "hypothesis": r if i % 4 else "la médica terminó su turno"} for i, r in enumerate(REFS)]
+    before = [
+        {"target": r, "lang": "es", "hypothesis": r if i % 3 else "el médico terminó"} for i, r in enumerate(REFS)
+    ]
+    after = [{"target": r, "lang": "es", "hypothesis": r if i % 4 else "la médica terminó"} for i, r in enumerate(REFS)]
     cost = general_cost(before, after, samples=40, seed=3)
     hb, ha = [r["hypothesis"] for r in before], [r["hypothesis"] for r in after]
     assert np.isclose(cost["bleu"]["before"], sacrebleu.corpus_bleu(hb, [REFS]).score)
@@ -66,8 +76,9 @@ def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
         return {"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)}
 
-    rows = [{"lang": lang, "figure": "accuracy_gap", "ci95": [-0.2, -0.1], "p_value": p, "test": "paired bootstrap"}
-            for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))]  # fmt: skip
+    rows = [{"lang": lang, "figure": figure, "ci95": [-0.2, -0.1], "p_value": p, "test": "paired bootstrap"}
+            for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))
+            for figure in ("accuracy_gap", "accuracy_gap_size")]  # fmt: skip
     leak = leakage(_rows(2), _rows(2, start=50))
     doc = verdict_document(metrics(0.8, 0.95), metrics(0.93, 0.95), {"rows": rows}, None, leak, {})
     assert doc["languages"]["es"]["accuracy_gap"]["p_value"] == 0.2
@@ -90,10 +101,179 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
 
     leak = leakage(_rows(2), _rows(2, start=50))
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.01), test("accuracy_feminine", 0.7)]
+    rows.append(test("accuracy_gap_size", 0.03))
     down = verdict_document(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, None, leak, {})
     assert down["overall"]["accuracy_gap_narrowed"] and down["overall"]["levelled_down"] == "accuracy_masculine"
+    assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
     assert "Levelling down: accuracy m fell 3.0 points beyond noise (p = 0.01)" in down["summary"]
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.9), test("accuracy_feminine", 0.01)]
+    rows.append(test("accuracy_gap_size", 0.03))
     up = verdict_document(metrics(0.88, 0.93), metrics(0.92, 0.93), {"rows": rows}, None, leak, {})
     assert up["overall"]["accuracy_gap_narrowed"] and up["overall"]["levelled_down"] is None
     assert "Levelling down" not in up["summary"]
+
+
+# -- the accuracy gap's outcome on constructed paired decisions ------------------------------------------------------
+
+SAMPLES, SEED = 400, 12345
+
+
+def _sentences(feminine: list[bool], masculine: list[bool]) -> Sentences:
+    """One system's paired sentences of ``de`` with these accuracy decisions (text alike: BLEU plays no part)."""
+    n, columns = len(feminine), {}
+    for gender, decisions in (("feminine", feminine), ("masculine", masculine)):
+        columns[gender] = {
+            "source": [f"{gender} {i}" for i in range(n)], "reference": [f"la casa {i}" for i in range(n)],
+            "hypothesis": [f"la casa {i}" for i in range(n)], "correct": list(decisions),
+            "strict_correct": list(decisions), "bleu_stats": [None] * n, "chrf_stats": [None] * n,
+            "correct_pair": [f and m for f, m in zip(feminine, masculine)],
+        }  # fmt: skip
+    return Sentences(True, columns)
+
+
+def _gap_replicates(feminine: list[bool], masculine: list[bool], counts: np.ndarray) -> np.ndarray:
+    """Accuracy m - accuracy f on each resample (a row of counts: how often each pair is drawn)."""
+    f, m = np.asarray(feminine, dtype=float), np.asarray(masculine, dtype=float)
+    return (counts @ m - counts @ f) / counts.sum(axis=1)
+
+
+def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray) -> dict:
+    """A report's metrics.json figures of ``de``, computed directly."""
+    f, m = float(np.mean(feminine)), float(np.mean(masculine))
+    ci = np.percentile(_gap_replicates(feminine, masculine, counts), [2.5, 97.5]).tolist()
+    one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f, "accuracy_gap_ci95": ci}
+    return {"languages": {"de": one}}
+
+
+def _verdict(before: tuple[list[bool], list[bool]], after: tuple[list[bool], list[bool]], refused: str | None = None):
+    """The verdict of two systems' decisions (feminine, masculine), with the comparison's own paired tests."""
+    counts = resample_counts(language_rng(SEED, "de"), len(before[0]), SAMPLES)
+    rows = [] if refused else language_tests("de", _sentences(*before), _sentences(*after), SAMPLES, SEED)
+    paired = {"rows": rows, "refused": refused}
+    reports = _metrics(*before, counts), _metrics(*after, counts)
+    return verdict_document(*reports, paired, None, leakage([], []), {}), counts
+
+
+def _right(n: int, k: int, shift: int = 0) -> list[bool]:
+    """``n`` decisions, ``k`` of them right (a run of them, rotated by ``shift``)."""
+    return [(i + shift) % n < k for i in range(n)]
+
+
+def test_a_gap_that_changes_sign_is_not_narrowed_by_moving() -> None:
+    """+0.06 -> -0.05: the signed change is far beyond noise (p < 0.01), but the size shrank by 0.01 only, within
+    noise, and the gap after does not lie beyond 0: the gap did not narrow."""
+    before, after = (_right(400, 336), _right(400, 360)), (_right(400, 340, 80), _right(400, 320))
+    doc, counts = _verdict(before, after)
+    gap = doc["overall"]["accuracy_gap"]
+    assert np.isclose(gap["before"], 0.06) and np.isclose(gap["after"], -0.05) and gap["p_value"] < 0.01
+    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
+    sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
+    low, high = np.percentile(sizes, [2.5, 97.5])
+    assert low < 0 < high and np.allclose(doc["overall"]["accuracy_gap_size"]["change_ci95"], [low, high])
+    assert np.percentile(_gap_replicates(*after, counts), 97.5) > 0  # the interval after reaches across 0
+    assert doc["overall"]["accuracy_gap_outcome"] == "did not narrow" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert "did not narrow beyond noise" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
+
+
+def test_a_gap_that_changes_sign_beyond_noise_is_over_corrected() -> None:
+    """+0.12 -> -0.10 with the interval after below 0: over-corrected, although |after| < |before|."""
+    before, after = (_right(400, 340), _right(400, 388)), (_right(400, 380, 3), _right(400, 340, 9))
+    doc, counts = _verdict(before, after)
+    gap = doc["overall"]["accuracy_gap"]
+    assert np.isclose(gap["before"], 0.12) and np.isclose(gap["after"], -0.10)
+    assert np.percentile(_gap_replicates(*after, counts), 97.5) < 0
+    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
+    assert doc["overall"]["accuracy_gap_outcome"] == "over-corrected" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert "over-corrected" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
+
+
+def test_a_gap_whose_size_shrinks_beyond_noise_narrowed() -> None:
+    """+0.15 -> +0.01 with the feminine accuracy rising: narrowed; the same gap closed by the masculine accuracy
+    falling instead: levelled down."""
+    before = (_right(400, 320), _right(400, 380))
+    doc, _ = _verdict(before, (_right(400, 376, 5), _right(400, 380)))
+    assert doc["overall"]["accuracy_gap_outcome"] == "narrowed" and doc["overall"]["accuracy_gap_narrowed"]
+    assert doc["overall"]["accuracy_gap_size"]["change_ci95"][1] < 0 and "narrowed beyond noise" in doc["summary"]
+    down, _ = _verdict(before, (_right(400, 320), _right(400, 324, 5)))
+    assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
+    assert down["overall"]["levelled_down"] == "accuracy_masculine" and "Levelling down" in down["summary"]
+
+
+def test_refused_paired_tests_say_no_test_ran() -> None:
+    """Paired tests refused (the reports hold other sentences): no test ran, never "did not narrow"."""
+    before, after = (_right(400, 320), _right(400, 380)), (_right(400, 376, 5), _right(400, 380))
+    doc, _ = _verdict(before, after, refused="de: feminine sentence 3 has another source in mitigated")
+    assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
+    assert doc["overall"]["accuracy_gap_outcome"] == "no test ran" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert "no test ran (de: feminine sentence 3 has another source in mitigated)" in doc["summary"]
+    assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
+
+
+def _mcnemar(before: list[bool], after: list[bool]) -> float:
+    b = sum(x and not y for x, y in zip(before, after))
+    c = sum(y and not x for x, y in zip(before, after))
+    k, n = min(b, c), b + c
+    return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def _direct_outcome(before, after, counts) -> str:
+    """The outcome from its definition, over the same resamples (numpy and the binomial, nothing of the verdict)."""
+    gap_b, gap_a = (float(np.mean(m) - np.mean(f)) for f, m in (before, after))
+    low_a, high_a = np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])
+    if (gap_b > 0 and high_a < 0) or (gap_b < 0 and low_a > 0):
+        return "over-corrected"
+    sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
+    if np.percentile(sizes, 97.5) >= 0:
+        return "did not narrow"
+    served = 1 if gap_b > 0 else 0  # the better-served gender's decisions: masculine (1) or feminine (0)
+    fell = np.mean(after[served]) < np.mean(before[served]) and _mcnemar(before[served], after[served]) < 0.05
+    return "levelled down" if fell else "narrowed"
+
+
+rates = st.floats(0.3, 1.0)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(30, 150), shares=st.tuples(rates, rates, rates, rates), seed=st.integers(0, 2**16))
+def test_the_outcome_agrees_with_a_direct_computation(n, shares, seed) -> None:
+    """Random paired decisions (each column right with its own share): the verdict's outcome is the one computed
+    directly from the percentile intervals of gap after* and |gap after*| - |gap before*| over the same resamples."""
+    drawn = np.random.default_rng(seed).random((4, n)) < np.array(shares)[:, None]
+    f_before, m_before, f_after, m_after = ([bool(x) for x in row] for row in drawn)
+    before, after = (f_before, m_before), (f_after, m_after)
+    doc, counts = _verdict(before, after)
+    sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
+    assume(abs(np.percentile(sizes, 97.5)) > 1e-9)  # not on the boundary, where rounding could decide
+    assume(all(abs(x) > 1e-9 for x in np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])))
+    direct = _direct_outcome(before, after, counts)
+    assert doc["overall"]["accuracy_gap_narrowed"] == (direct in ("narrowed", "levelled down"))
+    assert doc["overall"]["accuracy_gap_outcome"] == direct
+
+
+def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None:
+    """Chinese and Thai rows: BLEU as sacreBLEU scores them with zh and char (13a would see each sentence as one
+    word); a mixed set sums each row's statistics; the page says which tokenizer, as metrics.json words it."""
+    zh_refs = ["医生昨天下午结束了她的轮班。", "护士说他明天会来。", "工程师完成了这个项目。", "老师在教室里等学生。"]
+    zh_hyps = ["医生昨天结束了她的轮班。", "护士说她明天来。", "工程师完成了项目。", "老师在教室等学生。"]
+    th_refs = ["หมอทำงานเสร็จแล้ว", "พยาบาลจะมาพรุ่งนี้"]
+    th_hyps = ["หมอทำงานเสร็จ", "พยาบาลมาพรุ่งนี้"]
+
+    def rows(hyps, refs, lang):
+        return [{"target": r, "lang": lang, "hypothesis": h} for h, r in zip(hyps, refs)]
+
+    start = rows(zh_refs[:2] + ["了"] * 2, zh_refs, "zh")
+    cost = general_cost(start, rows(zh_hyps, zh_refs, "zh"), samples=20, seed=1)
+    assert np.isclose(cost["bleu"]["after"], sacrebleu.corpus_bleu(zh_hyps, [zh_refs], tokenize="zh").score)
+    assert cost["bleu"]["after"] > 20 and sacrebleu.corpus_bleu(zh_hyps, [zh_refs]).score < 5
+    mixed = rows(zh_hyps, zh_refs, "zh") + rows(th_hyps, th_refs, "th")
+    both = general_cost(mixed, mixed, samples=20, seed=1)["bleu"]["after"]
+    stats = [sacrebleu.BLEU(tokenize=t).corpus_score(h, [r]) for h, r, t in
+             ((zh_hyps, zh_refs, "zh"), (th_hyps, th_refs, "char"))]  # fmt: skip
+    summed = [sum(x) for x in zip(*[[s.sys_len, s.ref_len, *s.counts, *s.totals] for s in stats])]
+    assert np.isclose(both, sacrebleu.BLEU()._compute_score_from_stats(summed).score)
+    assert cost["bleu_tokenizer"] == bleu.TOKENIZER_RULE and "zh for zh" in bleu.TOKENIZER_RULE
+    decisions = (_right(40, 30), _right(40, 35))
+    counts = resample_counts(language_rng(SEED, "de"), 40, SAMPLES)
+    doc = verdict_document(_metrics(*decisions, counts), _metrics(*decisions, counts), {"rows": []}, cost,
+                           leakage([], []), {})  # fmt: skip
+    assert f"BLEU tokenized with {bleu.TOKENIZER_RULE} (" in render_markdown(doc)

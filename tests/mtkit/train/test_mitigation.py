@@ -109,6 +109,29 @@ def test_the_demo_recipe_narrows_the_accuracy_gap_beyond_noise_within_the_budget
     assert verdict["over_correction"] is None and verdict["leakage"]["shared_sentences"] == 0
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(("--load_best_model_at_end", "false"), "--load_best_model_at_end false"),
+     (("--average_last_epochs", "2"), "--average_last_epochs 2")],
+)  # fmt: skip
+def test_a_mitigation_that_would_export_other_weights_than_its_budget_kept_is_refused(tmp_path, flags, named) -> None:
+    """The last or averaged weights were never checked against the BLEU budget: refused in one line at launch, before
+    the model is even looked at and with nothing written (the same run without the flag gets past this check)."""
+    from testing_utils import script_in_process
+
+    from mtkit.cli.train import main
+
+    out = tmp_path / "run"
+    args = ("--config", RECIPE, "--model_name_or_path", str(tmp_path / "start"), "--gender_data", str(tmp_path),
+            "--output_dir", str(out))  # fmt: skip
+    res = script_in_process(main, *args, *flags)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith(f"error: {named}: a mitigation exports the update its BLEU budget kept"), res.stderr
+    assert not out.exists()
+    plain = script_in_process(main, *args)  # refused later, for the missing model
+    assert plain.returncode == 2 and "start" in plain.stderr and named not in plain.stderr
+
+
 def test_pull_toward_the_start_is_the_squared_distance(tmp_path) -> None:
     cfg = parse_config(["--gender_data", "x", "--l2_to_start", "0.3"])
     model = torch.nn.Linear(3, 2)

@@ -1,0 +1,61 @@
+"""The end of a mitigation run in-process: the verdict's two models (a start and a ``final/`` whose folders hold other
+decoding settings, prompt and weight type) decode with one set of settings, ``final/``'s, which the page states."""
+
+import json
+import shutil
+from types import SimpleNamespace
+
+from datasets import Dataset
+from testing_utils import MTGENEVAL, REPO
+
+from mtkit.config import parse_config
+from mtkit.pipeline import mitigation_verdict
+
+TEMPLATE = "translate English to {lang_name}: {source}"
+
+
+def _pairs(n: int) -> list[dict]:
+    """The first ``n`` German pairs of MT-GenEval dev, as a mitigation's verdict rows."""
+    rows = []
+    for gender in ("feminine", "masculine"):
+        name = MTGENEVAL / "sentences" / "dev" / f"geneval-sentences-{gender}-dev.en_de"
+        sources = name.with_suffix(".en_de.en").read_text(encoding="utf-8").splitlines()[:n]
+        targets = name.with_suffix(".en_de.de").read_text(encoding="utf-8").splitlines()[:n]
+        rows += [{"source": s, "target": t, "lang": "de", "gender": gender, "pair_id": str(i)}
+                 for i, (s, t) in enumerate(zip(sources, targets))]  # fmt: skip
+    return rows
+
+
+def _settings(folder, **generation) -> None:
+    """Decoding settings of the model folder's own: its generation config (and what else is given)."""
+    path = folder / "generation_config.json"
+    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    path.write_text(json.dumps(saved | generation), encoding="utf-8")
+
+
+def test_the_verdicts_two_models_decode_with_one_settings_object(tiny_t5, tmp_path) -> None:
+    start, final, run = tmp_path / "start", tmp_path / "run" / "final", tmp_path / "run"
+    shutil.copytree(tiny_t5, start)
+    shutil.copytree(tiny_t5, final)
+    _settings(start, num_beams=3, max_new_tokens=30, max_len_a=2.0, max_len_b=30)
+    _settings(final, num_beams=2, max_new_tokens=8, max_len_a=0.5, max_len_b=4)
+    (final / "prompt.json").write_text(json.dumps({"template": TEMPLATE, "source_lang": "en"}), encoding="utf-8")
+    config = json.loads((final / "config.json").read_text(encoding="utf-8"))
+    (final / "config.json").write_text(json.dumps(config | {"dtype": "bfloat16"}), encoding="utf-8")
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 0, "valid_general_bleu": 1.0}) + "\n", encoding="utf-8")
+    cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(start),
+                        "--gender_data", str(tmp_path), "--output_dir", str(run), "--num_beams", "2",
+                        "--max_new_tokens", "8", "--max_len_a", "0.5", "--max_len_b", "4", "--eval_batch_size", "8",
+                        "--force_coverage"])  # fmt: skip
+    trainer = SimpleNamespace(raw={"verdict": Dataset.from_list(_pairs(6)), "tuning": Dataset.from_list(_pairs(0))},
+                              out=run)  # fmt: skip
+    out = mitigation_verdict(cfg, trainer, final, run / "verdict", {"best_step": 0})
+    used = [json.loads((out / n / "metrics.json").read_text())["config"]["hypotheses"] for n in ("start", "mitigated")]
+    assert used[0]["generation"] == used[1]["generation"] and used[0]["prompts"] == used[1]["prompts"]
+    generation = used[0]["generation"]
+    expected = {"beam_size": 2, "max_new_tokens": 8, "max_len_a": 0.5, "max_len_b": 4, "prompt": TEMPLATE}
+    assert {key: generation[key] for key in expected} == expected and generation["dtype"] == "bf16"
+    page = (out / "verdict.md").read_text(encoding="utf-8")
+    assert "- start and mitigated alike: beam 2, length penalty 1.0, at most 8 new tokens and 0.5 x source + 4, " \
+        f"prompt {TEMPLATE!r}, dtype bf16" in page  # fmt: skip
+    assert json.loads((out / "verdict.json").read_text())["decoding"]["same"]
