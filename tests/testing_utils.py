@@ -186,6 +186,13 @@ FAST_RUN = [
 ]  # fmt: skip
 
 
+#: The shared two-process run (``tests/conftest.py``: ``ddp_run``), with flags the SageMaker entry's run repeats.
+DDP_RUN = [
+    *FAST_RUN, "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", "--eval_max_samples", "4",
+    "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no", "--logging_steps", "2",
+]  # fmt: skip
+
+
 def system_library(name: str) -> str | None:
     """The path the loader's cache (``ldconfig -p``) gives for ``name``, or None (not installed, no ldconfig)."""
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
