@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 from testing_utils import (
+    DDP_RUN,
     DEMO_SMALL,
     FAST_RUN,
     MTGENEVAL,
@@ -161,6 +162,25 @@ def zero3_run(tiny_t5, tmp_path_factory) -> Path:
         (root / "run.stdout").write_text(res.stdout, encoding="utf-8")
 
     return once(tmp_path_factory, "zero3_run", build) / "run"
+
+
+@pytest.fixture(scope="session")
+def ddp_run(multi30k_small, tmp_path_factory) -> Path:
+    """A 4-update run on the Multi30k slice by 2 DDP processes (``accelerate launch`` with
+    ``accelerate_configs/cpu_ddp.yaml``, flags ``testing_utils.DDP_RUN``), started on glibc's malloc (nothing
+    preloaded, so that each worker's own restart on tcmalloc shows); what the launch printed is in ``<run>.stdout``.
+    Shared by the two-process launch checks (tests/mtkit/train/test_trainer.py) and the SageMaker entry's comparison
+    with accelerate launch (tests/sagemaker/test_sagemaker_entry.py), which repeats the same flags under torchrun."""
+
+    def build(root: Path) -> None:
+        res = launch(
+            "cpu_ddp", "--data_dir", str(multi30k_small), *DDP_RUN, "--output_dir", str(root / "run"),
+            env={"LD_PRELOAD": ""},
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr[-3000:]
+        (root / "run.stdout").write_text(res.stdout, encoding="utf-8")
+
+    return once(tmp_path_factory, "ddp_run", build) / "run"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -32,7 +32,7 @@ def test_accelerate_reads_every_launcher(launcher):
 
 #: where each launcher is started by a test on the CPU with the same small Multi30k run (FAST_RUN)
 LAUNCHED_ELSEWHERE = {
-    "cpu_ddp": "tests/mtkit/train/test_trainer.py",
+    "cpu_ddp": "tests/conftest.py",  # ddp_run, shared by test_trainer.py and the SageMaker entry test
     "multi_gpu": "tests/mtkit/train/test_trainer.py",
     "deepspeed_zero2": "tests/mtkit/train/test_trainer.py",
     "deepspeed_zero3": "tests/mtkit/train/test_trainer.py",

@@ -81,29 +81,53 @@ def script_in_process(main, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess([main.__module__, *args], code, out.getvalue(), err.getvalue())
 
 
-def train_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``scripts/train.py ARGS`` run by its own ``main`` in this process (:func:`script_in_process`), with the
-    accelerate state reset before and after and ``env`` set while it runs. For tests whose subject is the run, not
-    the process: signals, launchers and environment leaks keep real processes."""
+@contextlib.contextmanager
+def fresh_run_state(env: dict | None = None, argv: list[str] | None = None):
+    """accelerate's state reset before and after, ``env`` set and ``sys.argv`` replaced by ``argv`` (when given)
+    while the block runs: what a run in this process needs to start as a fresh interpreter would."""
     from accelerate.state import AcceleratorState, GradientState
 
-    from mtkit.cli.train import main
-
     saved = {k: os.environ.get(k) for k in (env or {})}
+    saved_argv = sys.argv
     os.environ.update(env or {})
+    if argv is not None:
+        sys.argv = argv
     AcceleratorState._reset_state(reset_partial_state=True)
     GradientState._reset_state()
     try:
-        res = script_in_process(main, *args)
+        yield
     finally:
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
+        sys.argv = saved_argv
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def train_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``scripts/train.py ARGS`` run by its own ``main`` in this process (:func:`script_in_process`), with the
+    accelerate state reset before and after and ``env`` set while it runs. For tests whose subject is the run, not
+    the process: signals, launchers and environment leaks keep real processes."""
+    from mtkit.cli.train import main
+
+    with fresh_run_state(env):
+        res = script_in_process(main, *args)
     return subprocess.CompletedProcess(["train.py", *args], res.returncode, res.stdout, res.stderr)
+
+
+def argv_script_in_process(script: str, *args: str) -> subprocess.CompletedProcess:
+    """``scripts/<script> ARGS`` for a script whose ``main()`` reads ``sys.argv`` itself (``benchmark_step.py``): its
+    ``main`` run in this process as :func:`script_in_process` runs one, ``sys.argv`` set to the command line and the
+    accelerate state reset around it."""
+    import importlib
+
+    main = importlib.import_module(script.removesuffix(".py")).main
+    with fresh_run_state(argv=[str(REPO / "scripts" / script), *args]):
+        res = script_in_process(lambda _argv: main(), *args)
+    return subprocess.CompletedProcess([script, *args], res.returncode, res.stdout, res.stderr)
 
 
 def launch_command(
@@ -183,6 +207,13 @@ FAST_RUN = [
     "--max_tokens", "1024", "--warmup_steps", "10", "--learning_rate", "2e-3",
     "--eval_max_samples", "16", "--max_new_tokens", "16", "--num_beams", "2",
     "--report_to", "none", "--disable_tqdm", "--logging_steps", "5",
+]  # fmt: skip
+
+
+#: The shared two-process run (``tests/conftest.py``: ``ddp_run``), with flags the SageMaker entry's run repeats.
+DDP_RUN = [
+    *FAST_RUN, "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", "--eval_max_samples", "4",
+    "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no", "--logging_steps", "2",
 ]  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from geneval_helpers import (
     reference_hyps,
     write_hyps,
 )
-from testing_utils import run_script
+from testing_utils import run_script, script_in_process
 
 KEYS = {
     "n",
@@ -39,9 +39,12 @@ KEYS = {
 }
 
 
-def bias_report(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``scripts/bias_report.py ARGS`` in a fresh process."""
-    return run_script("bias_report.py", *args, env=env, timeout=300)
+def bias_report(*args: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/bias_report.py ARGS`` by its ``main`` in this process (the script's own process, with its exit status
+    and one-line error: test_error_from_the_script_is_one_line)."""
+    from mtkit.cli.bias_report import main
+
+    return script_in_process(main, *args)
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +169,10 @@ def test_help_is_clean() -> None:
 
 
 def test_error_from_the_script_is_one_line(small_geneval: Path, tmp_path: Path) -> None:
+    """The script's own process: its exit status and its one-line error through a fresh interpreter."""
     out = tmp_path / "out"
-    proc = bias_report(
+    proc = run_script(
+        "bias_report.py",
         "--mtgeneval_dir",
         str(small_geneval),
         "--split",
@@ -191,8 +196,7 @@ def test_hub_is_unreachable_offline(tmp_path: Path) -> None:
         str(tmp_path / "hyps"),  # not the report's parent: an output inside an input is refused first
         "--out",
         str(tmp_path / "o"),
-        env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
-    )
+    )  # offline: tests/conftest.py sets HF_HUB_OFFLINE and HF_DATASETS_OFFLINE for the whole run
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("error: --hub: cannot load gsarti/mt_geneval")
 

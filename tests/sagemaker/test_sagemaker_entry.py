@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import yaml
-from testing_utils import FAST_RUN, REPO, free_port, launch, run_script
+from testing_utils import DDP_RUN, REPO, free_port, launch, run_script
 
 from mtkit.config import FIELDS
 
@@ -141,8 +141,7 @@ def test_accelerate_env_is_what_accelerate_launch_gives_its_workers(tmp_path, mo
 
 # --- the entry script, for real ----------------------------------------------------------------------------------
 
-RUN = [*FAST_RUN, "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", "--eval_max_samples", "4",
-       "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no"]  # fmt: skip
+RUN = DDP_RUN  # the flags of the shared 2-process run (tests/conftest.py: ddp_run)
 
 
 @pytest.mark.parametrize(
@@ -153,16 +152,20 @@ RUN = [*FAST_RUN, "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", 
         pytest.param("deepspeed_zero3", marks=pytest.mark.slow),
     ],
 )
-def test_entry_under_torchrun_trains_exactly_as_accelerate_launch(multi30k_small, tmp_path, launcher):
+def test_entry_under_torchrun_trains_exactly_as_accelerate_launch(multi30k_small, tmp_path, launcher, request):
     """SageMaker's way (torchrun starts the entry script on 2 "GPUs", the entry sets accelerate's variables and runs
-    train.py in-process) against `accelerate launch` of the same flags: the same weights, tensor for tensor."""
+    train.py in-process) against `accelerate launch` of the same flags: the same weights, tensor for tensor. For
+    cpu_ddp, that launch is the suite's shared 2-process run (tests/conftest.py: ddp_run)."""
     from safetensors.torch import load_file
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     config = f"accelerate_configs/{launcher}.yaml"
-    base = tmp_path / "accelerate_launch"
-    res = launch(launcher, "--data_dir", str(multi30k_small), *RUN, "--output_dir", str(base))
-    assert res.returncode == 0, res.stderr[-3000:]
+    if launcher == "cpu_ddp":
+        base = request.getfixturevalue("ddp_run")
+    else:
+        base = tmp_path / "accelerate_launch"
+        res = launch(launcher, "--data_dir", str(multi30k_small), *RUN, "--output_dir", str(base))
+        assert res.returncode == 0, res.stderr[-3000:]
 
     model_dir, checkpoints = tmp_path / "opt_ml" / "model", tmp_path / "opt_ml" / "checkpoints"
     model_dir.mkdir(parents=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
-from testing_utils import REPO, run_script
+from testing_utils import REPO, script_in_process
 
 from mtkit.allocator import tcmalloc_library
 from mtkit.model.presets import PRESETS
@@ -16,6 +16,13 @@ from mtkit.model.presets import PRESETS
 EOLE_ENV = REPO / ".peers" / "eole-venv"
 UPDATES, SENTENCES, PRESET, VOCAB = 2, 8, "transformer-tiny", 500
 TCMALLOC = tcmalloc_library()  # what --allocator tcmalloc preloads
+
+
+def benchmark(*args: str):
+    """``scripts/benchmark.py ARGS`` by its ``main`` in this process (each toolkit's runs are its own processes)."""
+    from benchmark import main
+
+    return script_in_process(main, *args)
 
 
 def bart_parameters(preset: str, vocab: int, positions: int = 1026) -> int:
@@ -38,8 +45,8 @@ def mean(cell: str) -> float:
 def peers(multi30k_small, tmp_path_factory):
     work = tmp_path_factory.mktemp("peers")
     report = work / "peers.json"
-    res = run_script(
-        "benchmark.py", "peers", "--data_dir", str(multi30k_small), "--model", PRESET, "--minutes", "",
+    res = benchmark(  # the script's own process: tests/scripts/test_benchmark_script.py (the allocator benchmark)
+        "peers", "--data_dir", str(multi30k_small), "--model", PRESET, "--minutes", "",
         "--updates", str(UPDATES), "--base_updates", "0", "--repeats", "1", "--warmup_updates", "1",
         "--max_sentences", str(SENTENCES), "--vocab_size", str(VOCAB), "--max_tokens", "1024",
         "--work", str(work / "runs"), "--eole_env", str(EOLE_ENV), "--no_install", "--json", str(report),
@@ -114,7 +121,7 @@ def test_eole_via_ctranslate2_is_scored_from_its_own_translations(peers, multi30
 
 
 def test_bad_budget_is_one_line():
-    res = run_script("benchmark.py", "peers", "--minutes", "3,x")
+    res = benchmark("peers", "--minutes", "3,x")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["error: --minutes: expected comma-separated numbers, got '3,x'"]
 

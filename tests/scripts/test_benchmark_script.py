@@ -12,6 +12,14 @@ from mtkit.decode.generate import Translator
 from mtkit.decode.mbr import MBR
 
 
+def benchmark(*args: str):
+    """``scripts/benchmark.py ARGS`` by its ``main`` in this process; the script's own process (and the children it
+    starts): test_allocator_benchmark_times_each_installed_allocator_in_its_own_process."""
+    from benchmark import main
+
+    return script_in_process(main, *args)
+
+
 # slow (45 s on 2 cores): the default tier keeps the decoding benchmark's run (the same harness and engines, with
 # BLEU and the gender figures) and the step benchmark's; this adds the translation systems' speed table
 @pytest.mark.slow
@@ -45,8 +53,8 @@ def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):
 def test_mismatched_files_are_one_line(tiny_run, tmp_path):
     (tmp_path / "src.txt").write_text("a\nb\n")
     (tmp_path / "ref.txt").write_text("a\n")
-    res = run_script(
-        "benchmark.py", "translate", "--model", str(tiny_run / "final"),
+    res = benchmark(
+        "translate", "--model", str(tiny_run / "final"),
         "--source", str(tmp_path / "src.txt"), "--reference", str(tmp_path / "ref.txt"),
     )  # fmt: skip
     assert res.returncode == 2
@@ -80,7 +88,7 @@ def test_train_benchmark_runs_the_three_systems_on_equal_batches(multi30k_small,
 
 
 def test_train_benchmark_bad_flag_is_one_line():
-    res = run_script("benchmark.py", "train", "--steps", "0")
+    res = benchmark("train", "--steps", "0")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["error: --steps: must be >= 1, got 0"]
 
@@ -108,8 +116,8 @@ def test_quality_benchmark_trains_both_for_the_budget_and_scores_the_test_split(
 def test_decoding_benchmark_scores_beam_and_mbr_and_their_gender_figures(tiny_run, small_geneval, tmp_path):
     final, report, work = tiny_run / "final", tmp_path / "decoding.json", tmp_path / "work"
     src, ref = MULTI30K / "test_2016_flickr.en.gz", MULTI30K / "test_2016_flickr.de.gz"
-    res = run_script(
-        "benchmark.py", "decoding", "--model", str(final), "--source", str(src), "--reference", str(ref),
+    res = benchmark(
+        "decoding", "--model", str(final), "--source", str(src), "--reference", str(ref),
         "--max_sentences", "10", "--batch_size", "5", "--samples", "2,3", "--threads", "1", "--json", str(report),
         "--mtgeneval_dir", str(small_geneval), "--mtgeneval_split", "test", "--work", str(work),
     )  # fmt: skip

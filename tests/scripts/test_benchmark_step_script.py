@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from testing_utils import FAST_RUN, run_script
+from testing_utils import FAST_RUN, argv_script_in_process, run_script
 
 
 def test_prints_a_table_and_writes_consistent_json(multi30k_small, tmp_path):
     report = tmp_path / "bench.json"
-    res = run_script(
+    res = argv_script_in_process(  # in this process; the script's own process: the DataLoader workers' test below
         "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
         "--steps", "4", "--warmup", "1", "--gradient_accumulation_steps", "2", "--peak_tflops", "0.5",
         "--json", str(report),
@@ -26,7 +26,7 @@ def test_prints_a_table_and_writes_consistent_json(multi30k_small, tmp_path):
 
 
 def test_bad_flag_is_one_line(tmp_path):
-    res = run_script("benchmark_step.py", "--steps", "0", "--output_dir", str(tmp_path / "x"))
+    res = argv_script_in_process("benchmark_step.py", "--steps", "0", "--output_dir", str(tmp_path / "x"))
     assert res.returncode == 2 and res.stderr.strip() == "error: --steps must be at least 1 and --warmup at least 0"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from testing_utils import MTGENEVAL, run_script, script_in_process
 
+from mtkit.cli.bias_report import main as report_main
 from mtkit.cli.compare_reports import main as compare_main
 
 LANGS = ("de", "es")
@@ -66,8 +67,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     out = []
     for name, hyps in (("good", good), ("bad", bad)):
         report = tmp / f"report_{name}"
-        res = run_script(
-            "bias_report.py",
+        res = script_in_process(
+            report_main,
             *("--mtgeneval_dir", str(MTGENEVAL), "--split", "dev", "--target_langs", *LANGS),
             *("--hyp_dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap_samples", "200"),
         )
@@ -121,7 +122,7 @@ def _check_table(rows: list[list[str]], before: dict, after: dict) -> list[str]:
 
 def test_table_matches_both_metrics_files(reports: tuple[Path, Path], tmp_path: Path) -> None:
     before, after = reports
-    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned")
+    res = compare(str(before), str(after), "--names", "base,tuned")
     assert res.returncode == 0, res.stderr
     table = res.stdout.split("## Paired tests")[0]  # the paired tests: test_paired_tests_on_the_same_sentences
     verdicts = _check_table(_markdown_rows(table), _metrics(before), _metrics(after))
@@ -129,7 +130,7 @@ def test_table_matches_both_metrics_files(reports: tuple[Path, Path], tmp_path: 
     assert "Note: change = tuned - base" in res.stdout and "outside base's CI" in res.stdout
 
     out = tmp_path / "cmp"
-    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned", "--out", str(out))
+    res = compare(str(before), str(after), "--names", "base,tuned", "--out", str(out))
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in out.iterdir()) == ["comparison.html", "comparison.json", "comparison.md"]
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
@@ -147,11 +148,16 @@ def test_partly_overlapping_languages(reports: tuple[Path, Path], tmp_path: Path
     metrics = _metrics(after)
     metrics["languages"] = {"de": metrics["languages"]["de"]}
     (only_de / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
-    res = run_script("compare_reports.py", str(before), str(only_de))
+    res = compare(str(before), str(only_de))
     assert res.returncode == 0, res.stderr
     rows = _markdown_rows(res.stdout)[1:]
     assert {r[0] for r in rows} == {"de"} and len(rows) == len(FIGURES)
     assert "Languages only in before, left out: es." in res.stdout and "No macro rows" in res.stdout
+
+
+def compare(*args: str):
+    """``scripts/compare_reports.py ARGS`` by its ``main`` in this process (the script's own process: test_help)."""
+    return script_in_process(compare_main, *args)
 
 
 def _fails(*args: str, fragment: str, out: Path | None = None) -> None:
@@ -222,7 +228,7 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
     the two metrics.json files; and the paired tests refused, in one line, once a reference differs."""
     before, after = reports
     out = tmp_path / "cmp"
-    res = run_script("compare_reports.py", str(before), str(after), "--names", "base,tuned", "--out", str(out))
+    res = compare(str(before), str(after), "--names", "base,tuned", "--out", str(out))
     assert res.returncode == 0, res.stderr
     paired = json.loads((out / "comparison.json").read_text(encoding="utf-8"))["paired"]
     assert paired["refused"] is None and (paired["samples"], paired["seed"]) == (200, 12345)
@@ -253,7 +259,7 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
     first = json.loads(lines[0])
     first["reference_feminine"] += " x"
     (changed / "es.details.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
-    res = run_script("compare_reports.py", str(before), str(changed))
+    res = compare(str(before), str(changed))
     assert res.returncode == 0, res.stderr
     said = "es: feminine sentence 0 has another reference in after: not the same sentences"
     assert res.stderr == f"note: paired tests not run: {said}\n"

@@ -66,8 +66,8 @@ def single_run(multi30k_small, tmp_path_factory):
     return train(tmp_path_factory.mktemp("export") / "single", "--data_dir", str(multi30k_small), *TINY)
 
 
-def test_single_process_checkpoint(single_run, tmp_path):
-    printed = export(single_run / "checkpoints" / "checkpoint_last", tmp_path / "model")
+def test_single_process_checkpoint(single_run, tmp_path, capsys):
+    printed = export(single_run / "checkpoints" / "checkpoint_last", tmp_path / "model", capsys)
     assert "update 2, 1 process(es)" in printed and "model.safetensors" in printed
     assert_exported_equals_final(single_run, tmp_path / "model")
     assert not (tmp_path / "model" / "prompt.json").exists()

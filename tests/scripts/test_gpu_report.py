@@ -10,12 +10,21 @@ import sys
 
 import pytest
 from benchmarks import gpu_report
-from testing_utils import data_root, run_script
+from testing_utils import data_root, run_script, script_in_process
 
 
-def test_dry_run_checks_every_group_fits_one_device_command(tmp_path):
+def report(*args: str):
+    """``scripts/gpu_report.py ARGS`` by its ``main`` in this process (each step is its own process anyway); the
+    script's own process: test_smoke_runs_the_step_benchmark_and_reports_its_figures."""
+    import importlib
+
+    return script_in_process(importlib.import_module("gpu_report").main, *args)
+
+
+def test_dry_run_checks_every_group_fits_one_device_command(tmp_path, monkeypatch):
     out = tmp_path / "out" / "gpu_report"
-    res = run_script("gpu_report.py", "--dry_run", env={"OUT": str(tmp_path / "out")})
+    monkeypatch.setenv("OUT", str(tmp_path / "out"))
+    res = report("--dry_run")
     assert res.returncode == 0, res.stderr[-3000:]
     groups: dict[str, list] = {}
     for line in res.stdout.splitlines():
@@ -33,9 +42,9 @@ def test_dry_run_checks_every_group_fits_one_device_command(tmp_path):
     assert "plan ok" in res.stdout
 
 
-def test_dry_run_refuses_an_out_folder_outside_dollar_out(tmp_path):
-    res = run_script("gpu_report.py", "--dry_run", "--smoke", "--out", str(tmp_path / "elsewhere"),
-                     env={"OUT": str(tmp_path / "out")})  # fmt: skip
+def test_dry_run_refuses_an_out_folder_outside_dollar_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("OUT", str(tmp_path / "out"))
+    res = report("--dry_run", "--smoke", "--out", str(tmp_path / "elsewhere"))
     assert res.returncode == 2 and res.stderr.startswith("error: --dry_run: ") and "not under $OUT" in res.stderr
 
 
@@ -73,9 +82,9 @@ def test_a_step_cut_off_at_its_limit_keeps_what_it_printed(tmp_path):
 
 
 def test_without_a_gpu_every_gpu_step_is_skipped_and_reported(tmp_path):
-    res = run_script("gpu_report.py", "--out", str(tmp_path), "--only", "gpu-tests", "base")
+    res = report("--out", str(tmp_path), "--only", "gpu-tests", "base")
     assert res.returncode == 0, res.stderr[-3000:]
-    res = run_script("gpu_report.py", "--out", str(tmp_path), "--only", "flan-*")  # a later command adds its records
+    res = report("--out", str(tmp_path), "--only", "flan-*")  # a later command adds its records
     assert res.returncode == 0, res.stderr[-3000:]
     records = json.loads((tmp_path / "report.json").read_text())
     names = [r["step"] for r in records]
@@ -113,8 +122,7 @@ def test_smoke_translation_step_reports_every_system(tiny_run, tmp_path):
 
 def test_a_failing_step_is_recorded_and_the_report_still_written(tmp_path):
     missing = tmp_path / "no_model"
-    res = run_script("gpu_report.py", "--out", str(tmp_path / "r"), "--smoke", "--only", "translate",
-                     "--translate_model", str(missing))  # fmt: skip
+    res = report("--out", str(tmp_path / "r"), "--smoke", "--only", "translate", "--translate_model", str(missing))
     assert res.returncode == 0, res.stderr[-3000:]
     (record,) = json.loads((tmp_path / "r" / "report.json").read_text())
     assert record["status"] == "failed (exit 2)"
@@ -123,5 +131,5 @@ def test_a_failing_step_is_recorded_and_the_report_still_written(tmp_path):
 
 def test_bad_flags_are_one_line(tmp_path):
     (tmp_path / "file").write_text("x")
-    res = run_script("gpu_report.py", "--out", str(tmp_path / "file"))
+    res = report("--out", str(tmp_path / "file"))
     assert res.returncode == 2 and res.stderr.strip() == f"error: --out {tmp_path / 'file'}: exists and is not a folder"

@@ -3,15 +3,21 @@
 import shutil
 
 import pytest
-from testing_utils import run_script
+from testing_utils import run_script, script_in_process
 from transformers import GenerationConfig
 
 from mtkit.cli.translate import main
 from mtkit.decode.generate import Translator
-from mtkit.errors import UserError
+from mtkit.errors import UserError, cli_entry
 
 SENTENCES = ["A man is riding a bike.", "Two dogs play in the snow.", "A woman sings."]
 FAST = ["--max_new_tokens", "12", "--num_beams", "2"]
+
+
+def translate(*args: str):
+    """``scripts/translate.py ARGS`` by its ``main`` in this process, wrapped as the script wraps it (the script's own
+    process, fed on standard input: test_interactive_mode_until_q)."""
+    return script_in_process(cli_entry(main), *args)
 
 
 def saved(final) -> dict:
@@ -23,14 +29,14 @@ def saved(final) -> dict:
 def test_text_mode_matches_the_library(tiny_run):
     final = str(tiny_run / "final")
     texts = [a for s in SENTENCES for a in ("--text", s)]
-    res = run_script("translate.py", "--model", final, *FAST, *texts)
+    res = translate("--model", final, *FAST, *texts)
     assert res.returncode == 0, res.stderr[-2000:]
     assert saved(final)["length_penalty"] == 0.6  # the run's --length_penalty default, saved with the model
     expected = Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **saved(final))
     assert res.stdout.splitlines() == expected
     assert any(expected)  # 40 updates are enough for some output
     # a flag wins over the saved value
-    res = run_script("translate.py", "--model", final, *FAST, "--length_penalty", "2.0", *texts)
+    res = translate("--model", final, *FAST, "--length_penalty", "2.0", *texts)
     options = saved(final) | {"length_penalty": 2.0}
     assert res.stdout.splitlines() == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **options)
 
@@ -42,7 +48,7 @@ def test_the_saved_output_bound_is_used(tiny_run, tmp_path):
     gen = GenerationConfig.from_pretrained(final)
     gen.max_len_a, gen.max_len_b = 0.0, 2
     gen.save_pretrained(final)
-    res = run_script("translate.py", "--model", str(final), *FAST, *[a for s in SENTENCES for a in ("--text", s)])
+    res = translate("--model", str(final), *FAST, *[a for s in SENTENCES for a in ("--text", s)])
     assert res.returncode == 0, res.stderr[-2000:]
     options = {"beam_size": 2, "max_new_tokens": 12, "length_penalty": 0.6}
     expected = Translator(final).translate(SENTENCES, **options, max_len_a=0.0, max_len_b=2)
@@ -56,7 +62,7 @@ def test_file_mode_is_batched_and_in_order(tiny_run, tmp_path):
     src.write_text("\n".join(SENTENCES * 3) + "\n", encoding="utf-8")
     out = tmp_path / "sub" / "out.txt"
     args = ["--model", final, *FAST, "--input", str(src), "--output", str(out), "--batch_size", "2"]
-    res = run_script("translate.py", *args)
+    res = translate(*args)
     assert res.returncode == 0, res.stderr[-2000:]
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 9 and lines[:3] == lines[3:6] == lines[6:]
@@ -93,7 +99,7 @@ def test_bad_input(tiny_run, tmp_path, args, message):
 
 
 def test_bad_model_is_one_line_and_exit_2(tmp_path):
-    res = run_script("translate.py", "--model", str(tmp_path / "nope"), "--text", "x")
+    res = translate("--model", str(tmp_path / "nope"), "--text", "x")
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         f"error: --model {tmp_path / 'nope'}: no such folder (and not a hub id like google/flan-t5-base)"
@@ -111,7 +117,7 @@ def test_mbr_decoding_chooses_the_candidate_of_highest_expected_chrf(tiny_run):
     final = str(tiny_run / "final")
     texts = [a for s in SENTENCES for a in ("--text", s)]
     mbr = ["--decoding", "mbr", "--mbr_samples", "5", "--epsilon", "0", "--seed", "7"]
-    res = run_script("translate.py", "--model", final, *FAST, *mbr, *texts)
+    res = translate("--model", final, *FAST, *mbr, *texts)
     assert res.returncode == 0, res.stderr[-2000:]
     groups = Translator(final).candidates(
         SENTENCES, mbr=MBR(samples=5, epsilon=0.0, seed=7), beam_size=2, max_new_tokens=12, **saved(final)

@@ -5,13 +5,14 @@ import json
 
 import pytest
 import torch
-from testing_utils import MULTI30K, read_gz_lines, run_script
+from testing_utils import MULTI30K, read_gz_lines, run_script, script_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from mtkit.cli.translate import main as translate_main
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.engines import load_translator
 from mtkit.decode.generate import Translator
-from mtkit.errors import UserError
+from mtkit.errors import UserError, cli_entry
 from mtkit.export.ct2 import export_ct2
 
 PAIRS = [
@@ -94,9 +95,8 @@ def test_int8_model_translates(tiny_run, tmp_path):
 
 def test_translate_script_with_ct2(tiny_run, bart_ct2):
     texts = [p[0] for p in PAIRS]
-    res = run_script(
-        "translate.py", "--engine", "ct2", "--model", str(bart_ct2), *[a for t in texts for a in ("--text", t)]
-    )
+    args = ["--engine", "ct2", "--model", str(bart_ct2), *[a for t in texts for a in ("--text", t)]]
+    res = script_in_process(cli_entry(translate_main), *args)  # as scripts/translate.py runs it, in this process
     assert res.returncode == 0, res.stderr[-2000:]
     gen = json.loads((bart_ct2 / "generation_config.json").read_text())  # what the script takes by default
     options = {"beam_size": gen["num_beams"], "length_penalty": gen["length_penalty"]}

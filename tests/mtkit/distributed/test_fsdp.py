@@ -4,6 +4,8 @@ sharded checkpoints, decode sharded, resume exactly, and their checkpoints expor
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -55,9 +57,14 @@ def test_bart_preset_trains_decodes_resumes_and_exports(multi30k_small, tmp_path
     res = run(straight, 4)
     assert "2 process(es) on cpu" in res.stdout and ", FSDP, " in res.stdout
     assert_sharded_checkpoint(straight)
-    run(resumed, 2)
-    res = run(resumed, 4)  # continues from checkpoint_last (update 2)
-    assert "resuming from" in res.stdout
+    # the run as its update-2 checkpoint left it (a third launch, of a 2-update run, would save the same one):
+    # relaunched, it goes on from update 2 sharded and ends with the straight run's weights
+    shutil.copytree(straight, resumed, symlinks=True)
+    for later in (resumed / "checkpoints" / "step-0000004", resumed / "final"):
+        shutil.rmtree(later)
+    assert (resumed / "checkpoints" / "step-0000002" / "manifest.json").is_file()
+    res = run(resumed, 4)
+    assert "resuming from" in res.stdout and "step-0000002" in res.stdout
     assert same_weights(straight, resumed)
     # the translations made sharded, during training, are those of the exported weights in one plain process
     translated = rows(straight / "translations" / "valid-step4.jsonl")

@@ -5,9 +5,10 @@ import json
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import run_script
+from testing_utils import run_script, script_in_process
 
-from mtkit.errors import UserError
+from mtkit.cli.average_checkpoints import main
+from mtkit.errors import UserError, cli_entry
 from mtkit.export.averaging import average_checkpoints
 
 
@@ -17,7 +18,8 @@ def weights(folder) -> dict[str, torch.Tensor]:
 
 def test_last_two_is_the_element_wise_mean(tiny_run, tmp_path):
     out = tmp_path / "avg"
-    res = run_script("average_checkpoints.py", str(tiny_run), str(out), "--last", "2")
+    # in this process, wrapped as the script wraps it (its own process: test_bad_input_is_one_line_and_writes_nothing)
+    res = script_in_process(cli_entry(main), str(tiny_run), str(out), "--last", "2")
     assert res.returncode == 0, res.stderr[-2000:]
     a, b = (weights(tiny_run / "checkpoints" / f"step-{s:07d}") for s in (20, 40))
     got = weights(out)

@@ -7,10 +7,12 @@ import pytest
 import sacrebleu
 import torch
 from safetensors.torch import load_file
-from testing_utils import LANGS, MTGENEVAL, finetune_args, greedy, launch, rows, run_script, train_in_process
+from testing_utils import LANGS, MTGENEVAL, finetune_args, greedy, launch, rows, script_in_process, train_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from mtkit.cli.translate import main as translate_main
 from mtkit.data.prompts import PRESETS
+from mtkit.errors import cli_entry
 
 
 def last_eval(out) -> dict:
@@ -49,11 +51,12 @@ def test_five_languages_with_prompts_and_gender_metrics(tiny_t5, tmp_path):
     saved = json.loads((out / "final" / "prompt.json").read_text())
     assert saved["template"] == PRESETS["instruction"] and saved["languages"] == LANGS
     text = "The doctor said that she was tired."
-    res = run_script("translate.py", "--model", str(out / "final"), "--text", text, "--target_lang", "es")
+    translate = cli_entry(translate_main)  # as scripts/translate.py wraps it (its own process: test_translate_script)
+    res = script_in_process(translate, "--model", str(out / "final"), "--text", text, "--target_lang", "es")
     assert res.returncode == 0, res.stderr[-2000:]
     expected = greedy(out / "final", [f'Translate the following sentence from English to Spanish: "{text}"'])
     assert res.stdout.splitlines() == expected
-    res = run_script("translate.py", "--model", str(out / "final"), "--text", text)
+    res = script_in_process(translate, "--model", str(out / "final"), "--text", text)
     assert res.returncode == 2 and "--target_lang" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 

@@ -94,23 +94,19 @@ def test_interrupted_and_resumed_run_ends_with_the_same_weights(multi30k_small, 
     assert kept[-1] == "step-0000016" and len(kept) <= 2
 
 
-def test_two_processes_through_accelerate_launch(multi30k_small, tmp_path):
-    """Launched on glibc's malloc (nothing preloaded): where tcmalloc is installed (and no NVIDIA driver), each
-    worker starts itself again on it; the main process, which prints the note about glibc's malloc, does not print
-    it."""
-    out = tmp_path / "ddp"
-    res = launch(
-        "multi_gpu", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "12",
-        "--eval_steps", "12", "--save_steps", "12", "--eval_max_samples", "8", "--max_new_tokens", "8",
-        env={"LD_PRELOAD": ""},
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr[-3000:]
-    assert "2 process(es)" in res.stdout
+def test_two_processes_through_accelerate_launch(ddp_run):
+    """The shared 2-process run (tests/conftest.py: ``ddp_run``), launched on glibc's malloc (nothing preloaded):
+    where tcmalloc is installed (and no NVIDIA driver), each worker starts itself again on it; the main process,
+    which prints the note about glibc's malloc, does not print it."""
+    out, stdout = ddp_run, ddp_run.with_suffix(".stdout").read_text()
+    assert "2 process(es)" in stdout
     restarts = tcmalloc_library() is not None and not any(marker.exists() for marker in GPU_MARKERS)
-    assert ("glibc's malloc" in res.stdout) != restarts, res.stdout[:2000]
+    assert ("glibc's malloc" in stdout) != restarts, stdout[:2000]
     ckpt = out / "checkpoints" / "checkpoint_last"
     assert {"random_states_0.pkl", "random_states_1.pkl"} <= {p.name for p in ckpt.iterdir()}
-    for step, lr in records(out, "lr"):  # not stepped once per process
+    lrs = records(out, "lr")
+    assert [step for step, _ in lrs] == [2, 4]
+    for step, lr in lrs:  # not stepped once per process
         assert lr == pytest.approx(noam(step))
     assert (out / "final" / "model.safetensors").is_file()
 
