@@ -66,7 +66,7 @@ def add_decoding_args(group) -> None:
     kinds = {"mbr_candidates": {"choices": CANDIDATES}}
     defaults = {"mbr_samples": f" (default: {MBR_SAMPLES})", "mbr_candidates": " (default: sample)"}
     for key in MBR_KEYS:
-        kind = kinds.get(key, {"type": ranged(key)})
+        kind = kinds[key] if key in kinds else {"type": ranged(key)}
         group.add_argument(f"--{key}", **kind, help=_help(key) + defaults.get(key, ""))
 
 

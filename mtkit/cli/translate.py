@@ -73,6 +73,7 @@ def build_parser() -> Parser:
         f"(default: {DEFAULTS.engine}).",
     )
     add_decoding_args(p)
+    p.set_defaults(decoding=None)  # not given: the settings' default, recorded as such
     p.add_argument(
         "--seed",
         type=ranged("seed"),
