@@ -7,7 +7,7 @@ Fields are named as ``scripts/translate.py``'s flags, the recipe's ``eval`` keys
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ class DecodingSettings:
 
     ``max_len_a``/``max_len_b`` bound each batch's output to ``max_len_a`` x its longest source + ``max_len_b``
     tokens (never more than ``max_new_tokens``). The MBR keys (:data:`mtkit.decode.mbr.MBR_KEYS`) are set only with
-    ``decoding`` mbr (``None``: :class:`MBR`'s own defaults, and the engine's cutoff); ``seed`` fixes MBR's samples.
+    ``decoding`` mbr (``None``: :class:`MBR`'s own defaults, filled in; ``epsilon``/``top_p``: the engine's cutoff);
+    ``seed`` fixes MBR's samples.
     ``prompt`` is the template sources are rendered with (by the caller, per target language: :meth:`render`); the
     engines translate the sentences they are given.
     """
@@ -57,6 +58,8 @@ class DecodingSettings:
         mbr = self.mbr  # --decoding, the MBR keys only with mbr, their ranges
         if mbr is not None:
             mbr.sampling(self.engine)  # --epsilon with --engine ct2 is refused
+            object.__setattr__(self, "mbr_samples", mbr.samples)  # MBR's defaults where not given: one value each
+            object.__setattr__(self, "mbr_candidates", mbr.candidates)
 
     @property
     def mbr(self) -> MBR | None:
@@ -147,3 +150,13 @@ def from_keywords(settings: DecodingSettings | None, kwargs: dict[str, Any]) -> 
         chosen = (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p)
         values |= {"decoding": "mbr", **dict(zip(MBR_KEYS, chosen, strict=True)), "seed": mbr.seed}
     return DecodingSettings(**values), kwargs
+
+
+def from_generation_settings(settings) -> DecodingSettings:
+    """The :class:`DecodingSettings` of an object with ``bias_eval.generation.GenerationSettings``' fields (its
+    ``beam_size``, bounds, ``batch_size`` and ``mbr``; its ``prompt`` template and ``source_lang``; ``engine``,
+    ``dtype``): what the bias report's settings become when it adopts these."""
+    former = {key: getattr(settings, key) for key in [*_FORMER, "mbr"]}
+    decoding, _ = from_keywords(None, former)
+    prompt = None if settings.prompt is None else Prompt(settings.prompt, settings.source_lang)
+    return replace(decoding, prompt=prompt, engine=settings.engine, dtype=settings.dtype)

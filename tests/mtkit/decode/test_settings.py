@@ -3,6 +3,7 @@ default; and the MBR key list defined once."""
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from mtkit.cli.translate import build_parser
 from mtkit.config import EvalConfig
 from mtkit.data.prompts import Prompt
 from mtkit.decode.mbr import MBR, MBR_KEYS
-from mtkit.decode.settings import DEFAULTS, DecodingSettings, resolve
+from mtkit.decode.settings import DEFAULTS, DecodingSettings, from_generation_settings, resolve
 from mtkit.errors import UserError
 from mtkit.model.presets import preset_config
 
@@ -97,6 +98,7 @@ def test_mbr_flags_and_their_refusals(model_dir):
     settings, origin = resolve(flags("--decoding", "mbr", "--mbr_samples", "6", "--epsilon", "0.1"), model_dir)
     assert settings.mbr == MBR(samples=6, candidates="sample", epsilon=0.1, top_p=None, seed=0)
     assert (origin["mbr_samples"], origin["mbr_candidates"]) == ("--mbr_samples", "default")
+    assert (settings.mbr_samples, settings.mbr_candidates) == (6, "sample")  # MBR's default, filled in
     with pytest.raises(UserError, match="--top_p: only used with --decoding mbr"):
         resolve(flags("--top_p", "0.5"), model_dir)
     with pytest.raises(UserError, match="--epsilon: CTranslate2 has no epsilon sampling"):
@@ -116,3 +118,19 @@ def test_the_mbr_key_list_is_defined_once():
     mbr = DecodingSettings(decoding="mbr", **values).mbr
     assert (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p) == tuple(values.values())
     assert DEFAULTS == DecodingSettings() and all(getattr(DEFAULTS, key) is None for key in MBR_KEYS)
+
+
+def test_the_bias_reports_settings_convert(model_dir):
+    """``bias_eval.generation.GenerationSettings`` (resolved from the same flags) becomes the same settings."""
+    from bias_eval.generation import GenerationSettings, resolve_settings
+
+    argv = ["--decoding", "mbr", "--mbr_samples", "6", "--top_p", "0.8", "--num_beams", "2", "--max_len_b", "4"]
+    args = flags(*argv)
+    args.model, args.device = str(model_dir), None
+    args.batch_size, args.dtype, args.engine, args.seed = 8, "auto", "hf", 3
+    report, _ = resolve_settings(args)
+    assert isinstance(report, GenerationSettings)
+    ours, _ = resolve(args, model_dir)
+    assert report.prompt == "translate: {source}"  # the report keeps the template, not the model's languages
+    assert from_generation_settings(report) == replace(ours, prompt=Prompt("translate: {source}"))
+    assert from_generation_settings(report).mbr == MBR(samples=6, top_p=0.8, seed=3)
