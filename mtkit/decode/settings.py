@@ -67,12 +67,12 @@ class DecodingSettings:
         return mbr_settings(self, self.seed)
 
     @classmethod
-    def from_eval(cls, cfg: EvalConfig, prompt: Prompt | None = None) -> DecodingSettings:
+    def from_eval(cls, cfg: EvalConfig) -> DecodingSettings:
         """What a run's ``eval`` section decodes validation and test sets with (its MBR keys only with mbr)."""
         values = {f.name: getattr(cfg, f.name) for f in fields(cls) if hasattr(cfg, f.name)}
         if cfg.decoding == "beam":
             values |= dict.fromkeys(MBR_KEYS)
-        return cls(**values, batch_size=cfg.eval_batch_size, prompt=prompt)
+        return cls(**values, batch_size=cfg.eval_batch_size)
 
     def render(self, sources: list[str], lang: str) -> list[str]:
         """``sources`` in :attr:`prompt` for the target language ``lang`` (as they are without one)."""
