@@ -117,4 +117,5 @@ def mbr_settings(options, seed: int) -> MBR | None:
             raise UserError(f"--{next(iter(given))}: only used with --decoding mbr")
         return None
     names = {"mbr_samples": "samples", "mbr_candidates": "candidates"}  # MBR's own names
-    return MBR(**{names.get(key, key): value for key, value in given.items()}, seed=seed)
+    utility = getattr(options, "utility", "chrf")  # a library caller's (UTILITIES); no flag sets it
+    return MBR(**{names.get(key, key): value for key, value in given.items()}, utility=utility, seed=seed)

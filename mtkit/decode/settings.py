@@ -33,7 +33,8 @@ class DecodingSettings:
     ``max_len_a``/``max_len_b`` bound each batch's output to ``max_len_a`` x its longest source + ``max_len_b``
     tokens (never more than ``max_new_tokens``). The MBR keys (:data:`mtkit.decode.mbr.MBR_KEYS`) are set only with
     ``decoding`` mbr (``None``: :class:`MBR`'s own defaults, filled in; ``epsilon``/``top_p``: the engine's cutoff);
-    ``seed`` fixes MBR's samples.
+    ``utility`` (a name in :data:`mtkit.decode.mbr.UTILITIES`; no flag) scores the candidates, ``seed`` fixes MBR's
+    samples.
     ``prompt`` is the template sources are rendered with (by the caller, per target language: :meth:`render`); the
     engines translate the sentences they are given.
     """
@@ -48,6 +49,7 @@ class DecodingSettings:
     mbr_candidates: str | None = None
     epsilon: float | None = None
     top_p: float | None = None
+    utility: str = "chrf"
     seed: int = 0
     batch_size: int = 32
     prompt: Prompt | None = None
@@ -145,10 +147,9 @@ def from_keywords(settings: DecodingSettings | None, kwargs: dict[str, Any]) -> 
     mbr = former.pop("mbr", None)
     values = {_FORMER[key]: value for key, value in former.items() if value is not None}
     if mbr is not None:
-        if mbr.utility != "chrf":
-            raise ValueError(f"MBR utility {mbr.utility!r}: the settings decode with chrf only")
         chosen = (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p)
-        values |= {"decoding": "mbr", **dict(zip(MBR_KEYS, chosen, strict=True)), "seed": mbr.seed}
+        values |= {"decoding": "mbr", **dict(zip(MBR_KEYS, chosen, strict=True))}
+        values |= {"utility": mbr.utility, "seed": mbr.seed}
     return DecodingSettings(**values), kwargs
 
 

@@ -15,7 +15,7 @@ from mtkit.cli.translate import build_parser
 from mtkit.config import EvalConfig
 from mtkit.data.prompts import Prompt
 from mtkit.decode.mbr import MBR, MBR_KEYS
-from mtkit.decode.settings import DEFAULTS, DecodingSettings, from_generation_settings, resolve
+from mtkit.decode.settings import DEFAULTS, DecodingSettings, from_generation_settings, from_keywords, resolve
 from mtkit.errors import UserError
 from mtkit.model.presets import preset_config
 
@@ -134,3 +134,15 @@ def test_the_bias_reports_settings_convert(model_dir):
     assert report.prompt == "translate: {source}"  # the report keeps the template, not the model's languages
     assert from_generation_settings(report) == replace(ours, prompt=Prompt("translate: {source}"))
     assert from_generation_settings(report).mbr == MBR(samples=6, top_p=0.8, seed=3)
+
+
+def test_the_former_keyword_arguments_map_onto_the_settings():
+    """What ``bias_eval.hyps`` still passes to ``translate`` (until it adopts the settings) decodes the same."""
+    mbr = MBR(samples=2, candidates="beam", utility="chrf", seed=5)
+    settings, rest = from_keywords(None, {"beam_size": 2, "max_len_b": 3, "mbr": mbr, "progress": True})
+    assert rest == {"progress": True}
+    expected = DecodingSettings(num_beams=2, max_len_b=3, decoding="mbr", mbr_samples=2, mbr_candidates="beam", seed=5)
+    assert settings == expected and settings.mbr == mbr
+    assert from_keywords(None, {"length_penalty": None}) == (DEFAULTS, {})  # None: the default, as before
+    with pytest.raises(TypeError, match="beam_size"):
+        from_keywords(DEFAULTS, {"beam_size": 2})
