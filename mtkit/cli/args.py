@@ -9,7 +9,7 @@ import typing
 from collections.abc import Callable
 
 from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
-from mtkit.decode.mbr import CANDIDATES, DECODINGS
+from mtkit.decode.mbr import CANDIDATES, DECODINGS, MBR_KEYS
 from mtkit.errors import UserError
 from mtkit.flags import HelpFormatter, first_names, join_lists
 from mtkit.ranges import RANGES, SCRIPT_FLOATS, SCRIPT_RANGES
@@ -60,14 +60,14 @@ def ranged(key: str, flag: str | None = None) -> Callable[[str], int | float]:
 
 
 def add_decoding_args(group) -> None:
-    """The flags that choose beam search or minimum-Bayes-risk decoding (as ``train.py`` names them)."""
+    """The flags that choose beam search or minimum-Bayes-risk decoding (as ``train.py`` names them; one per
+    :data:`mtkit.decode.mbr.MBR_KEYS`)."""
     group.add_argument("--decoding", choices=DECODINGS, default="beam", help=_help("decoding") + " (default: beam)")
-    group.add_argument(
-        "--mbr_samples", type=ranged("mbr_samples"), help=_help("mbr_samples") + f" (default: {MBR_SAMPLES})"
-    )
-    group.add_argument("--mbr_candidates", choices=CANDIDATES, help=_help("mbr_candidates") + " (default: sample)")
-    group.add_argument("--epsilon", type=ranged("epsilon"), help=_help("epsilon"))
-    group.add_argument("--top_p", type=ranged("top_p"), help=_help("top_p"))
+    kinds = {"mbr_candidates": {"choices": CANDIDATES}}
+    defaults = {"mbr_samples": f" (default: {MBR_SAMPLES})", "mbr_candidates": " (default: sample)"}
+    for key in MBR_KEYS:
+        kind = kinds[key] if key in kinds else {"type": ranged(key)}
+        group.add_argument(f"--{key}", **kind, help=_help(key) + defaults.get(key, ""))
 
 
 def _help(key: str) -> str:

@@ -5,18 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from transformers import GenerationConfig
-
 from mtkit.cli.args import Parser, add_decoding_args, ranged
-from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
 from mtkit.data.languages import ModelLanguages, check_code
-from mtkit.data.prompts import resolve
 from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
-from mtkit.decode.engines import ENGINES, first_set, load_translator
-from mtkit.decode.generate import DTYPES
-from mtkit.decode.mbr import mbr_settings
+from mtkit.decode.engines import load_translator
+from mtkit.decode.settings import DEFAULTS, DTYPES, ENGINES, resolve
 from mtkit.errors import UserError
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
@@ -44,16 +39,18 @@ def build_parser() -> Parser:
         type=ranged("max_len_a"),
         default=None,
         help=f"Each batch stops after max_len_a x its longest source + max_len_b tokens (default: the model's, "
-        f"else {MAX_LEN_A}).",
+        f"else {DEFAULTS.max_len_a}).",
     )
     p.add_argument(
         "--max_len_b",
         type=ranged("max_len_b"),
         default=None,
-        help=f"See --max_len_a (default: the model's, else {MAX_LEN_B}).",
+        help=f"See --max_len_a (default: the model's, else {DEFAULTS.max_len_b}).",
     )
     p.add_argument(
-        "--batch_size", type=ranged("eval_batch_size", "batch_size"), default=32, help="Sentences per batch."
+        "--batch_size",
+        type=ranged("eval_batch_size", "batch_size"),
+        help=f"Sentences per batch (default: {DEFAULTS.batch_size}).",
     )
     p.add_argument(
         "--prompt",
@@ -68,16 +65,19 @@ def build_parser() -> Parser:
         help="Translate even if the model's tokenizer cannot write the target language's letters (over 1 in 100).",
     )
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available).")
-    p.add_argument("--dtype", default="auto", choices=DTYPES, help="Weights' type with --engine hf (default: auto).")
+    p.add_argument("--dtype", choices=DTYPES, help=f"Weights' type with --engine hf (default: {DEFAULTS.dtype}).")
     p.add_argument(
         "--engine",
-        default="hf",
         choices=ENGINES,
-        help="hf: transformers' generate on --model; ct2: CTranslate2 on a folder from scripts/export_ct2.py.",
+        help="hf: transformers' generate on --model; ct2: CTranslate2 on a folder from scripts/export_ct2.py "
+        f"(default: {DEFAULTS.engine}).",
     )
     add_decoding_args(p)
+    p.set_defaults(decoding=None)  # not given: the settings' default, recorded as such
     p.add_argument(
-        "--seed", type=ranged("seed"), default=0, help="Seed of MBR's sampling (same seed, same translations)."
+        "--seed",
+        type=ranged("seed"),
+        help=f"Seed of MBR's sampling (same seed, same translations; default {DEFAULTS.seed}).",
     )
     return p
 
@@ -85,7 +85,7 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> None:
     """``scripts/translate.py``: ``--text``, ``--input``/``--output``, or an interactive prompt."""
     args = build_parser().parse_args(argv)
-    check_device(args.device, args.engine)  # before anything loads
+    check_device(args.device, args.engine or DEFAULTS.engine)  # before anything loads
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
     if args.output and not args.input:
         raise UserError("--output: only used with --input")
@@ -94,43 +94,33 @@ def main(argv: list[str] | None = None) -> None:
         if Path(args.output).is_dir():
             raise UserError(f"--output {args.output}: is a folder; name the file to write")
         check_writable(Path(args.output), "--output", file=True)
-    mbr = mbr_settings(args, args.seed)
-    if mbr is not None:
-        mbr.sampling(args.engine)  # --epsilon with --engine ct2 is refused before the model loads
+    # the flags, else the model's generation_config.json and prompt.json, else the defaults; --epsilon with --engine
+    # ct2 and MBR flags without --decoding mbr are refused here, before the model loads
+    settings, _ = resolve(args, args.model)
     lines = read_lines(Path(args.input)) if args.input else None
     if args.target_lang is not None:
         check_code(args.target_lang, "--target_lang")
-    prompt = resolve(args.prompt, args.model)
+    prompt = settings.prompt
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
-    if args.engine == "hf":
+    if settings.engine == "hf":
         check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
     if lang:  # one the model's family has a code for (or a one-target model's own), before the model loads
         ModelLanguages.load(args.model).check(lang)
         warn_untrained(args.model, [lang], "--target_lang")  # one a fine-tuned model was not trained for
     check_model_language(args.model, lang, force=args.force)  # before the model loads
-    translator = load_translator(args.model, args.engine, device=args.device, dtype=args.dtype)
+    translator = load_translator(args.model, settings.engine, device=args.device, dtype=settings.dtype)
     # the language a model of several is told its family's way (a forced first token, a source prefix)
     target = translator.languages.target_for(lang, translator.tokenizer, translator.generation_config)
-    gen = translator.generation_config or GenerationConfig()
-    options = {
-        "beam_size": first_set(args.num_beams, gen.num_beams, 4),
-        "length_penalty": args.length_penalty if args.length_penalty is not None else gen.length_penalty,
-        "max_new_tokens": first_set(args.max_new_tokens, gen.max_new_tokens, 256),
-        "max_len_a": first_set(args.max_len_a, getattr(gen, "max_len_a", None), MAX_LEN_A),
-        "max_len_b": first_set(args.max_len_b, getattr(gen, "max_len_b", None), MAX_LEN_B),
-        "batch_size": args.batch_size,
-        "mbr": mbr,
-        "target_langs": target,
-    }
+    options = {"target_langs": target}
 
     def wrap(sentences: list[str]) -> list[str]:
-        return [prompt.render(s, lang) for s in sentences] if prompt else sentences
+        return settings.render(sentences, lang or "")
 
     if args.text:
-        for hyp in translator.translate(wrap(args.text), **options):
+        for hyp in translator.translate(wrap(args.text), settings, **options):
             print(hyp)
     elif lines is not None:
-        hyps = translator.translate(wrap(lines), progress=True, **options)
+        hyps = translator.translate(wrap(lines), settings, progress=True, **options)
         if not args.output:
             sys.stdout.write("".join(h + "\n" for h in hyps))
             return
@@ -143,4 +133,4 @@ def main(argv: list[str] | None = None) -> None:
             if line.strip() in ("q", "quit", "exit"):
                 break
             if line.strip():
-                print(translator.translate(wrap([line.strip()]), **options)[0], flush=True)
+                print(translator.translate(wrap([line.strip()]), settings, **options)[0], flush=True)

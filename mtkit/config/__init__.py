@@ -10,7 +10,17 @@ flags into it.
 """
 
 from mtkit.config.data import DataConfig
-from mtkit.config.eval import CT2_TOP_P, EPSILON, MAX_LEN_A, MAX_LEN_B, MBR_SAMPLES, BestMetric, EvalConfig
+from mtkit.config.eval import (
+    CT2_TOP_P,
+    EPSILON,
+    MAX_LEN_A,
+    MAX_LEN_B,
+    MAX_NEW_TOKENS,
+    MBR_SAMPLES,
+    NUM_BEAMS,
+    BestMetric,
+    EvalConfig,
+)
 from mtkit.config.logging import LoggingConfig
 from mtkit.config.mitigation import MitigationConfig
 from mtkit.config.model import ModelConfig, ModelShape
@@ -28,7 +38,9 @@ __all__ = [
     "LIST_KEYS",
     "MAX_LEN_A",
     "MAX_LEN_B",
+    "MAX_NEW_TOKENS",
     "MBR_SAMPLES",
+    "NUM_BEAMS",
     "BestMetric",
     "DataConfig",
     "EvalConfig",

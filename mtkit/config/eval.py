@@ -12,6 +12,9 @@ from mtkit.config.keys import key
 #: hypothesis from keeping its whole batch decoding to ``max_new_tokens``.
 MAX_LEN_A = 1.5
 MAX_LEN_B = 10
+#: Beam size and longest translation of a recipe, and of a script when neither a flag nor the model sets one
+NUM_BEAMS = 4
+MAX_NEW_TOKENS = 256
 #: MBR decoding's candidates per sentence, and its sampling cutoffs where none is given: epsilon sampling's
 #: (transformers; Freitag et al., 2023, "Epsilon Sampling Rocks") and the nucleus mass CTranslate2 samples from (it
 #: has no epsilon sampling)
@@ -29,9 +32,9 @@ class EvalConfig:
     eval_steps: int = key(1000, "Evaluate (loss + BLEU) every N updates.")
     eval_max_samples: int | None = key(None, "Decode at most N validation sentences for BLEU.")
     eval_batch_size: int = key(64, "Sentences per generation batch.")
-    num_beams: int = key(4, "Beam size.")
+    num_beams: int = key(NUM_BEAMS, "Beam size.")
     length_penalty: float = key(0.6, "Beam-search length penalty.")
-    max_new_tokens: int = key(256, "Longest generated translation.")
+    max_new_tokens: int = key(MAX_NEW_TOKENS, "Longest generated translation.")
     max_len_a: float = key(
         MAX_LEN_A, "Each decoding batch stops after max_len_a x its longest source + max_len_b tokens (fairseq's)."
     )

@@ -1,4 +1,4 @@
-"""What every decoding engine shares: the output bound per batch, the position limit, prompts and batch order."""
+"""What every decoding engine shares: the output bound per batch, the position limit and batch order."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import math
 from collections.abc import Iterator, Sequence
 
 from tqdm.auto import tqdm
-
-from mtkit.errors import UserError
 
 
 def output_bound(longest_source: int, max_new_tokens: int, max_len_a: float, max_len_b: int) -> int:
@@ -20,13 +18,6 @@ def position_limit(config) -> int | None:
     less the decoder start and one spare); ``None`` for models without such a limit (T5)."""
     limit = getattr(config, "max_position_embeddings", None)
     return limit - 2 if isinstance(limit, int) and limit > 2 else None
-
-
-def apply_prompt(sentences: Sequence[str], prompt: str | None) -> list[str]:
-    """``sentences`` put into ``prompt`` (a template with ``{source}``), or as they are without one."""
-    if prompt is not None and "{source}" not in prompt:
-        raise UserError(f"--prompt: template {prompt!r} has no {{source}} placeholder")
-    return [prompt.format(source=s) if prompt else s for s in sentences]
 
 
 def length_sorted_batches(

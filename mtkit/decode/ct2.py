@@ -7,10 +7,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
-from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, target_languages
-from mtkit.decode.mbr import MBR, translations
+from mtkit.decode.bounds import length_sorted_batches, output_bound, target_languages
+from mtkit.decode.mbr import translations
+from mtkit.decode.settings import DecodingSettings, from_keywords
 from mtkit.errors import UserError
 
 #: CTranslate2's weight types (``--quantization``); int8 is the fast choice on CPU, int8_float16 or bfloat16 on GPU.
@@ -54,43 +54,41 @@ class CT2Translator:
         forced = getattr(self.generation_config, "forced_bos_token_id", None)
         self.default_lang = self.languages.language_of(self.tokenizer, forced)
 
-    def translate(self, sentences: Sequence[str], *, mbr: MBR | None = None, **kwargs) -> list[str]:
+    def translate(self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs) -> list[str]:
         """Translate ``sentences``; the arguments mean what they mean in
         :func:`mtkit.decode.generate.translation_candidates`."""
-        return translations(self.candidates(sentences, mbr=mbr, **kwargs), mbr)
+        settings, kwargs = from_keywords(settings, kwargs)
+        return translations(self.candidates(sentences, settings, **kwargs), settings.mbr)
 
     def candidates(
         self,
         sentences: Sequence[str],
+        settings: DecodingSettings | None = None,
         *,
-        mbr: MBR | None,
-        beam_size: int = 4,
-        length_penalty: float | None = 1.0,
-        max_new_tokens: int = 256,
-        max_len_a: float = MAX_LEN_A,
-        max_len_b: int = MAX_LEN_B,
-        batch_size: int = 32,
-        prompt: str | None = None,
         progress: bool = False,
         target_langs: Sequence[str | None] | str | None = None,
+        **kwargs,
     ) -> list[list[str]]:
-        """As :func:`mtkit.decode.generate.translation_candidates`: the beam's best, or ``mbr.samples`` candidates
-        (CTranslate2's nucleus sampling under ``mbr.seed``, or the beam's n-best list); a family that forces the target
-        language's token gets it as ``target_prefix``."""
+        """As :func:`mtkit.decode.generate.translation_candidates`: the beam's best, or ``settings.mbr.samples``
+        candidates (CTranslate2's nucleus sampling under ``settings.seed``, or the beam's n-best list); a family that
+        forces the target language's token gets it as ``target_prefix``."""
         import ctranslate2
 
+        settings, rest = from_keywords(settings, kwargs)
+        if rest:
+            raise TypeError(f"unexpected keyword arguments: {', '.join(rest)}")
+        mbr, batch_size, max_new_tokens = settings.mbr, settings.batch_size, settings.max_new_tokens
         langs = [lang or self.default_lang for lang in target_languages(target_langs, len(sentences))]
-        texts = [self.languages.source_text(t, lang) for t, lang in zip(apply_prompt(sentences, prompt), langs)]
+        texts = [self.languages.source_text(t, lang) for t, lang in zip(sentences, langs)]
         limit = self.info.get("position_limit")
         if limit is not None:
             max_new_tokens = min(max_new_tokens, limit)
         # transformers forces </s> as the last of max_new_tokens when the model says so (BART); CTranslate2 stops
         # without it, so one fewer token gives the same output.
         forced_eos = self.generation_config is not None and self.generation_config.forced_eos_token_id is not None
-        penalty = {} if length_penalty is None else {"length_penalty": length_penalty}  # None: CTranslate2's 1
-        search = {"beam_size": beam_size, **penalty}
+        search = {"beam_size": settings.num_beams, "length_penalty": settings.length_penalty}
         if mbr is not None and mbr.candidates == "beam":
-            search = {"beam_size": max(beam_size, mbr.samples), **penalty}
+            search["beam_size"] = max(settings.num_beams, mbr.samples)
         if mbr is not None and mbr.candidates == "sample":  # sampling_topk 0: the whole (nucleus-cut) distribution
             search = {"beam_size": 1, "sampling_topk": 0, "sampling_topp": mbr.sampling("ct2")["top_p"]}
             # CTranslate2 seeds a thread's generator once, when that thread first samples: a translator reloaded
@@ -102,7 +100,8 @@ class CT2Translator:
         out: list[list[str]] = [[] for _ in texts]
         for idx in length_sorted_batches(texts, batch_size, progress, langs):
             ids = self.tokenizer([texts[i] for i in idx], truncation=limit is not None, max_length=limit).input_ids
-            bound = output_bound(max(map(len, ids)), max_new_tokens, max_len_a, max_len_b) - forced_eos
+            longest = max(map(len, ids))
+            bound = output_bound(longest, max_new_tokens, settings.max_len_a, settings.max_len_b) - forced_eos
             prefix = self.languages.target_prefix(langs[idx[0]])
             results = self.translator.translate_batch(
                 [self.tokenizer.convert_ids_to_tokens(x) for x in ids],

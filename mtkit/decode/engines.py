@@ -7,9 +7,8 @@ from pathlib import Path
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.devices import check_device
 from mtkit.decode.generate import Translator
+from mtkit.decode.settings import ENGINES
 from mtkit.errors import UserError
-
-ENGINES = ("hf", "ct2")
 
 
 def load_translator(model: str | Path, engine: str = "hf", device: str | None = None, dtype: str = "auto"):
@@ -23,8 +22,3 @@ def load_translator(model: str | Path, engine: str = "hf", device: str | None = 
     if dtype != "auto":
         raise UserError("--dtype: not used with --engine ct2 (its weights' type is export_ct2.py's --quantization)")
     return CT2Translator(model, device=device)
-
-
-def first_set(*values):
-    """The first of ``values`` that is not ``None``."""
-    return next(v for v in values if v is not None)

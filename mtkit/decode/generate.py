@@ -9,21 +9,22 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
-from mtkit.decode.bounds import apply_prompt, length_sorted_batches, output_bound, position_limit, target_languages
+from mtkit.decode.bounds import length_sorted_batches, output_bound, position_limit, target_languages
 from mtkit.decode.mbr import MBR, translations
+from mtkit.decode.settings import DEFAULTS, DTYPES, DecodingSettings, from_keywords
 from mtkit.decode.sharding import Shard, dealt
 from mtkit.errors import UserError
 from mtkit.model.folders import check_pretrained_source
 
 
 def generate_translations(
-    model, tokenizer, sentences: Sequence[str], *, mbr: MBR | None = None, **options
+    model, tokenizer, sentences: Sequence[str], settings: DecodingSettings = DEFAULTS, **options
 ) -> list[str]:
     """Translate ``sentences`` in length-sorted batches and return them in input order: the beam's best, or with
-    ``mbr`` the minimum-Bayes-risk choice among :func:`translation_candidates` (whose arguments ``options`` are)."""
-    return translations(translation_candidates(model, tokenizer, sentences, mbr=mbr, **options), mbr)
+    ``settings.decoding`` mbr the minimum-Bayes-risk choice among :func:`translation_candidates` (whose arguments
+    ``options`` are)."""
+    return translations(translation_candidates(model, tokenizer, sentences, settings, **options), settings.mbr)
 
 
 @torch.no_grad()
@@ -31,43 +32,37 @@ def translation_candidates(
     model,
     tokenizer,
     sentences: Sequence[str],
+    settings: DecodingSettings = DEFAULTS,
     *,
-    mbr: MBR | None,
-    beam_size: int = 4,
-    length_penalty: float = 1.0,
-    max_new_tokens: int = 256,
-    max_len_a: float = MAX_LEN_A,
-    max_len_b: int = MAX_LEN_B,
-    batch_size: int = 32,
-    prompt: str | None = None,
     progress: bool = False,
     target_langs: Sequence[str | None] | str | None = None,
     languages: ModelLanguages | None = None,
     shard: Shard | None = None,
     **generate_kwargs,
 ) -> list[list[str]]:
-    """For each sentence, its beam-search translation (``mbr`` None) or ``mbr.samples`` MBR candidates: epsilon
-    samples (drawn under ``mbr.seed`` without touching the caller's random state) or the beam's n-best list.
+    """For each sentence, its beam-search translation or ``settings.mbr.samples`` MBR candidates: epsilon samples
+    (drawn under ``settings.seed`` without touching the caller's random state) or the beam's n-best list.
 
-    ``prompt`` is a template with ``{source}`` (for T5-style models, e.g.
-    ``"translate English to German: {source}"``). Each batch generates at most
-    :func:`output_bound` tokens (``max_len_a`` times its longest source, prompt included, plus ``max_len_b``, and
-    never more than ``max_new_tokens``), and at least one token before ``</s>`` (as CTranslate2 does: a sentence
-    never gets an empty translation). ``target_langs`` (one language, or one per sentence) is told to the model its
-    family's way (:class:`mtkit.data.languages.ModelLanguages`: a forced first token, or a source prefix), a batch
-    holding one language. With ``shard``, this process decodes its part of the batches
-    (:func:`mtkit.decode.sharding.dealt`) and the other sentences get no candidates (an empty list). Extra keyword
-    arguments go to ``generate`` (``synced_gpus=True`` under ZeRO-3, for instance: processes whose batches stop at
-    different lengths keep stepping together).
+    ``sentences`` are the model's inputs (a prompt already rendered: :meth:`DecodingSettings.render`). Each batch of
+    ``settings.batch_size`` generates at most :func:`output_bound` tokens (``max_len_a`` times its longest source,
+    prompt included, plus ``max_len_b``, and never more than ``max_new_tokens``), and at least one token before
+    ``</s>`` (as CTranslate2 does: a sentence never gets an empty translation). ``target_langs`` (one language, or
+    one per sentence) is told to the model its family's way (:class:`mtkit.data.languages.ModelLanguages`: a forced
+    first token, or a source prefix), a batch holding one language. With ``shard``, this process decodes its part of
+    the batches (:func:`mtkit.decode.sharding.dealt`) and the other sentences get no candidates (an empty list).
+    Extra keyword arguments go to ``generate`` (``synced_gpus=True`` under ZeRO-3, for instance: processes whose
+    batches stop at different lengths keep stepping together).
     """
+    mbr = settings.mbr
     languages = languages or ModelLanguages.of(tokenizer)
     langs = target_languages(target_langs, len(sentences))
-    texts = [languages.source_text(text, lang) for text, lang in zip(apply_prompt(sentences, prompt), langs)]
+    texts = [languages.source_text(text, lang) for text, lang in zip(sentences, langs)]
     limit = position_limit(model.config)
+    max_new_tokens = settings.max_new_tokens
     if limit is not None:  # longer inputs or outputs would index past the position table
         max_new_tokens = min(max_new_tokens, limit)
     device = next(model.parameters()).device
-    decode, n = _decoding(mbr, beam_size, length_penalty)
+    decode, n = _decoding(mbr, settings.num_beams, settings.length_penalty)
     was_training = model.training
     model.eval()
     out: list[list[str]] = [[] for _ in texts]
@@ -76,13 +71,13 @@ def translation_candidates(
     with torch.random.fork_rng(devices=gpus), lengths_from_new_tokens(model.generation_config):
         if mbr is not None:
             torch.manual_seed(mbr.seed)
-        calls = dealt(list(length_sorted_batches(texts, batch_size, langs=langs)), shard)
+        calls = dealt(list(length_sorted_batches(texts, settings.batch_size, langs=langs)), shard)
         for call in tqdm(calls, desc="translating", unit="batch", disable=not progress):
             idx = call.indices
             enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
                             max_length=limit)  # fmt: skip
             longest = int(enc["attention_mask"].sum(1).max())  # on the host, before the copy: no device sync
-            bound = output_bound(longest, max_new_tokens, max_len_a, max_len_b)
+            bound = output_bound(longest, max_new_tokens, settings.max_len_a, settings.max_len_b)
             enc = {k: v.to(device, non_blocking=True) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
             forced = languages.forced_token_id(tokenizer, langs[idx[0]])
             language = {} if forced is None else {"forced_bos_token_id": forced}
@@ -111,9 +106,9 @@ def lengths_from_new_tokens(generation_config) -> Iterator[None]:
         generation_config.max_length, generation_config.min_length = saved
 
 
-def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> tuple[dict, int]:
+def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float) -> tuple[dict, int]:
     """``generate``'s search arguments, and how many outputs each source gets."""
-    penalty = {} if length_penalty is None else {"length_penalty": length_penalty}  # None: the model's own
+    penalty = {"length_penalty": length_penalty}
     if mbr is None:
         return ({"num_beams": beam_size, **penalty} if beam_size > 1 else {"num_beams": 1}), 1
     if mbr.candidates == "beam":
@@ -125,10 +120,6 @@ def _decoding(mbr: MBR | None, beam_size: int, length_penalty: float | None) -> 
     if cut["epsilon"] > 0:
         sample["epsilon_cutoff"] = cut["epsilon"]
     return sample, mbr.samples
-
-
-#: the weight types ``--dtype`` takes (``auto``: the checkpoint's)
-DTYPES = ("auto", "fp32", "bf16", "fp16")
 
 
 class Translator:
@@ -158,12 +149,18 @@ class Translator:
         """The model's saved decoding settings."""
         return self.model.generation_config
 
-    def translate(self, sentences: Sequence[str], **kwargs) -> list[str]:
-        """Translate a list of sentences; keyword arguments as in :func:`translation_candidates`."""
-        return generate_translations(self.model, self.tokenizer, sentences, languages=self.languages, **kwargs)
+    def translate(self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs) -> list[str]:
+        """Translate a list of sentences: :func:`generate_translations`."""
+        settings, kwargs = from_keywords(settings, kwargs)
+        return generate_translations(
+            self.model, self.tokenizer, sentences, settings, languages=self.languages, **kwargs
+        )
 
-    def candidates(self, sentences: Sequence[str], *, mbr: MBR | None, **kwargs) -> list[list[str]]:
-        """Each sentence's MBR candidates (without ``mbr``: its beam translation): :func:`translation_candidates`."""
+    def candidates(
+        self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs
+    ) -> list[list[str]]:
+        """Each sentence's MBR candidates (beam search: its one translation): :func:`translation_candidates`."""
+        settings, kwargs = from_keywords(settings, kwargs)
         return translation_candidates(
-            self.model, self.tokenizer, sentences, mbr=mbr, languages=self.languages, **kwargs
+            self.model, self.tokenizer, sentences, settings, languages=self.languages, **kwargs
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtkit.config import CT2_TOP_P, EPSILON, MBR_SAMPLES, EvalConfig
+from mtkit.config import CT2_TOP_P, EPSILON, MBR_SAMPLES
 from mtkit.errors import UserError
 
 #: scores ``hyps[i]`` against ``refs[i]`` for every ``i`` (higher is better); called once per batch of sources
@@ -22,6 +22,9 @@ Utility = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
 
 DECODINGS = ("beam", "mbr")
 CANDIDATES = ("sample", "beam")
+#: MBR decoding's settings, as flags, recipe keys and :class:`mtkit.decode.settings.DecodingSettings` fields name
+#: them (the one list: every parser, recipe check and command line builds on it)
+MBR_KEYS = ("mbr_samples", "mbr_candidates", "epsilon", "top_p")
 
 
 def chrf_utility(hyps: Sequence[str], refs: Sequence[str]) -> list[float]:
@@ -103,16 +106,16 @@ def translations(groups: Sequence[Sequence[str]], mbr: MBR | None) -> list[str]:
 
 
 def mbr_settings(options, seed: int) -> MBR | None:
-    """The :class:`MBR` that ``options`` (a run's eval config or a script's arguments: ``decoding``,
-    ``mbr_samples``, ``mbr_candidates``, ``epsilon``, ``top_p``; ``None`` where not given) ask for; ``None`` for beam
-    search, which refuses the MBR settings a script's flags give."""
+    """The :class:`MBR` that ``options`` (a :class:`mtkit.decode.settings.DecodingSettings` or a script's
+    arguments: ``decoding`` and :data:`MBR_KEYS`, ``None`` where not given) ask for, under ``seed``; ``None`` for beam
+    search, which refuses MBR keys that are given."""
     if options.decoding not in DECODINGS:
         raise UserError(f"--decoding: {options.decoding!r} is not one of {', '.join(DECODINGS)}")
-    given = {key: getattr(options, key) for key in ("mbr_samples", "mbr_candidates", "epsilon", "top_p")}
+    given = {key: getattr(options, key) for key in MBR_KEYS if getattr(options, key) is not None}
     if options.decoding == "beam":
-        extra = next((key for key, value in given.items() if value is not None), None)
-        if extra is not None and not isinstance(options, EvalConfig):
-            raise UserError(f"--{extra}: only used with --decoding mbr")
+        if given:
+            raise UserError(f"--{next(iter(given))}: only used with --decoding mbr")
         return None
-    samples, candidates = given["mbr_samples"] or MBR_SAMPLES, given["mbr_candidates"] or "sample"
-    return MBR(samples, candidates, given["epsilon"], given["top_p"], seed=seed)
+    names = {"mbr_samples": "samples", "mbr_candidates": "candidates"}  # MBR's own names
+    utility = getattr(options, "utility", "chrf")  # a library caller's (UTILITIES); no flag sets it
+    return MBR(**{names.get(key, key): value for key, value in given.items()}, utility=utility, seed=seed)

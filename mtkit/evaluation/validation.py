@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import torch
 from accelerate import Accelerator
@@ -11,7 +12,8 @@ from accelerate.utils import DistributedType, gather_object
 from mtkit.config import EvalConfig
 from mtkit.data.batching import to_device
 from mtkit.decode.generate import translation_candidates
-from mtkit.decode.mbr import mbr_settings, translations
+from mtkit.decode.mbr import translations
+from mtkit.decode.settings import DecodingSettings
 from mtkit.decode.sharding import Shard, merged
 from mtkit.distributed.deepspeed import unwrapped
 from mtkit.distributed.fsdp import gathered_root
@@ -42,13 +44,13 @@ def translate_corpus(
     tokenizer,
     sources: list[str],
     cfg: EvalConfig,
-    prompt: str | None = None,
     seed: int = 0,
     langs: list[str] | None = None,
 ) -> list[str]:
-    """Translate ``sources`` (into ``langs``, each source's target language) across processes and return all
-    translations in order, on every process (beam search, or MBR with ``--decoding mbr``, each process sampling
-    under ``seed`` plus its index), under the run's autocast.
+    """Translate ``sources`` (into ``langs``, each source's target language) across processes with the decoding
+    settings of ``cfg`` (:meth:`DecodingSettings.from_eval`) and return all translations in order, on every process
+    (beam search, or MBR with ``--decoding mbr``, each process sampling under ``seed`` plus its index), under the
+    run's autocast.
 
     Every distributed decode goes through here: the batches of the whole split are dealt to the processes
     (:mod:`mtkit.decode.sharding`), and where parameters are sharded (ZeRO-3, FSDP) every process makes the same
@@ -56,25 +58,18 @@ def translate_corpus(
     languages, lengths and counts."""
     in_step = accelerator.distributed_type in (DistributedType.DEEPSPEED, DistributedType.FSDP)
     shard = Shard(accelerator.process_index, accelerator.num_processes, in_step=in_step)
-    mbr = mbr_settings(cfg, seed + accelerator.process_index)
+    settings = replace(DecodingSettings.from_eval(cfg), seed=seed + accelerator.process_index)
     # The unwrapped model has lost accelerate's autocast of its forward: decode in the training's precision anyway.
     with gathered_root(accelerator, model), accelerator.autocast():
         candidates = translation_candidates(
             unwrapped(accelerator, model),
             tokenizer,
             sources,
-            mbr=mbr,
-            beam_size=cfg.num_beams,
-            length_penalty=cfg.length_penalty,
-            max_new_tokens=cfg.max_new_tokens,
-            max_len_a=cfg.max_len_a,
-            max_len_b=cfg.max_len_b,
-            batch_size=cfg.eval_batch_size,
-            prompt=prompt,
+            settings,
             target_langs=langs,
             shard=shard,
             **({"synced_gpus": True} if in_step and accelerator.num_processes > 1 else {}),
         )
     mine = [i for i, found in enumerate(candidates) if found]
-    hyps = translations([candidates[i] for i in mine], mbr)
+    hyps = translations([candidates[i] for i in mine], settings.mbr)
     return merged(gather_object([(mine, hyps)]), len(sources))

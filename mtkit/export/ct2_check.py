@@ -11,14 +11,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mtkit.bleu import corpus_bleu
-from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
+from mtkit.decode.settings import SAVED, DecodingSettings, resolve
 from mtkit.errors import UserError
 from mtkit.textio import read_jsonl, read_lines
 from mtkit.train.checks import saved_settings
@@ -145,23 +145,6 @@ def check_sample(
     return Sample(list(SAMPLE[:n]), [None] * min(n, len(SAMPLE)), None, "the built-in demo sample")
 
 
-def decoding_options(generation_config) -> dict[str, Any]:
-    """The model's saved decoding settings, as ``scripts/translate.py`` takes them by default."""
-    gen = generation_config
-
-    def first(name: str, default):
-        value = getattr(gen, name, None) if gen is not None else None
-        return default if value is None else value
-
-    return {
-        "beam_size": first("num_beams", 4),
-        "length_penalty": first("length_penalty", 1.0),
-        "max_new_tokens": first("max_new_tokens", 256),
-        "max_len_a": first("max_len_a", MAX_LEN_A),
-        "max_len_b": first("max_len_b", MAX_LEN_B),
-    }
-
-
 def inputs(model_dir: Path, sample: Sample) -> list[str]:
     """The sample's sources in the model's saved prompt (each with its row's target language, else the model's
     first)."""
@@ -242,14 +225,19 @@ def summary(figures: dict, quantization: str) -> str:
     return line
 
 
+def decoding(settings: DecodingSettings) -> dict[str, Any]:
+    """The saved settings both engines decode with, as ``mtkit_ct2.json`` records them (``beam_size``: the beam)."""
+    return {"beam_size": settings.num_beams, **{name: getattr(settings, name) for name in SAVED[1:]}}
+
+
 def _outputs(
-    translator, texts: list[str], langs: list[str | None], options: dict[str, Any]
+    translator, texts: list[str], langs: list[str | None], settings: DecodingSettings
 ) -> tuple[list[str], list[str]]:
-    """Greedy outputs and outputs under ``options`` (the same list when its beam is 1), into ``langs``."""
-    greedy = translator.translate(texts, target_langs=langs, **(options | {"beam_size": 1}))
-    if options["beam_size"] == 1:
+    """Greedy outputs and outputs under ``settings`` (the same list when its beam is 1), into ``langs``."""
+    greedy = translator.translate(texts, replace(settings, num_beams=1), target_langs=langs)
+    if settings.num_beams == 1:
         return greedy, greedy
-    return greedy, translator.translate(texts, target_langs=langs, **options)
+    return greedy, translator.translate(texts, settings, target_langs=langs)
 
 
 def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str, flag: str) -> dict:
@@ -264,17 +252,17 @@ def self_check(model_dir: Path, ct2_dir: Path, sample: Sample, quantization: str
 
     start = time.perf_counter()
     texts, langs = inputs(model_dir, sample), target_langs(model_dir, sample)
+    settings, _ = resolve(None, model_dir)  # the model's saved settings, as scripts/translate.py takes them
     reference = Translator(model_dir, dtype="fp32")
-    options = decoding_options(reference.generation_config)
-    hf_greedy, hf_beam = _outputs(reference, texts, langs, options)
+    hf_greedy, hf_beam = _outputs(reference, texts, langs, settings)
     device = reference.device
     del reference
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, langs, options)
-    figures: dict[str, Any] = {"sample": sample.origin, "sentences": len(texts), "decoding": options}
+    ct2_greedy, ct2_beam = _outputs(CT2Translator(ct2_dir, device=str(device)), texts, langs, settings)
+    figures: dict[str, Any] = {"sample": sample.origin, "sentences": len(texts), "decoding": decoding(settings)}
     figures["greedy"] = compare(hf_greedy, ct2_greedy, None, langs)
-    figures["beam"] = {"beam_size": options["beam_size"], **compare(hf_beam, ct2_beam, sample.references, langs)}
+    figures["beam"] = {"beam_size": settings.num_beams, **compare(hf_beam, ct2_beam, sample.references, langs)}
     figures["bounds"] = dict(zip(("agreement", "bleu"), BOUNDS[quantization]))
     figures["seconds"] = round(time.perf_counter() - start, 1)
     line = summary(figures, quantization)

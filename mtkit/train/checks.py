@@ -13,6 +13,8 @@ import yaml
 from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.ct2 import QUANTIZATIONS
+from mtkit.decode.mbr import MBR_KEYS
+from mtkit.decode.settings import SAVED
 from mtkit.distributed.deepspeed import check_deepspeed_config
 from mtkit.errors import UserError
 from mtkit.model.precision import FP16_UNSAFE
@@ -160,12 +162,8 @@ RESUMABLE: dict[str, str] = {
     "eval_steps": _EVALUATION,
     "eval_max_samples": _EVALUATION,
     "eval_batch_size": _EVALUATION,
-    **dict.fromkeys(("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p"), _EVALUATION),
-    "num_beams": "decoding of evaluations and of final/ (its generation config)",
-    "length_penalty": "decoding of evaluations and of final/ (its generation config)",
-    "max_new_tokens": "decoding of evaluations and of final/ (its generation config)",
-    "max_len_a": "decoding of evaluations and of final/ (its generation config)",
-    "max_len_b": "decoding of evaluations and of final/ (its generation config)",
+    **dict.fromkeys(("decoding", *MBR_KEYS), _EVALUATION),
+    **dict.fromkeys(SAVED, "decoding of evaluations and of final/ (its generation config)"),
     "load_best_model_at_end": _END,
     "export_ct2": _END,
     "bias_report_split": _END,

@@ -12,6 +12,7 @@ from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.data.trained_languages import KEY as TRAINED
+from mtkit.decode.settings import DecodingSettings
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
@@ -43,14 +44,8 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     generation = copy.deepcopy(plain.generation_config)
     if len(targets) == 1 and languages.forces_target:  # plain `generate` writes the run's one target language
         generation.forced_bos_token_id = languages.forced_token_id(tokenizer, targets[0])
-    generation.update(num_beams=cfg.eval.num_beams, max_new_tokens=cfg.eval.max_new_tokens)
-    generation.max_len_a, generation.max_len_b = cfg.eval.max_len_a, cfg.eval.max_len_b  # read by translate.py
+    DecodingSettings.from_eval(cfg.eval).save_into(generation)  # read back by translate.py and the bias report
     setattr(generation, TRAINED, list(targets))  # what translate.py and the bias report warn outside of
-    generation._from_model_config = False  # our settings, not the model config's: else loading drops max_len_*
-    if cfg.eval.num_beams > 1:  # transformers refuses to save a length penalty without beam search
-        generation.update(length_penalty=cfg.eval.length_penalty)
-    else:  # nor the beam settings of a pretrained generation config
-        generation.update(length_penalty=None, early_stopping=None, num_beam_groups=None, diversity_penalty=None)
     generation.save_pretrained(str(final))
     if prompt is not None:
         prompt.save(final)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf
 from mtkit.cli.bias_report import main as bias_report
 from mtkit.decode.engines import load_translator
 from mtkit.decode.mbr import MBR
+from mtkit.decode.settings import resolve
 
 BASELINE = "beam"
 COLUMNS = [
@@ -72,23 +74,17 @@ def run(
     """One record per system (see the module's docstring); ``model`` translates with its saved prompt-free
     generation settings (length penalty, bounds) except the beam size."""
     translator = load_translator(model, engine)  # cuda where there is one
-    gen = translator.generation_config
-    options = {"beam_size": beam_size, "batch_size": batch_size}
-    if gen is not None:
-        options["length_penalty"] = gen.length_penalty if gen.length_penalty is not None else 1.0
-        options["max_new_tokens"] = gen.max_new_tokens or 256
-        for key in ("max_len_a", "max_len_b"):
-            if getattr(gen, key, None) is not None:
-                options[key] = getattr(gen, key)
-    systems = [(BASELINE, None)]
+    saved, _ = resolve(None, model)
+    beam = replace(saved, num_beams=beam_size, batch_size=batch_size, engine=engine)
+    systems = [(BASELINE, beam)]
     for n in samples:
-        mbr = MBR(samples=n, candidates=candidates, epsilon=epsilon, seed=seed)
-        systems.append((f"MBR chrF, N={n} {describe(mbr, engine)}", mbr))
-    translator.translate(sources[:batch_size], **options)  # warm-up: allocations, lazy initialisation
+        settings = replace(beam, decoding="mbr", mbr_samples=n, mbr_candidates=candidates, epsilon=epsilon, seed=seed)
+        systems.append((f"MBR chrF, N={n} {describe(settings.mbr, engine)}", settings))
+    translator.translate(sources[:batch_size], beam)  # warm-up: allocations, lazy initialisation
     records = []
-    for name, mbr in systems:
+    for name, settings in systems:
         start = time.perf_counter()
-        hyps = translator.translate(sources, mbr=mbr, **options)
+        hyps = translator.translate(sources, settings)
         seconds = time.perf_counter() - start
         records.append({"system": name, "seconds": seconds, "ms_sentence": 1000 * seconds / len(sources),
                         "hyps": hyps})  # fmt: skip

@@ -42,14 +42,11 @@ def test_bleu(model, tokenizer, cfg, name: str) -> dict:
 
     from mtkit.data.corpus import load_parallel
     from mtkit.decode.generate import generate_translations
+    from mtkit.decode.settings import DecodingSettings
     from mtkit.evaluation.scores import corpus_scores
 
     test = load_parallel(cfg.data)["test"]
-    e = cfg.eval
-    hyps = generate_translations(
-        model, tokenizer, test["source"], beam_size=e.num_beams, length_penalty=e.length_penalty,
-        max_new_tokens=e.max_new_tokens, max_len_a=e.max_len_a, max_len_b=e.max_len_b, batch_size=e.eval_batch_size,
-    )  # fmt: skip
+    hyps = generate_translations(model, tokenizer, test["source"], DecodingSettings.from_eval(cfg.eval))
     path = Path(cfg.train.output_dir) / f"{name}-test.txt"
     path.write_text("".join(" ".join(h.split()) + "\n" for h in hyps), encoding="utf-8")
     return {**corpus_scores(hyps, list(test["target"]), list(test["lang"])), "translations": str(path)}

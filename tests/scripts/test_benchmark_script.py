@@ -2,7 +2,6 @@
 
 import json
 
-import benchmark
 import pytest
 import sacrebleu
 from testing_utils import FAST_RUN, MULTI30K, read_gz_lines, run_script, script_in_process, system_library
@@ -61,7 +60,7 @@ def test_mismatched_files_are_one_line(tiny_run, tmp_path):
     assert res.stderr.strip().splitlines() == ["error: --reference: 1 lines, --source has 2"]
     (tmp_path / "ref.txt").write_text("a\nb\n")  # as many lines, but no language to tokenize BLEU for
     args = ["translate", "--model", str(tiny_run / "final"), "--source", str(tmp_path / "src.txt"), "--reference"]
-    res = script_in_process(benchmark.main, *args, str(tmp_path / "ref.txt"), "--json", str(tmp_path / "b.json"))
+    res = benchmark(*args, str(tmp_path / "ref.txt"), "--json", str(tmp_path / "b.json"))
     assert res.returncode == 2 and not (tmp_path / "b.json").exists()
     assert res.stderr.splitlines() == [f"error: --target_lang: required, --reference {tmp_path / 'ref.txt'} does not "
                                        "end in a language code"]  # fmt: skip

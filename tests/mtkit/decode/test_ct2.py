@@ -2,6 +2,7 @@
 of given translations (the converted weights), and the translations themselves through both engines."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -9,9 +10,11 @@ from testing_utils import MULTI30K, read_gz_lines, run_script, script_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from mtkit.cli.translate import main as translate_main
+from mtkit.data.prompts import Prompt
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.engines import load_translator
 from mtkit.decode.generate import Translator
+from mtkit.decode.settings import DecodingSettings
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.ct2 import export_ct2
 
@@ -77,12 +80,12 @@ def test_same_greedy_translations_as_transformers(tiny_run, bart_ct2, tiny_t5, t
     transformers; CTranslate2 is given one token less). Greedy only: the two beam searches stop by different rules
     (transformers' early-stopping heuristic), so beam outputs may differ; the benchmark compares their BLEU."""
     sources = read_gz_lines(MULTI30K / "test_2016_flickr.en.gz", 24)
-    options = {"beam_size": 1, "max_new_tokens": 14, "batch_size": 8}
-    expected = Translator(tiny_run / "final", device="cpu").translate(sources, **options)
-    assert CT2Translator(bart_ct2, device="cpu").translate(sources, **options) == expected
-    prompt = "translate English to German: {source}"
-    expected = Translator(tiny_t5, device="cpu").translate(sources, prompt=prompt, **options)
-    assert CT2Translator(t5_ct2, device="cpu").translate(sources, prompt=prompt, **options) == expected
+    settings = DecodingSettings(num_beams=1, max_new_tokens=14, batch_size=8)
+    expected = Translator(tiny_run / "final", device="cpu").translate(sources, settings)
+    assert CT2Translator(bart_ct2, device="cpu").translate(sources, settings) == expected
+    prompted = replace(settings, prompt=Prompt.parse("translate English to German: {source}")).render(sources, "de")
+    expected = Translator(tiny_t5, device="cpu").translate(prompted, settings)
+    assert CT2Translator(t5_ct2, device="cpu").translate(prompted, settings) == expected
 
 
 def test_int8_model_translates(tiny_run, tmp_path):
@@ -99,9 +102,9 @@ def test_translate_script_with_ct2(tiny_run, bart_ct2):
     res = script_in_process(cli_entry(translate_main), *args)  # as scripts/translate.py runs it, in this process
     assert res.returncode == 0, res.stderr[-2000:]
     gen = json.loads((bart_ct2 / "generation_config.json").read_text())  # what the script takes by default
-    options = {"beam_size": gen["num_beams"], "length_penalty": gen["length_penalty"]}
-    options |= {"max_new_tokens": gen["max_new_tokens"], "max_len_a": gen["max_len_a"], "max_len_b": gen["max_len_b"]}
-    assert res.stdout.splitlines() == CT2Translator(bart_ct2).translate(texts, **options)
+    names = ("num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b")
+    settings = DecodingSettings(**{name: gen[name] for name in names})
+    assert res.stdout.splitlines() == CT2Translator(bart_ct2).translate(texts, settings)
 
 
 def test_bad_input(tiny_run, bart_ct2, tmp_path):

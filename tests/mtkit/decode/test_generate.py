@@ -1,6 +1,7 @@
 import logging
 import math
 import warnings
+from dataclasses import replace
 
 import pytest
 import torch
@@ -9,6 +10,7 @@ from transformers import AutoModelForSeq2SeqLM
 from mtkit.data.tokenizer import train_tokenizer
 from mtkit.decode.bounds import output_bound, position_limit
 from mtkit.decode.generate import Translator, generate_translations
+from mtkit.decode.settings import DecodingSettings
 from mtkit.errors import UserError
 from mtkit.model.presets import preset_config
 
@@ -29,24 +31,20 @@ def test_order_is_restored_and_long_inputs_fit_the_positions(model_and_tokenizer
     model, tok = model_and_tokenizer
     assert position_limit(model.config) == 10
     sentences = [TEXT[2] * 3, *TEXT, TEXT[0]]  # the first is longer than the 12-position table
-    out = generate_translations(model, tok, sentences, beam_size=2, max_new_tokens=100, batch_size=2)
+    out = generate_translations(model, tok, sentences, DecodingSettings(num_beams=2, max_new_tokens=100, batch_size=2))
     assert len(out) == len(sentences) and out[1] == out[-1]  # same input, same place in the output
     assert all(len(tok(o).input_ids) <= 11 for o in out)  # capped at the limit (+ </s>)
     assert model.training is False
-
-
-def test_prompt_must_have_a_source_placeholder(model_and_tokenizer):
-    model, tok = model_and_tokenizer
-    with pytest.raises(UserError, match="--prompt"):
-        generate_translations(model, tok, ["x"], prompt="translate:")
 
 
 def test_translator_loads_a_saved_model(model_and_tokenizer, tmp_path):
     model, tok = model_and_tokenizer
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    expected = generate_translations(model, tok, TEXT, beam_size=1, max_new_tokens=5)
-    assert Translator(tmp_path, device="cpu").translate(TEXT, beam_size=1, max_new_tokens=5) == expected
+    greedy = DecodingSettings(num_beams=1, max_new_tokens=5)
+    expected = generate_translations(model, tok, TEXT, greedy)
+    assert Translator(tmp_path, device="cpu").translate(TEXT, greedy) == expected
+    assert Translator(tmp_path, device="cpu").translate(TEXT, beam_size=1, max_new_tokens=5) == expected  # former
     with pytest.raises(UserError, match="--dtype"):
         Translator(tmp_path, dtype="fp8")
 
@@ -74,13 +72,12 @@ def test_each_batch_stops_at_its_bound(model_and_tokenizer):
 
     short = [s for s in TEXT if len(tok(s).input_ids) <= 8]  # within the model's positions, no truncation
     assert len(short) == 3
-    ones = generate_translations(model, tok, short, beam_size=1, max_len_a=a, max_len_b=b, batch_size=1, **words)
+    bounded = DecodingSettings(num_beams=1, max_len_a=a, max_len_b=b, batch_size=1)
+    ones = generate_translations(model, tok, short, bounded, **words)
     assert ones == [direct([s])[0] for s in short]
     pair = [TEXT[1], TEXT[3]]  # one batch: the longer source sets the bound for both
-    assert generate_translations(model, tok, pair, beam_size=1, max_len_a=a, max_len_b=b, batch_size=2, **words) == (
-        direct(pair)
-    )
-    unbounded = generate_translations(model, tok, short, beam_size=1, max_len_a=0, max_len_b=100, batch_size=1, **words)
+    assert generate_translations(model, tok, pair, replace(bounded, batch_size=2), **words) == direct(pair)
+    unbounded = generate_translations(model, tok, short, replace(bounded, max_len_a=0, max_len_b=100), **words)
     assert all(ones)
     assert sum(map(len, ones)) < sum(map(len, unbounded))  # the bound did stop something
 
@@ -89,7 +86,8 @@ def test_no_length_warning_from_transformers_and_the_same_translations(model_and
     """A generation config with ``max_length`` (as NLLB's and Marian's have) gave transformers' "Both `max_new_tokens`
     and `max_length` seem to have been set" on every batch; the translations do not depend on it."""
     model, tok = model_and_tokenizer
-    plain = generate_translations(model, tok, TEXT, beam_size=2, max_new_tokens=6, batch_size=2)
+    settings = DecodingSettings(num_beams=2, max_new_tokens=6, batch_size=2)
+    plain = generate_translations(model, tok, TEXT, settings)
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
@@ -99,7 +97,7 @@ def test_no_length_warning_from_transformers_and_the_same_translations(model_and
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with_lengths = generate_translations(model, tok, TEXT, beam_size=2, max_new_tokens=6, batch_size=2)
+            with_lengths = generate_translations(model, tok, TEXT, settings)
     finally:
         hf_logger.removeHandler(handler)
         said = [r.getMessage() for r in records] + [str(w.message) for w in caught]

@@ -11,6 +11,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from mtkit.data.tokenizer import train_tokenizer
 from mtkit.decode.generate import translation_candidates
+from mtkit.decode.settings import DecodingSettings
 from mtkit.decode.sharding import Shard, dealt, merged
 from mtkit.model.presets import preset_config
 
@@ -78,8 +79,8 @@ def test_three_shards_of_five_unequal_languages_decode_what_one_process_decodes(
     counts = {"de": 7, "es": 1, "fr": 4, "it": 0, "pt": 2}
     langs = [lang for lang, n in counts.items() for _ in range(n)]
     sources = [" ".join(rng.choices(words, k=rng.randint(1, 12))) for _ in langs]
-    options = {"beam_size": 2, "max_new_tokens": 6, "batch_size": 3, "target_langs": langs}
-    alone = translation_candidates(model, tok, sources, mbr=None, **options)
+    settings = DecodingSettings(num_beams=2, max_new_tokens=6, batch_size=3)
+    alone = translation_candidates(model, tok, sources, settings, target_langs=langs)
 
     calls: list[int] = []
     hook = model.get_encoder().register_forward_hook(lambda *_: calls.append(1))  # one encoder pass per call
@@ -87,7 +88,8 @@ def test_three_shards_of_five_unequal_languages_decode_what_one_process_decodes(
         shares = []
         for i in range(3):
             before = len(calls)
-            shares.append(translation_candidates(model, tok, sources, mbr=None, shard=Shard(i, 3, True), **options))
+            share = Shard(i, 3, True)
+            shares.append(translation_candidates(model, tok, sources, settings, target_langs=langs, shard=share))
             shares[-1] = (shares[-1], len(calls) - before)
     finally:
         hook.remove()
