@@ -89,12 +89,13 @@ def add_corpus_args(sub: argparse.ArgumentParser, model_help: str) -> None:
 
 
 def target_language(args: argparse.Namespace) -> str:
-    """``--target_lang``, else the last suffix of ``--reference`` before ``.gz`` (``test_2016_flickr.de.gz``: de)."""
+    """``--target_lang``, else the two-letter last suffix of ``--reference`` before ``.gz`` (``test_2016_flickr.de.gz``:
+    de)."""
     if args.target_lang:
         return args.target_lang
     name = Path(args.reference).name.removesuffix(".gz")
     suffix = Path(name).suffix.lstrip(".")
-    if not (2 <= len(suffix) <= 3 and suffix.isalpha()):
+    if not (len(suffix) == 2 and suffix.isalpha()):  # an ISO 639-1 code; give any other with --target_lang
         raise UserError(f"--target_lang: required, --reference {args.reference} does not end in a language code")
     return suffix
 
