@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 
 from bias_eval.balance import over_correction
+from bias_eval.bleu import bleu_metric
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.errors import UserError
+from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import Change, compare_figure, corpus_figure, gap_figure, mcnemar, mean_change, share_figure
-from mtkit.bleu import bleu_metric
-from mtkit.data.gendered import GENDERS
-from mtkit.errors import UserError
-from mtkit.textio import read_jsonl
+from bias_eval.textio import read_jsonl
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
 LEVEL = 0.05

@@ -1,7 +1,7 @@
 """Scores: sacreBLEU BLEU/chrF from per-sentence sufficient statistics, MT-GenEval gender accuracy, fair BLEU.
 
 Corpus BLEU and chrF are sacreBLEU's (default settings; BLEU with each target language's tokenizer,
-:func:`mtkit.bleu.bleu_metric`). Each sentence is tokenised and counted once
+:func:`bias_eval.bleu.bleu_metric`). Each sentence is tokenised and counted once
 (``_extract_corpus_statistics``, the routine sacreBLEU's own significance tests use); a corpus score is
 sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exactly what
 ``corpus_score`` does, so summing over any subset (one gender, a bootstrap resample) reproduces

@@ -10,7 +10,9 @@ import numpy as np
 
 from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
+from bias_eval.bleu import bleu_metric
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
+from bias_eval.gendered import GENDERS, SEP, GenderedData, LanguageData
 from bias_eval.metrics import (
     WHITESPACE_BLEU,
     GenderDecision,
@@ -23,8 +25,6 @@ from bias_eval.metrics import (
     notebook_sentence_bleu,
     sentence_bleu_from_stats,
 )
-from mtkit.bleu import bleu_metric
-from mtkit.data.gendered import GENDERS, SEP, GenderedData, LanguageData
 
 Hypotheses = Mapping[str, Mapping[str, Sequence[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
 Decisions = dict[str, list[GenderDecision] | None]  # gender -> accuracy decisions (None: no counterfactual)

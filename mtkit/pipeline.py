@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bias_eval.textio import atomic_write, read_jsonl
 from mtkit.cli.bias_report import main as report_main
 from mtkit.cli.bias_report import parse_args as report_args
 from mtkit.cli.bias_report import report
@@ -31,7 +32,6 @@ from mtkit.export.card_bias import add_verdict, with_bias_report
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.processes import is_main_process
-from mtkit.textio import atomic_write, read_jsonl
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord

@@ -18,8 +18,8 @@ from bias_eval.balance import (
     STRICT_ACCURACY_DEFINITION,
     over_correction,
 )
-from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings
-from bias_eval.hyps import read_hyp_dir, translate_dataset
+from bias_eval.bleu import bleu_signatures, signature
+from bias_eval.gendered import GENDERS, SPLITS, GenderedData
 from bias_eval.metrics import (
     ACCURACY_DEFINITION,
     CHRF_METRIC,
@@ -30,10 +30,9 @@ from bias_eval.page import report_files
 from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import score_dataset
-from mtkit.bleu import bleu_signatures, signature
+from bias_eval.textio import check_writable
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model
-from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.languages import ModelLanguages, check_codes
 from mtkit.data.mtgeneval import load_mtgeneval
@@ -43,13 +42,14 @@ from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
+from mtkit.evaluation.generation import DEFAULTS, GenerationSettings, resolve_settings
+from mtkit.evaluation.hyps import read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
 from mtkit.paths import check_apart
-from mtkit.textio import check_writable
 
 EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --split dev --hyp_dir hyps/ --out reports/dev
@@ -303,7 +303,7 @@ def build_config(
         "seed": args.seed,
         "ci_level": 0.95,
         "worst_examples": args.examples,
-        "bleu_signature": bleu_signatures(sorted(data.languages)),  # each language's tokenizer (mtkit.bleu)
+        "bleu_signature": bleu_signatures(sorted(data.languages)),  # each language's tokenizer (bias_eval.bleu)
         "chrf_signature": signature(CHRF_METRIC),
         "sentence_bleu_signature": bleu_signatures(sorted(data.languages), effective_order=True),
         "definitions": definitions,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from transformers import GenerationConfig
 
+from bias_eval.textio import atomic_write, check_writable, read_lines
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.data.coverage import check_model_language
@@ -21,7 +22,6 @@ from mtkit.errors import UserError
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
 from mtkit.paths import check_apart
-from mtkit.textio import atomic_write, check_writable, read_lines
 
 
 def build_parser() -> Parser:

@@ -1,5 +1,5 @@
 """Scores of a translated split: corpus sacreBLEU (each target language with its own tokenizer,
-:func:`mtkit.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
+:func:`bias_eval.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
 carry gender labels, ``bias_eval``'s per-gender BLEU, gap, gender accuracy and fair BLEU, per language and
 macro-averaged. The figures are the same as the bias report's (no bootstrap here: it runs at every evaluation).
 """
@@ -13,9 +13,9 @@ from typing import Any
 import sacrebleu
 from sacrebleu.metrics import CHRF
 
+from bias_eval.bleu import bleu_signatures, corpus_bleu, signature
+from bias_eval.gendered import GENDERS
 from bias_eval.scoring import macro_average, score_language
-from mtkit.bleu import bleu_signatures, corpus_bleu, signature
-from mtkit.data.gendered import GENDERS
 from mtkit.data.pairs import language_data
 from mtkit.evaluation.paper_bleu import description, paper_bleu
 
