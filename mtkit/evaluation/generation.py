@@ -9,7 +9,6 @@ prompt from its ``prompt.json`` (:meth:`mtkit.data.prompts.Prompt.load`). Prompt
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -118,12 +117,13 @@ def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = 
     return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
 
 
-def resolve_settings(args: argparse.Namespace) -> tuple[GenerationSettings, dict[str, str]]:
+def resolve_settings(args: Any) -> tuple[GenerationSettings, dict[str, str]]:
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
-    ``args`` holds ``model``, ``prompt``, ``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``,
-    ``max_len_b`` (``None``: not given), ``batch_size``, ``device``, ``dtype``, ``engine``, the decoding flags
-    (:func:`mtkit.cli.args.add_decoding_args`) and ``seed`` (MBR's sampling seed as well as the bootstrap's).
+    ``args`` (a :class:`~mtkit.evaluation.bias_run.ReportRequest`) holds ``model``, ``prompt``, ``num_beams``,
+    ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b`` (``None``: not given), ``batch_size``,
+    ``device``, ``dtype``, ``engine``, the decoding settings (``decoding``, ``mbr_samples``, ...) and ``seed`` (MBR's
+    sampling seed as well as the bootstrap's).
     """
     model = args.model
     prompt = resolve(args.prompt, model)
