@@ -1,4 +1,5 @@
-"""Command line of ``scripts/bias_report.py``: parse, validate, load, translate or read, score, report."""
+"""Command line of ``scripts/bias_report.py``: parse the flags into a :class:`~mtkit.evaluation.bias_run.ReportRequest`,
+run it (:func:`~mtkit.evaluation.bias_run.run_report`), then update the model card with ``--update_card``."""
 
 from __future__ import annotations
 
