@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from bias_eval.bootstrap import percentile_interval
+from bias_eval.gendered import GENDERS
 from bias_eval.metrics import GenderDecision
-from mtkit.data.gendered import GENDERS
 
 Decisions = Mapping[str, Sequence[GenderDecision] | None]  # gender -> decisions (None: no counterfactual)
 Counts = Mapping[str, np.ndarray]  # gender -> samples x n resample counts

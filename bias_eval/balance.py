@@ -15,8 +15,8 @@ import numpy as np
 
 from bias_eval.accuracy import Counts, Decisions, replicate_shares, share
 from bias_eval.bootstrap import percentile_interval
+from bias_eval.gendered import GENDERS
 from bias_eval.metrics import GenderDecision
-from mtkit.data.gendered import GENDERS
 
 OTHER = {"feminine": "masculine", "masculine": "feminine"}
 

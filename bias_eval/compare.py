@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.comparability import HEADING
+from bias_eval.errors import UserError
 from bias_eval.markdown import escape, table
 from bias_eval.report import fmt, fmt_ci
-from mtkit.errors import UserError
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
 FIGURES: tuple[tuple[str, str], ...] = (

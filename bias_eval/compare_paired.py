@@ -14,6 +14,8 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.errors import UserError
+from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import (
@@ -26,9 +28,7 @@ from bias_eval.paired import (
     share_figure,
     size_change,
 )
-from mtkit.data.gendered import GENDERS
-from mtkit.errors import UserError
-from mtkit.textio import read_jsonl
+from bias_eval.textio import read_jsonl
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
 LEVEL = 0.05

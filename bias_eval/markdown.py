@@ -1,6 +1,5 @@
 """Markdown for reports, comparisons and model cards: one escape for text in a table cell or a list line, and one
-table builder. Standard library only and imported by nothing else of ``bias_eval``'s, so that it stays in the base
-layer: :mod:`mtkit` uses it too (``tests/test_structure.py``)."""
+table builder, for ``bias_eval`` and :mod:`mtkit` alike. Standard library only."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Scores: sacreBLEU BLEU/chrF from per-sentence sufficient statistics, MT-GenEval gender accuracy, fair BLEU.
 
 Corpus BLEU and chrF are sacreBLEU's (chrF with its defaults; BLEU with its defaults but for the tokenizer, which is
-:data:`mtkit.bleu.TOKENIZER_RULE`, so every statistics call names the target language). Each sentence is tokenised
+:data:`bias_eval.bleu.TOKENIZER_RULE`, so every statistics call names the target language). Each sentence is tokenised
 and counted once
 (``_extract_corpus_statistics``, the routine sacreBLEU's own significance tests use); a corpus score is
 sacreBLEU's ``_compute_score_from_stats`` on the summed statistics, which is exactly what
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
-from mtkit.bleu import bleu_statistics
+from bias_eval.bleu import bleu_statistics
 
 CORPUS_BLEU = BLEU()  # scores from summed statistics (exp smoothing); its tokenizer is never used
 SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu's scoring of one sentence's statistics
@@ -67,7 +67,7 @@ def bleu_stats(
     hypotheses: Sequence[str], references: Sequence[str], langs: str | Sequence[str | None] | None
 ) -> np.ndarray:
     """Per-sentence BLEU statistics ``[hyp_len, ref_len, correct_1..4, total_1..4]`` (int64, n x 10), each sentence
-    tokenized for its target language (``langs``: one code for all or one per sentence; :mod:`mtkit.bleu`)."""
+    tokenized for its target language (``langs``: one code for all or one per sentence; :mod:`bias_eval.bleu`)."""
     stats = bleu_statistics(list(hypotheses), list(references), langs)
     return np.asarray(stats, dtype=np.int64).reshape(len(hypotheses), -1)
 

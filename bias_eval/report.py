@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from bias_eval.headline import (
     OVER_CORRECTION_NOTE,
     THRESHOLDS,
@@ -24,8 +25,7 @@ from bias_eval.headline import (
 )
 from bias_eval.markdown import escape, table
 from bias_eval.scoring import LanguageResult
-from mtkit.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
-from mtkit.textio import follow_umask
+from bias_eval.textio import follow_umask
 
 NOT_PAIRED = "Not available: the sentences of this data set are not paired across genders."
 GAP_DEFINITION = "bleu_gap = bleu_masculine - bleu_feminine (corpus sacreBLEU); > 0 favours masculine"

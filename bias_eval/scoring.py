@@ -11,6 +11,7 @@ import numpy as np
 from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
+from bias_eval.gendered import GENDERS, SEP, GenderedData, LanguageData
 from bias_eval.metrics import (
     GenderDecision,
     bleu_from_stats,
@@ -23,7 +24,6 @@ from bias_eval.metrics import (
     sentence_bleu_from_stats,
     whitespace_bleu_stats,
 )
-from mtkit.data.gendered import GENDERS, SEP, GenderedData, LanguageData
 
 Hypotheses = Mapping[str, Mapping[str, Sequence[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
 Decisions = dict[str, list[GenderDecision] | None]  # gender -> accuracy decisions (None: no counterfactual)

@@ -1,4 +1,4 @@
-"""User-facing errors: one clear line, a non-zero exit, no traceback."""
+"""User-facing errors: one clear line, a non-zero exit, no traceback (:class:`UserError` is ``bias_eval``'s)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TypeVar
 
+from bias_eval.errors import UserError
+
+__all__ = ["EXIT_DIVERGED", "EXIT_STOPPED", "Diverged", "Stopped", "UserError", "cli_entry"]
+
 T = TypeVar("T")
-
-
-class UserError(Exception):
-    """Bad input from the user: a missing file, a malformed recipe, an unknown flag value.
-
-    The message names the file or flag and says what is wrong, in one line.
-    """
 
 
 class Diverged(Exception):

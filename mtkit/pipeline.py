@@ -13,27 +13,25 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval.generation import resolve_settings, saved_dtype, settings_flags
-from mtkit.cli.bias_report import build_parser as report_parser
-from mtkit.cli.bias_report import main as report_main
-from mtkit.cli.bias_report import parse_args as report_args
-from mtkit.cli.bias_report import report
-from mtkit.cli.compare_reports import main as compare_main
+from bias_eval.comparison import compare_reports
+from bias_eval.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
+from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.generation import resolve_settings, saved_dtype, settings_fields
 from mtkit.evaluation.scores import scoring
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, selection_budget, verdict_document
 from mtkit.export.card import environment, final_weights, save_card, training_card
-from mtkit.export.card_bias import add_verdict, with_bias_report
+from mtkit.export.card_bias import add_comparison, add_verdict, with_bias_report
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.processes import is_main_process
-from mtkit.textio import atomic_write, read_jsonl
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord
@@ -128,41 +126,40 @@ def bias_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, Any]:
     """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir`` in
     ``out``, decoded with the model's saved prompt and generation settings, and the run's ``--decoding``; returns
     its figures (``metrics.json``), which go into the model's card."""
-    args = ["--mtgeneval_dir", str(cfg.data.mtgeneval_dir), "--split", str(bias_report_split(cfg))]
-    args += ["--target_langs", *cfg.data.languages(), "--model", str(final), "--out", str(out)]
-    args += ["--batch_size", str(cfg.eval.eval_batch_size), *decoding_args(cfg)]
-    args += ["--force"] if cfg.train.force_coverage else []  # a run forced past the coverage check reports too
-    return report(report_args(args))
+    split, langs = str(bias_report_split(cfg)), cfg.data.languages()
+    request = ReportRequest(str(out), str(cfg.data.mtgeneval_dir), split=split, target_langs=langs, model=str(final))
+    return run_report(replace(request, **report_decoding(cfg)))
 
 
-def decoding_args(cfg: RunConfig) -> list[str]:
-    """The run's MBR flags (``--decoding mbr`` and the candidates' settings) for a script; none for beam search."""
+def report_decoding(cfg: RunConfig) -> dict[str, Any]:
+    """The run's batch size, coverage override and MBR settings (``decoding`` and the candidates' settings; none for
+    beam search) as :class:`ReportRequest`'s fields."""
+    found: dict[str, Any] = {"batch_size": cfg.eval.eval_batch_size, "force": cfg.train.force_coverage}
     if cfg.eval.decoding == "beam":
-        return []
+        return found
     keys = ("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p")
-    values = {key: getattr(cfg.eval, key) for key in keys}
-    return [arg for key, value in values.items() if value is not None for arg in (f"--{key}", str(value))]
+    return found | {key: getattr(cfg.eval, key) for key in keys if getattr(cfg.eval, key) is not None}
 
 
 def _jsonl(path: Path) -> list[dict]:
     return [row for _, row in read_jsonl(path)]
 
 
-def verdict_reports(cfg: RunConfig, final: Path, langs: list[str], out: Path, names: tuple[str, str]) -> None:
+def verdict_reports(
+    cfg: RunConfig, final: Path, langs: list[str], out: Path, names: tuple[str, str]
+) -> list[dict[str, Any]]:
     """The ``bias_eval`` reports of the start and of ``final/`` on the verdict pairs (``out/pairs``) into
     ``out/<name>``, both decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
-    flags) with ``final/``'s prompt and weight type, resolved once and given to both in full, so that neither reads
-    anything of its own folder."""
-    args = ["--mtgeneval_dir", str(out / "pairs"), "--split", "test", "--target_langs", *langs]
-    args += ["--force"] if cfg.train.force_coverage else []
+    settings) with ``final/``'s prompt and weight type, resolved once and given to both in full, so that neither reads
+    anything of its own folder; returns their figures (``metrics.json``)."""
     e = cfg.eval
-    run = ["--num_beams", str(e.num_beams), "--max_new_tokens", str(e.max_new_tokens), "--length_penalty",
-           str(e.length_penalty), "--max_len_a", str(e.max_len_a), "--max_len_b", str(e.max_len_b), "--dtype",
-           saved_dtype(final), "--batch_size", str(e.eval_batch_size), *decoding_args(cfg)]  # fmt: skip
-    settings, _ = resolve_settings(report_parser().parse_args([*args, *run, "--model", str(final), "--out", str(out)]))
-    both = settings_flags(settings)
-    for name, model in zip(names, (str(cfg.model.model_name_or_path), str(final))):
-        report_main([*args, *both, "--model", model, "--out", str(out / name)])
+    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
+    run = replace(common, model=str(final), num_beams=e.num_beams, max_new_tokens=e.max_new_tokens,
+                  length_penalty=e.length_penalty, max_len_a=e.max_len_a, max_len_b=e.max_len_b,
+                  dtype=saved_dtype(final))  # fmt: skip
+    both = settings_fields(resolve_settings(run)[0])
+    models = (str(cfg.model.model_name_or_path), str(final))
+    return [run_report(replace(common, out=str(out / n), model=m, **both)) for n, m in zip(names, models)]
 
 
 def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path, results: dict) -> Path:
@@ -173,10 +170,12 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path,
     and ``verdict.md``."""
     langs = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
     names = ("start", "mitigated")
-    verdict_reports(cfg, final, langs, out, names)
-    compare_main(
-        [str(out / names[0]), str(out / names[1]), "--out", str(out / "comparison"), "--names", "start,mitigated"]
-    )
+    metrics = verdict_reports(cfg, final, langs, out, names)
+    done = compare_reports(*metrics, [out / n for n in names], names, out / "comparison")
+    try:  # the before/after table in final/'s card
+        print(f"model card updated: {add_comparison(final, done.rows, list(names), done.sources)}", file=sys.stderr)
+    except (OSError, ValueError) as err:
+        print(f"warning: {final}: model card not updated ({err})", file=sys.stderr)
     translations = trainer.out / "translations"
     start, end = translations / "test-start.jsonl", translations / "test.jsonl"
     cost = general_cost(_jsonl(start), _jsonl(end)) if start.is_file() and end.is_file() else None
@@ -184,9 +183,7 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path,
     budget = selection_budget(
         _jsonl(trainer.out / "metrics.jsonl"), results.get("best_step"), cfg.mitigation.max_bleu_drop
     )
-    metrics = [json.loads((out / name / "metrics.json").read_text(encoding="utf-8")) for name in names]
-    paired = json.loads((out / "comparison" / "comparison.json").read_text(encoding="utf-8"))["paired"]
-    doc = verdict_document(*metrics, paired, cost, leak, budget)
+    doc = verdict_document(*metrics, done.paired, cost, leak, budget)
     page = render_markdown(doc, names)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
     atomic_write(out / "verdict.md", page.encode("utf-8"))

@@ -144,7 +144,7 @@ def bias_figures(report: str | Path) -> list[Image]:
 def worst_examples(report: str | Path, lang: str, n: int = 5) -> HTML:
     """The ``n`` sentence pairs of ``lang`` whose feminine and masculine translations differ most in sentence
     BLEU, feminine and masculine side by side (from the report's ``<lang>.details.jsonl``)."""
-    from mtkit.textio import read_jsonl
+    from bias_eval.textio import read_jsonl
 
     rows = [row for _, row in read_jsonl(Path(report) / f"{lang}.details.jsonl")]
     if not rows or "sentence_bleu_diff" not in rows[0]:
@@ -195,7 +195,7 @@ def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
 def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str) -> str:
     """sacreBLEU (cased, tokenized for target language ``lang``) and chrF of ``hypotheses`` against one reference
     each, as one line."""
-    from mtkit.bleu import bleu_tokenizer
+    from bias_eval.bleu import bleu_tokenizer
     from mtkit.evaluation.scores import corpus_scores
 
     scores = corpus_scores(list(hypotheses), list(references), lang)

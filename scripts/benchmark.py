@@ -69,11 +69,11 @@ from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
 from benchmarks import translation as translation_bench
 
+from bias_eval.textio import atomic_write, markdown_table, read_lines
 from mtkit.cli.args import Parser, ranged
 from mtkit.errors import UserError, cli_entry
 from mtkit.flags import option
 from mtkit.paths import check_apart
-from mtkit.textio import atomic_write, markdown_table, read_lines
 
 
 def add_corpus_args(sub: argparse.ArgumentParser, model_help: str) -> None:

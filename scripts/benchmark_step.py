@@ -24,10 +24,10 @@ from pathlib import Path
 
 from benchmarks import step
 
+from bias_eval.textio import atomic_write, markdown_table
 from mtkit.allocator import allocator
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
-from mtkit.textio import atomic_write, markdown_table
 from mtkit.train.checks import check_run_apart
 from mtkit.train.trainer import Trainer
 

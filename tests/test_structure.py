@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,11 @@ from testing_utils import REPO
 
 #: the layers, lowest first; a module may import from its own layer or a lower one, never a higher one
 LAYERS: list[tuple[str, ...]] = [
-    # bias_eval.markdown: bias_eval's own, standard library only, used by mtkit's base layer (mtkit.textio)
-    ("mtkit", "mtkit.config", "mtkit.errors", "mtkit.textio", "bias_eval.markdown"),
+    # bias_eval: a library of its own, below all of mtkit, which uses it (its markdown, text files, BLEU, tags)
+    ("bias_eval",),
+    ("mtkit", "mtkit.config", "mtkit.errors"),
     ("mtkit.data", "mtkit.model", "mtkit.distributed"),
     ("mtkit.decode",),
-    ("bias_eval",),
     ("mtkit.evaluation",),
     ("mtkit.train",),
     ("mtkit.export",),
@@ -133,6 +135,66 @@ def test_a_planted_circle_and_an_upward_import_are_caught(tmp_path: Path) -> Non
     relative = tmp_path / "relative.py"
     relative.write_text("from ..model import presets\nfrom . import batching\n")
     assert first_party_imports("mtkit.data.relative", relative) == {"mtkit.model.presets", "mtkit.data.batching"}
+
+
+def cli_importers(graph: dict[str, set[str]]) -> list[str]:
+    """The library modules (``mtkit``'s and ``bias_eval``'s, the command line's own aside) that import from
+    ``mtkit/cli/``."""
+    library = [m for m in graph if m.startswith(("mtkit", "bias_eval")) and not m.startswith("mtkit.cli")]
+    return sorted(f"{m} imports {o}" for m in library for o in graph[m] if o.startswith("mtkit.cli"))
+
+
+def test_no_library_module_imports_the_command_line(tmp_path: Path) -> None:
+    """The library (the pipeline too) calls functions, never a script's ``main`` or parser; a planted import of the
+    command line is caught."""
+    assert cli_importers(GRAPH) == []
+    planted = tmp_path / "planted.py"
+    planted.write_text("from mtkit.cli.bias_report import main\n")
+    graph = {"mtkit.planted": first_party_imports("mtkit.planted", planted)}
+    assert cli_importers(graph) == ["mtkit.planted imports mtkit.cli.bias_report"]
+
+
+#: imports ``argv[1:]`` in a fresh interpreter where any import of ``mtkit`` fails, then checks that none happened
+WITHOUT_MTKIT = textwrap.dedent(
+    """
+    import importlib, importlib.abc, sys
+
+    class NoMtkit(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "mtkit" or name.startswith("mtkit."):
+                raise ImportError(f"mtkit is hidden: {name}")
+
+    sys.meta_path.insert(0, NoMtkit())
+    try:
+        import mtkit.errors
+    except ImportError:
+        pass
+    else:
+        sys.exit("the blocker let mtkit through")
+    for module in sys.argv[1:]:
+        importlib.import_module(module)
+    assert not [m for m in sys.modules if m == "mtkit" or m.startswith("mtkit.")], "mtkit imported"
+    """
+)
+
+
+def import_without_mtkit(modules: list[str], path: Path = REPO) -> subprocess.CompletedProcess:
+    """:data:`WITHOUT_MTKIT` run on ``modules`` with ``path`` first on ``sys.path``."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{path}:{REPO}", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cmd = [sys.executable, "-c", WITHOUT_MTKIT, *modules]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_bias_eval_imports_with_mtkit_hidden(tmp_path: Path) -> None:
+    """Every module of ``bias_eval`` imports in an interpreter that cannot import ``mtkit``; a module that imports
+    it fails there."""
+    modules = sorted(m for m in MODULES if m == "bias_eval" or m.startswith("bias_eval."))
+    assert "bias_eval.make" in modules and "bias_eval.metric.metric" in modules
+    done = import_without_mtkit([*modules, "bias_eval.make"])
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "leaky.py").write_text("import bias_eval.markdown\nfrom mtkit.errors import UserError\n")
+    planted = import_without_mtkit(["leaky"], tmp_path)
+    assert planted.returncode != 0 and "mtkit is hidden: mtkit" in planted.stderr
 
 
 def test_every_module_imports() -> None:

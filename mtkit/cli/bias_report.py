@@ -1,55 +1,24 @@
-"""Command line of ``scripts/bias_report.py``: parse, validate, load, translate or read, score, report."""
+"""Command line of ``scripts/bias_report.py``: parse the flags into a :class:`~mtkit.evaluation.bias_run.ReportRequest`,
+run it (:func:`~mtkit.evaluation.bias_run.run_report`), then update the model card with ``--update_card``."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
-from typing import Any
+from dataclasses import fields
 
-from bias_eval.accuracy import WARNING_DEFINITION, low_signal
-from bias_eval.balance import (
-    ACCURACY_GAP_DEFINITION,
-    MF_RATIO_DEFINITION,
-    OVER_CORRECTION_DEFINITION,
-    STRICT_ACCURACY_DEFINITION,
-    over_correction,
-)
-from bias_eval.generation import DEFAULTS, GenerationSettings, resolve_settings, settings_flags
-from bias_eval.hyps import read_hyp_dir, translate_dataset
-from bias_eval.metrics import (
-    ACCURACY_DEFINITION,
-    CHRF_METRIC,
-    COVERAGE_DEFINITION,
-    FAIR_BLEU_DEFINITION,
-)
-from bias_eval.page import report_files
-from bias_eval.plots import make_figures
-from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
-from bias_eval.scoring import score_dataset
-from mtkit.bleu import TOKENIZER_RULE, bleu_signatures, signature
+from bias_eval.gendered import SPLITS
 from mtkit.cli.args import Parser, add_decoding_args, ranged
-from mtkit.data.coverage import check_model
-from mtkit.data.gendered import GENDERS, SPLITS, GenderedData
-from mtkit.data.gendered_tables import load_table
-from mtkit.data.languages import ModelLanguages, check_codes
-from mtkit.data.mtgeneval import load_mtgeneval
-from mtkit.data.mtgeneval_hub import HUB_ID, load_hub
-from mtkit.data.trained_languages import warn_untrained
-from mtkit.decode.devices import check_device
+from mtkit.data.languages import check_codes
+from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.errors import UserError, cli_entry
-from mtkit.evaluation.subset import gendered_subset
+from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.generation import DEFAULTS
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
-from mtkit.hubcheck import check_hub_source
-from mtkit.model.folders import check_pretrained_source
-from mtkit.paths import check_apart
-from mtkit.textio import check_writable
 
 EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --split dev --hyp_dir hyps/ --out reports/dev
@@ -166,162 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_data(args: argparse.Namespace) -> GenderedData:
-    """The data set the arguments name."""
-    if args.context and args.data:
-        raise UserError("--context: only MT-GenEval has a contextual subset (--mtgeneval_dir or --hub)")
-    if args.mtgeneval_dir:
-        data = load_mtgeneval(Path(args.mtgeneval_dir), args.split, args.target_langs, context=args.context)
-    elif args.hub:
-        data = load_hub(args.split, args.target_langs, context=args.context)
-    else:
-        data = load_table(Path(args.data), args.target_langs)
-    return gendered_subset(data, args.max_samples)
-
-
-def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
-    """One line saying how ``model`` translated."""
-    prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
-    mbr = settings.mbr
-    if mbr is not None:
-        draw = f"{mbr.samples} {'epsilon/nucleus samples' if mbr.candidates == 'sample' else 'beam n-best'}"
-        prompt += f", MBR with {mbr.utility} over {draw}"
-    return (
-        f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
-        f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
-        f"{prompt}), cached in {cache}"
-    )
-
-
-def reproduce_command(args: argparse.Namespace, settings: GenerationSettings | None) -> str:
-    """The command line that rebuilds this report, every decoding setting spelled out as it was used."""
-    parts = ["python", "scripts/bias_report.py"]
-    if args.mtgeneval_dir:
-        parts += ["--mtgeneval_dir", args.mtgeneval_dir, "--split", args.split]
-    elif args.hub:
-        parts += ["--hub", "--split", args.split]
-    else:
-        parts += ["--data", args.data]
-    if args.target_langs:
-        parts += ["--target_langs", *sorted(set(args.target_langs))]
-    parts += ["--context"] if args.context else []
-    parts += ["--max_samples", str(args.max_samples)] if args.max_samples else []
-    if settings is None:
-        parts += ["--hyp_dir", args.hyp_dir]
-    else:
-        parts += ["--model", args.model, *settings_flags(settings)]
-        parts += ["--force"] if args.force else []
-    parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
-    parts += ["--examples", str(args.examples)]
-    return shlex.join(parts)
-
-
-def build_config(
-    args: argparse.Namespace,
-    data: GenderedData,
-    settings: GenerationSettings | None,
-    origins: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """The ``config`` block of metrics.json: inputs, settings (and where they came from), signatures, definitions."""
-    paired = all(ld.paired for ld in data.languages.values())
-    if settings is None:
-        hypotheses: dict[str, Any] = {"hyp_dir": str(Path(args.hyp_dir))}
-        described = f"files in {args.hyp_dir}"
-    else:
-        hypotheses = {
-            "model": args.model,
-            "generation": asdict(settings),
-            "settings_from": dict(origins or {}),
-            "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
-            "cache_dir": "hyps",
-        }
-        described = describe_generation(args.model, settings, Path(args.out) / "hyps")
-    resampling = (
-        "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
-        if paired
-        else "stratified bootstrap: the feminine and the masculine sentences are resampled separately"
-    )
-    definitions = {
-        "n": "number of hypotheses scored (feminine + masculine); n_feminine and n_masculine per gender",
-        "bleu": f"corpus sacreBLEU over all sentences, tokenized with {TOKENIZER_RULE}, its other settings "
-        "sacreBLEU's defaults; bleu_feminine and bleu_masculine over the sentences of one gender; chrf* likewise "
-        "with sacreBLEU chrF defaults (0-100 scale)",
-        "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
-        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {args.bootstrap_samples} "
-        f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
-        f"Generator seeded with (seed={args.seed}, crc32(language)); chrf_gap_ci95 likewise",
-        "accuracy": ACCURACY_DEFINITION,
-        "accuracy_ci95": "95% percentile interval of accuracy_feminine, accuracy_masculine and accuracy_pair "
-        "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
-        "is the share of correct hypotheses among those drawn (with multiplicity)",
-        "coverage": COVERAGE_DEFINITION,
-        "strict_accuracy": STRICT_ACCURACY_DEFINITION,
-        "accuracy_gap": ACCURACY_GAP_DEFINITION,
-        "mf_ratio": MF_RATIO_DEFINITION,
-        "over_correction": OVER_CORRECTION_DEFINITION,
-        "fair_bleu": FAIR_BLEU_DEFINITION,
-        "warning": WARNING_DEFINITION,
-        "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
-        "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
-        "(languages resampled independently), not a mean of the per-language bounds",
-        "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
-        f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
-    }
-    if args.context:
-        definitions["accuracy_context"] = (
-            "contextual subset: the hypothesis for the 2to1 source (its text after the last <sep>, if any; "
-            "--model translates context and sentence together) is judged as above with the original "
-            "reference as correct and the flipped one as counterfactual"
-        )
-    if data.split is not None:
-        definitions["references"] = (
-            "MT-GenEval references are the plain sentences/ files, verbatim (as the official accuracy "
-            "script reads them); annotated/ files only supply the gendered words listed in the details. "
-            "As released, the few target lines with double quotes are CSV-escaped (wrapped in quotes, "
-            "inner quotes doubled) and square brackets are Wikipedia text ([citation needed]-style), not "
-            "gender marks; both are scored as released"
-        )
-    return {
-        "data": data.name,
-        "split": data.split,
-        "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",
-        "languages": sorted(data.languages),
-        "paired": paired,
-        "context": bool(args.context),
-        "max_samples": args.max_samples,  # a subset (compare_reports.py flags two reports that differ in it)
-        "hypotheses": hypotheses,
-        "hypotheses_description": described,
-        "bootstrap_samples": args.bootstrap_samples,
-        "seed": args.seed,
-        "ci_level": 0.95,
-        "worst_examples": args.examples,
-        "bleu_signature": bleu_signatures(sorted(data.languages)),  # each language's tokenizer (mtkit.bleu)
-        "chrf_signature": signature(CHRF_METRIC),
-        "sentence_bleu_signature": bleu_signatures(sorted(data.languages), effective_order=True),
-        "definitions": definitions,
-        "files": file_pairs(args, data),
-        "command": reproduce_command(args, settings),
-    }
-
-
-def file_pairs(args: argparse.Namespace, data: GenderedData) -> dict[str, dict[str, str]]:
-    """Per language and gender, the reference and hypothesis files (when both are plain files)."""
-    hyp_dir = Path(args.hyp_dir) if args.hyp_dir else Path(args.out) / "hyps"
-    pairs: dict[str, dict[str, str]] = {}
-    for lang, ld in data.languages.items():
-        for gender in GENDERS:
-            reference = Path(ld.side(gender).origin)
-            if reference.is_file():
-                pairs.setdefault(lang, {})[f"reference_{gender}"] = str(reference)
-                pairs[lang][f"hypothesis_{gender}"] = str(hyp_dir / f"{lang}.{gender}.txt")
-    return pairs
-
-
 @cli_entry
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
     args = parse_args(argv)
-    metrics = report(args)
+    metrics = run_report(ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest)}))
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:
         try:  # the report is written already: a card that cannot be updated is a warning
@@ -342,49 +160,3 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.update_card and not local_model_dir(args.model):
         raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
     return args
-
-
-def report(args: argparse.Namespace) -> dict[str, Any]:
-    """Write the report of ``args`` into ``--out`` (the card is :func:`main`'s); return its ``metrics.json``."""
-    check_device(args.device, args.engine)  # before anything loads
-    out = Path(args.out)
-    inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
-    check_apart(inputs, {"--out": out})
-    check_writable(out, "--out")
-    check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
-    if args.hyp_dir:
-        flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
-        for flag in (*flags, "mbr_candidates", "epsilon", "top_p", "max_samples"):
-            if getattr(args, flag) is not None:
-                raise UserError(f"--{flag}: only used with --model")
-        if args.decoding != "beam":
-            raise UserError("--decoding: only used with --model")
-    data = load_data(args)
-    settings, origins = None, None
-    if args.hyp_dir:
-        hyps = read_hyp_dir(Path(args.hyp_dir), data)
-    else:
-        if args.engine == "hf":
-            check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
-        settings, origins = resolve_settings(args)
-        references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
-        languages = ModelLanguages.load(args.model)
-        for lang in sorted(data.languages):  # each one the model's family has a code for
-            languages.check(lang, "--target_langs")
-        warn_untrained(args.model, sorted(data.languages), "--target_langs")  # one a fine-tune was not trained for
-        check_model(args.model, references, force=args.force)  # before anything is translated
-        hyps = translate_dataset(args.model, data, out / "hyps", settings)
-    samples, seed, examples = args.bootstrap_samples, args.seed, args.examples
-    results, macro = score_dataset(data, hyps, samples=samples, seed=seed, examples=examples)
-    metrics = metrics_document(results, macro, build_config(args, data, settings, origins))
-    metrics["warning"] = low_signal(metrics["languages"])
-    metrics["over_correction"] = over_correction(metrics)
-    files = report_files(results, metrics, make_figures(metrics))
-    write_report(out, files)
-    print(summary_table(metrics))
-    if metrics["warning"]:
-        print(f"\nWARNING: {metrics['warning']['message']}")
-    if metrics["over_correction"]:
-        print(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
-    print(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
-    return metrics

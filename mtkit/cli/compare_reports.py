@@ -5,15 +5,12 @@ the before/after table."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.comparability import cautions
-from bias_eval.compare import compare, describe_sources, load_metrics, render_html, render_markdown
-from bias_eval.compare_paired import paired_html, paired_markdown, paired_tests
-from bias_eval.report import write_report
+from bias_eval.compare import load_metrics
+from bias_eval.comparison import COMPARISON_FILES, compare_reports
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
@@ -55,28 +52,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UserError(f"--out: {args.out} exists and is not a folder")
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
-    rows, notes = compare(before, after, names)
-    sources = describe_sources([args.before, args.after], [before, after], names)
-    flagged = cautions(before, after, names)  # each report's warnings, different decoding or data
-    common = sorted(set(before["languages"]) & set(after["languages"]))
-    paired = paired_tests([Path(args.before), Path(args.after)], [before, after], names, common)
-    if paired["refused"]:
-        print(f"note: paired tests not run: {paired['refused']}", file=sys.stderr)
-    markdown = render_markdown(rows, notes, names, sources, paired_markdown(paired, names), cautions=flagged)
-    if args.out is None:
-        print(markdown, end="")  # the cautions in it
+    out = None if args.out is None else Path(args.out)
+    done = compare_reports(before, after, [args.before, args.after], names, out)
+    if done.paired["refused"]:
+        print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
+    if out is None:
+        print(done.markdown, end="")  # the cautions in it
     else:
-        for line in flagged:
+        for line in done.cautions:
             print(f"warning: {line}", file=sys.stderr)
-        page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged)
-        files = {"comparison.md": markdown, "comparison.html": page}
-        files["comparison.json"] = json.dumps({"names": names, "sources": sources, "paired": paired}, indent=2) + "\n"
-        write_report(Path(args.out), {name: text.encode("utf-8") for name, text in files.items()})
-        print(f"comparison written to {args.out}/: " + ", ".join(sorted(files)))
+        print(f"comparison written to {args.out}/: " + ", ".join(sorted(COMPARISON_FILES)))
     model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))
     if model_dir is not None:  # AFTER's model, when it is a folder here: its card gets the before/after table
         try:
-            print(f"model card updated: {add_comparison(model_dir, rows, names, sources)}", file=sys.stderr)
+            print(f"model card updated: {add_comparison(model_dir, done.rows, names, done.sources)}", file=sys.stderr)
         except (OSError, ValueError) as err:
             print(f"warning: AFTER's model {model_dir}: model card not updated ({err})", file=sys.stderr)
     return 0

@@ -17,12 +17,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bias_eval.gendered import GENDER_MARK
+from bias_eval.textio import atomic_write, follow_umask_tree, read_lines
 from mtkit.cli.args import Parser
-from mtkit.data.gendered import GENDER_MARK
 from mtkit.errors import UserError
 from mtkit.evaluation.paper_bleu import PREPARATIONS, prepare
 from mtkit.paths import check_apart
-from mtkit.textio import atomic_write, follow_umask_tree, read_lines
 
 #: a file's language: its last suffix, before ``.gz``
 _LANG = re.compile(r"\.([a-z]{2,3})(\.gz)?$")

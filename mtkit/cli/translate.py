@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from bias_eval.textio import atomic_write, check_writable, read_lines
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model_language
 from mtkit.data.languages import ModelLanguages, check_code
@@ -16,7 +17,6 @@ from mtkit.errors import UserError
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
 from mtkit.paths import check_apart
-from mtkit.textio import atomic_write, check_writable, read_lines
 
 
 def build_parser() -> Parser:

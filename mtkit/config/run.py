@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from bias_eval.textio import atomic_write
 from mtkit.config.data import DataConfig
 from mtkit.config.eval import EvalConfig
 from mtkit.config.logging import LoggingConfig
@@ -18,7 +19,6 @@ from mtkit.config.model import ModelConfig
 from mtkit.config.optim import OptimConfig
 from mtkit.config.tokenizer import TokenizerConfig
 from mtkit.config.train import TrainConfig
-from mtkit.textio import atomic_write
 
 GROUPS: dict[str, type] = {
     "data": DataConfig,

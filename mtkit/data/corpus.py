@@ -17,8 +17,8 @@ from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
+from bias_eval.gendered import GENDERS, GenderedData
 from mtkit.config import DataConfig
-from mtkit.data.gendered import GENDERS, GenderedData
 from mtkit.data.heldout import check_fraction, heldout_split
 from mtkit.data.line_pairs import load_line_pairs
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root

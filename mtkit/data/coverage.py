@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bias_eval.langtag import base_language
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
-from mtkit.langtag import base_language
 from mtkit.processes import is_main_process
 
 #: Above this share of uncovered characters, a language is refused (1%).

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from mtkit.data.gendered import GENDERS, GenderedData, LanguageData
+from bias_eval.gendered import GENDERS, GenderedData, LanguageData
 from mtkit.data.pairs import language_data, table_pairs
 from mtkit.data.tables import ROLES, read_table
 from mtkit.errors import UserError

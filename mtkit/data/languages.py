@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from bias_eval.langtag import LanguageTag, base_language
 from mtkit.errors import UserError
-from mtkit.langtag import LanguageTag, base_language
 
 
 @dataclass(frozen=True)

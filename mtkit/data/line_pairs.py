@@ -1,6 +1,6 @@
 """Line-aligned source and target files (``<split>.<lang>[.gz]``) streamed into one memory-mapped Arrow file.
 
-Neither file is ever held in memory: lines are read a chunk at a time (:func:`mtkit.textio.iter_lines`), checked
+Neither file is ever held in memory: lines are read a chunk at a time (:func:`bias_eval.textio.iter_lines`), checked
 (UTF-8, equal counts, no empty side unless ``--skip_empty_pairs``) and written in record batches. The Arrow file
 is a cache in the ``datasets`` cache folder (``HF_DATASETS_CACHE``), keyed by both files' path, size and
 modification time, written to a temporary name and renamed when complete, and built by one process at a time
@@ -22,9 +22,9 @@ from datasets import Dataset
 from datasets.table import MemoryMappedTable
 from filelock import FileLock
 
+from bias_eval.textio import iter_lines
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
-from mtkit.textio import iter_lines
 
 SCHEMA = pa.schema([("source", pa.string()), ("target", pa.string()), ("lang", pa.string())])
 BATCH_ROWS = 50_000

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 from datasets import Dataset, DatasetDict, concatenate_datasets
 
+from bias_eval.gendered import GENDERS
+from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
-from mtkit.data.gendered import GENDERS
 from mtkit.data.heldout import heldout_split
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
 from mtkit.data.pairs import find_pairs
 from mtkit.errors import UserError
-from mtkit.textio import atomic_write
 
 PLAIN = ["source", "target", "lang"]
 

@@ -14,10 +14,10 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mtkit.data.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from bias_eval.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from bias_eval.textio import read_lines
 from mtkit.data.origin import DEMO_NAME, demo_corpus_root
 from mtkit.errors import UserError
-from mtkit.textio import read_lines
 
 
 def mtgeneval_root(directory: Path) -> Path:

@@ -1,11 +1,11 @@
 """The hub copy of MT-GenEval (``gsarti/mt_geneval``: configs ``sentences_en_<lang>``, ``context_en_<lang>``),
-read with ``datasets.load_dataset`` and converted to :class:`~mtkit.data.gendered.GenderedData`."""
+read with ``datasets.load_dataset`` and converted to :class:`~bias_eval.gendered.GenderedData`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from mtkit.data.gendered import GENDERS, SEP, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from bias_eval.gendered import GENDERS, SEP, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
 from mtkit.errors import UserError
 
 HUB_ID = "gsarti/mt_geneval"

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mtkit.data.gendered import GENDERS, LanguageData, Side
+from bias_eval.gendered import GENDERS, LanguageData, Side
 from mtkit.data.tables import Table
 
 #: how many odd ids a note names

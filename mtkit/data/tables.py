@@ -1,6 +1,6 @@
 """The one reader of a user's tables: CSV, TSV and JSONL files, and the splits of a hub dataset without a
 ``translation`` column. Training, preprocessing, evaluation and the bias report all read them here, with one set
-of column roles (:data:`ROLES`) and one reading of language tags (:class:`mtkit.langtag.LanguageTag`).
+of column roles (:data:`ROLES`) and one reading of language tags (:class:`bias_eval.langtag.LanguageTag`).
 
 A row's target language comes from its language columns (every one the table has, which must agree), else from
 the run's one target language; a value that is not a language is one error naming the file, the line and the
@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtkit.data.gendered import normalise_gender
+from bias_eval.gendered import normalise_gender
+from bias_eval.langtag import FORMS, LanguageTag, pair_readings
+from bias_eval.textio import decode_utf8, line_break, read_bytes, read_jsonl, read_lines
 from mtkit.errors import UserError
-from mtkit.langtag import FORMS, LanguageTag, pair_readings
 from mtkit.processes import is_main_process
-from mtkit.textio import decode_utf8, line_break, read_bytes, read_jsonl, read_lines
 
 #: Each role a column can play and the header names (any case) that give it, in order of preference.
 ROLES: dict[str, tuple[str, ...]] = {
@@ -213,7 +213,8 @@ def _languages(
 
 
 def _no_line_breaks(rows: Records, columns: dict[str, str], where: str, unit: str) -> None:
-    """Refuse a text cell with a line break (:func:`mtkit.textio.line_break`): one line naming its line and column."""
+    """Refuse a text cell with a line break (:func:`bias_eval.textio.line_break`): one line naming its line and
+    column."""
     names = [columns[role] for role in ("source", "target", "counterfactual") if role in columns]
     for number, row in rows:
         for name in names:

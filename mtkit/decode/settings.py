@@ -137,7 +137,7 @@ _FORMER = {"beam_size": "num_beams", **{name: name for name in SAVED[1:]}, "batc
 
 def from_keywords(settings: DecodingSettings | None, kwargs: dict[str, Any]) -> tuple[DecodingSettings, dict[str, Any]]:
     """``settings`` (:data:`DEFAULTS` when ``None``) and ``kwargs``; or, for callers not yet passing settings
-    (``bias_eval.hyps``; transitional), the engines' former keyword arguments (``beam_size``, ``length_penalty``,
+    (``mtkit.evaluation.hyps``; transitional), the engines' former keyword arguments (``beam_size``, ``length_penalty``,
     ``max_new_tokens``, ``max_len_a``, ``max_len_b``, ``batch_size``, ``mbr``) taken out of ``kwargs`` as settings."""
     former = {key: kwargs.pop(key) for key in [*_FORMER, "mbr"] if key in kwargs}
     if not former:
@@ -154,7 +154,7 @@ def from_keywords(settings: DecodingSettings | None, kwargs: dict[str, Any]) -> 
 
 
 def from_generation_settings(settings) -> DecodingSettings:
-    """The :class:`DecodingSettings` of an object with ``bias_eval.generation.GenerationSettings``' fields (its
+    """The :class:`DecodingSettings` of an object with ``mtkit.evaluation.generation.GenerationSettings``' fields (its
     ``beam_size``, bounds, ``batch_size`` and ``mbr``; its ``prompt`` template and ``source_lang``; ``engine``,
     ``dtype``): what the bias report's settings become when it adopts these."""
     former = {key: getattr(settings, key) for key in [*_FORMER, "mbr"]}

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bias_eval.balance import over_correction
+from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
-from mtkit.bleu import TOKENIZER_RULE, bleu_signatures
 
 SAMPLES, SEED, LEVEL = 1000, 12345, 0.05
 #: the figures of the verdict, per language and overall (key, label); gaps are masculine - feminine

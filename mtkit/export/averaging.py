@@ -13,12 +13,12 @@ import os
 import shlex
 from pathlib import Path
 
+from bias_eval.textio import read_jsonl
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import selection_value
 from mtkit.export.card import Weights
 from mtkit.export.checkpoint import check_out, check_tokenizer, read_run_config, run_inputs, write_model
 from mtkit.paths import check_apart
-from mtkit.textio import read_jsonl
 from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_folders, step_of
 from mtkit.train.weights import mean_weights
 

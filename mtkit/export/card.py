@@ -21,6 +21,7 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from bias_eval.markdown import table
+from bias_eval.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.corpus import describe_counts
 from mtkit.data.languages import ModelLanguages
@@ -28,7 +29,6 @@ from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
 from mtkit.evaluation.scores import scoring
 from mtkit.model.layouts import SHAPE_KEYS
-from mtkit.textio import atomic_write, read_jsonl
 from mtkit.train.record import RunRecord
 
 CARD = "README.md"

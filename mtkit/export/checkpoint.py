@@ -21,11 +21,11 @@ from pathlib import Path
 
 import torch
 
+from bias_eval.textio import check_writable
 from mtkit.config import RunConfig, parse_config
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
 from mtkit.paths import check_apart
-from mtkit.textio import check_writable
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
 from mtkit.train.weights import checkpoint_weights, load_weights_strictly
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 
+from bias_eval.textio import follow_umask_tree
 from mtkit.distributed.reshard import load_state
 from mtkit.errors import UserError
-from mtkit.textio import follow_umask_tree
 
 STATE_FILE = "trainer_state.json"
 MANIFEST_FILE = "manifest.json"  # written last: a checkpoint without it, or whose files differ from it, is incomplete

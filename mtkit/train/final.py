@@ -8,6 +8,7 @@ from pathlib import Path
 
 from accelerate import Accelerator
 
+from bias_eval.textio import follow_umask_tree, tree_modes
 from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
@@ -16,7 +17,6 @@ from mtkit.decode.settings import DecodingSettings
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
-from mtkit.textio import follow_umask_tree, tree_modes
 
 
 def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:

@@ -20,9 +20,9 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bias_eval.textio import check_writable
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
-from mtkit.textio import check_writable
 
 #: the lock's file name in the run folder
 LOCK_FILE = "train.lock"

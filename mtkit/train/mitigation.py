@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
+from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
 from mtkit.evaluation.verdict import within_budget
 from mtkit.model.loss import Teacher
-from mtkit.textio import atomic_write
 
 START_FILE = "mitigation_start.json"
 

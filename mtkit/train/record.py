@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bias_eval.textio import atomic_write
 from mtkit.data.corpus import DATA_COUNTS
-from mtkit.textio import atomic_write
 
 RESULTS = "results.json"
 

@@ -10,8 +10,8 @@ from accelerate import Accelerator
 from accelerate.tracking import LOGGER_TYPE_TO_CLASS, get_available_trackers
 from accelerate.utils import LoggerType
 
+from bias_eval.textio import read_jsonl
 from mtkit.errors import UserError
-from mtkit.textio import read_jsonl
 
 
 def tracker_names(report_to: str) -> list[str]:

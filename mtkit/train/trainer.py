@@ -20,6 +20,7 @@ from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
+from bias_eval.textio import atomic_write, check_writable, write_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
 from mtkit.data.corpus import DATA_COUNTS, describe_counts, held_out, language_counts, load_parallel
@@ -41,7 +42,6 @@ from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
-from mtkit.textio import atomic_write, check_writable, write_jsonl
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume

@@ -286,7 +286,7 @@ def figures(name: str, output: str) -> list[dict]:
 
 def report(records: list[dict], out: Path) -> str:
     """Write ``report.json`` and ``report.md``; return the markdown table."""
-    from mtkit.textio import atomic_write, markdown_table
+    from bias_eval.textio import atomic_write, markdown_table
 
     table = markdown_table(records, COLUMNS, label="step")
     atomic_write(out / "report.json", (json.dumps(records, indent=2) + "\n").encode())

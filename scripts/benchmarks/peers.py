@@ -61,8 +61,8 @@ def prepare(
     work: Path, data_dir: Path, vocab_size: int, max_train_samples: int | None, max_sentences: int | None
 ) -> dict:
     """The shared tokenizer (``work/tokenizer``), eole's pre-tokenized splits and its vocabulary file."""
+    from bias_eval.textio import read_lines
     from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
-    from mtkit.textio import read_lines
 
     def path(split: str, lang: str) -> Path:
         gz = data_dir / f"{split}.{lang}.gz"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from geneval_helpers import make_subset, reference_hyps, write_hyps
 
+from bias_eval.gendered import LanguageData, Side
 from bias_eval.scoring import score_dataset, score_language
-from mtkit.data.gendered import LanguageData, Side
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 

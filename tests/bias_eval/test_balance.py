@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from bias_eval.balance import over_correction
+from bias_eval.gendered import LanguageData, Side
 from bias_eval.headline import takeaway
 from bias_eval.page import render_html
 from bias_eval.report import metrics_document, render_markdown
 from bias_eval.scoring import macro_average, score_language
-from mtkit.data.gendered import LanguageData, Side
 from mtkit.data.mtgeneval import load_mtgeneval
 
 N, SEED, SAMPLES = 240, 5, 300

@@ -9,8 +9,8 @@ import pytest
 import sacrebleu
 from geneval_helpers import REPO_ROOT, geneval_file, read_plain
 
+from bias_eval.gendered import LanguageData, Side
 from bias_eval.scoring import score_language
-from mtkit.data.gendered import LanguageData, Side
 from mtkit.data.mtgeneval import load_mtgeneval
 
 pytest.importorskip("evaluate")  # optional: not in every image (a GPU machine's)

@@ -124,7 +124,7 @@ def test_accuracy_words_and_decisions() -> None:
 def test_bleu_statistics_name_the_target_language() -> None:
     """No BLEU without a language: a call that leaves it out is an error, not 13a; Chinese statistics are sacreBLEU's
     with its zh tokenizer (13a would see each sentence as about one word)."""
-    from mtkit.bleu import bleu_metric, corpus_bleu
+    from bias_eval.bleu import bleu_metric, corpus_bleu
     from mtkit.evaluation.scores import corpus_scores
 
     hyps, refs = ["医生结束了她的轮班。", "护士说她明天来。"], ["医生昨天结束了她的轮班。", "护士说他明天会来。"]

@@ -9,9 +9,9 @@ import pytest
 import sacrebleu
 from geneval_helpers import make_subset, read_plain
 
+from bias_eval.gendered import LanguageData, Side
 from bias_eval.metrics import accuracy_words
 from bias_eval.scoring import METRIC_KEYS, context_hypothesis, macro_average, score_dataset, score_language
-from mtkit.data.gendered import LanguageData, Side
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.mtgeneval import load_mtgeneval
 

@@ -6,10 +6,10 @@ from collections import Counter
 import pytest
 from testing_utils import MTGENEVAL, MULTI30K
 
+from bias_eval.textio import read_lines
 from mtkit.config import DataConfig
 from mtkit.data.corpus import load_parallel
 from mtkit.errors import UserError
-from mtkit.textio import read_lines
 
 
 def folder(tmp_path, **files: str):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from geneval_helpers import LANGS, geneval_file, make_subset, read_plain
 
+from bias_eval.textio import read_lines, split_lines
 from mtkit.data.mtgeneval import available_languages, load_mtgeneval
 from mtkit.errors import UserError
-from mtkit.textio import read_lines, split_lines
 
 
 def test_shared_dev_split_all_languages(shared_geneval: Path) -> None:

@@ -121,8 +121,8 @@ def test_the_mbr_key_list_is_defined_once():
 
 
 def test_the_bias_reports_settings_convert(model_dir):
-    """``bias_eval.generation.GenerationSettings`` (resolved from the same flags) becomes the same settings."""
-    from bias_eval.generation import GenerationSettings, resolve_settings
+    """``mtkit.evaluation.generation.GenerationSettings`` (resolved from the same flags) becomes the same settings."""
+    from mtkit.evaluation.generation import GenerationSettings, resolve_settings
 
     argv = ["--decoding", "mbr", "--mbr_samples", "6", "--top_p", "0.8", "--num_beams", "2", "--max_len_b", "4"]
     args = flags(*argv)
@@ -137,7 +137,7 @@ def test_the_bias_reports_settings_convert(model_dir):
 
 
 def test_the_former_keyword_arguments_map_onto_the_settings():
-    """What ``bias_eval.hyps`` still passes to ``translate`` (until it adopts the settings) decodes the same."""
+    """What ``mtkit.evaluation.hyps`` still passes to ``translate`` (until it adopts the settings) decodes the same."""
     mbr = MBR(samples=2, candidates="beam", utility="chrf", seed=5)
     settings, rest = from_keywords(None, {"beam_size": 2, "max_len_b": 3, "mbr": mbr, "progress": True})
     assert rest == {"progress": True}

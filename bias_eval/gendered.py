@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mtkit.errors import UserError
+from bias_eval.errors import UserError
 
 GENDERS: tuple[str, str] = ("feminine", "masculine")
 GENDER_VALUES = {

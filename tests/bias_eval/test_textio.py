@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bias_eval.textio import LINE_BREAKS, MAX_LINE_CHARS, atomic_write, iter_lines, line_break, read_jsonl, read_lines
 from mtkit.errors import UserError
-from mtkit.textio import LINE_BREAKS, MAX_LINE_CHARS, atomic_write, iter_lines, line_break, read_jsonl, read_lines
 
 
 def test_plain_gz_bom_and_crlf(tmp_path):
@@ -86,7 +86,7 @@ def test_streamed_lines_equal_the_whole_file_read(tmp_path, name, gz):
 FOLLOW = """
 import os, stat, sys
 from pathlib import Path
-from mtkit.textio import atomic_write
+from bias_eval.textio import atomic_write
 os.umask(int(sys.argv[2], 8))
 folder = Path(sys.argv[1])
 atomic_write(folder / "atomic.txt", b"x")
@@ -111,7 +111,7 @@ def test_atomic_write_gives_the_mode_an_ordinary_write_gives_under_the_umask(tmp
 TREE = """
 import os, stat, sys, tempfile
 from pathlib import Path
-from mtkit.textio import follow_umask_tree, tree_modes
+from bias_eval.textio import follow_umask_tree, tree_modes
 os.umask(0o022)
 root = Path(sys.argv[1])
 (root / "old").mkdir()

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bias_eval.generation import GenerationSettings
-from mtkit.data.gendered import GENDERS, SEP, GenderedData
+from bias_eval.gendered import GENDERS, SEP, GenderedData
+from bias_eval.textio import atomic_write, read_lines, split_lines
 from mtkit.errors import UserError
-from mtkit.textio import atomic_write, read_lines, split_lines
+from mtkit.evaluation.generation import GenerationSettings
 
 Hyps = dict[str, dict[str, list[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from sacrebleu.metrics import BLEU
 
-from mtkit.errors import UserError
-from mtkit.langtag import base_language
+from bias_eval.errors import UserError
+from bias_eval.langtag import base_language
 
 #: ISO 639-1 code -> sacreBLEU tokenizer, where 13a is wrong for the language
 TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo": "char", "km": "char", "my": "char"}

@@ -9,7 +9,6 @@ prompt from its ``prompt.json`` (:meth:`mtkit.data.prompts.Prompt.load`). Prompt
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -72,20 +71,24 @@ class GenerationSettings:
         return [prompt.render(source, lang) for source in sources]
 
 
-def settings_flags(settings: GenerationSettings) -> list[str]:
-    """The flags of ``scripts/bias_report.py`` that decode with ``settings``, every one spelled out (nothing is then
-    read from a model's files but its position limit)."""
-    parts = ["--prompt", settings.prompt or "none"]
-    parts += ["--num_beams", str(settings.beam_size), "--length_penalty", str(settings.length_penalty)]
-    parts += ["--max_new_tokens", str(settings.max_new_tokens), "--batch_size", str(settings.batch_size)]
-    parts += ["--max_len_a", str(settings.max_len_a), "--max_len_b", str(settings.max_len_b)]
-    parts += ["--dtype", settings.dtype, "--engine", settings.engine]
+def settings_fields(settings: GenerationSettings) -> dict[str, Any]:
+    """The report's decoding fields (``scripts/bias_report.py``'s flags, :class:`~mtkit.evaluation.bias_run.
+    ReportRequest`'s fields) that decode with ``settings``, every one spelled out (nothing is then read from a
+    model's files but its position limit)."""
+    fields: dict[str, Any] = {"prompt": settings.prompt or "none", "num_beams": settings.beam_size}
+    fields |= {"length_penalty": settings.length_penalty, "max_new_tokens": settings.max_new_tokens}
+    fields |= {"batch_size": settings.batch_size, "max_len_a": settings.max_len_a, "max_len_b": settings.max_len_b}
+    fields |= {"dtype": settings.dtype, "engine": settings.engine}
     if settings.mbr is not None:
         mbr = settings.mbr
-        parts += ["--decoding", "mbr", "--mbr_samples", str(mbr.samples), "--mbr_candidates", mbr.candidates]
-        parts += [arg for key in ("epsilon", "top_p") if getattr(mbr, key) is not None
-                  for arg in (f"--{key}", str(getattr(mbr, key)))]  # fmt: skip
-    return parts
+        fields |= {"decoding": "mbr", "mbr_samples": mbr.samples, "mbr_candidates": mbr.candidates}
+        fields |= {key: getattr(mbr, key) for key in ("epsilon", "top_p") if getattr(mbr, key) is not None}
+    return fields
+
+
+def settings_flags(settings: GenerationSettings) -> list[str]:
+    """:func:`settings_fields` as ``scripts/bias_report.py``'s flags."""
+    return [arg for key, value in settings_fields(settings).items() for arg in (f"--{key}", str(value))]
 
 
 #: ``config.json``'s weight types as ``--dtype`` names them
@@ -150,12 +153,13 @@ def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = 
     return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
 
 
-def resolve_settings(args: argparse.Namespace) -> tuple[GenerationSettings, dict[str, str]]:
+def resolve_settings(args: Any) -> tuple[GenerationSettings, dict[str, str]]:
     """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
 
-    ``args`` holds ``model``, ``prompt``, ``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``,
-    ``max_len_b`` (``None``: not given), ``batch_size``, ``device``, ``dtype``, ``engine``, the decoding flags
-    (:func:`mtkit.cli.args.add_decoding_args`) and ``seed`` (MBR's sampling seed as well as the bootstrap's).
+    ``args`` (a :class:`~mtkit.evaluation.bias_run.ReportRequest`) holds ``model``, ``prompt``, ``num_beams``,
+    ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b`` (``None``: not given), ``batch_size``,
+    ``device``, ``dtype``, ``engine``, the decoding settings (``decoding``, ``mbr_samples``, ...) and ``seed`` (MBR's
+    sampling seed as well as the bootstrap's).
     """
     model = args.model
     prompt = resolve(args.prompt, model)

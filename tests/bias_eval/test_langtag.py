@@ -1,4 +1,4 @@
-"""Language tags (:mod:`mtkit.langtag`): language, script and region read as BCP 47 orders them, any case, ``_`` or
+"""Language tags (:mod:`bias_eval.langtag`): language, script and region read as BCP 47 orders them, any case, ``_`` or
 ``-``; a region never taken for a language; pairs read every way they can be."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bias_eval.langtag import ISO3, ISO_639_1, LanguageTag, base_language, pair_readings
 from mtkit.errors import UserError
-from mtkit.langtag import ISO3, ISO_639_1, LanguageTag, base_language, pair_readings
 
 T = LanguageTag
 

@@ -1,4 +1,4 @@
-"""Each target language's BLEU: the tokenizer :func:`mtkit.bleu.bleu_tokenizer` chooses, and scores equal to
+"""Each target language's BLEU: the tokenizer :func:`bias_eval.bleu.bleu_tokenizer` chooses, and scores equal to
 sacreBLEU called directly with that tokenizer (and unequal to 13a where 13a is wrong)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU
 
-from mtkit.bleu import bleu_signatures, bleu_tokenizer, corpus_bleu
+from bias_eval.bleu import bleu_signatures, bleu_tokenizer, corpus_bleu
 
 JA_REFS = ["猫が庭で寝ている。", "私は毎朝コーヒーを飲みます。", "駅までバスで行きました。"]
 JA_HYPS = ["猫が庭で寝ています。", "私は毎朝お茶を飲みます。", "駅まで電車で行きました。"]

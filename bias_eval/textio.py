@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bias_eval.errors import UserError
 from bias_eval.markdown import table
-from mtkit.errors import UserError
 
 #: Longer lines are refused: no sentence is this long; a file without line ends (or with ``\r`` alone) is.
 MAX_LINE_CHARS = 1 << 20

@@ -1,10 +1,10 @@
-"""The shared helpers of the gendered test sets (:mod:`mtkit.data.gendered`)."""
+"""The shared helpers of the gendered test sets (:mod:`bias_eval.gendered`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mtkit.data.gendered import annotated_keywords, normalise_gender
+from bias_eval.gendered import annotated_keywords, normalise_gender
 from mtkit.errors import UserError
 
 

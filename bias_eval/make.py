@@ -1,0 +1,160 @@
+"""One call makes a report: :func:`make_report` scores a gendered test set's hypotheses, adds the warning and
+over-correction flags, and writes ``metrics.json``, ``report.md``, ``report.html``, the details and the figures.
+Where the hypotheses came from (a model, files) is the caller's: :class:`ReportSettings` says it in words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bias_eval.accuracy import WARNING_DEFINITION, low_signal
+from bias_eval.balance import (
+    ACCURACY_GAP_DEFINITION,
+    MF_RATIO_DEFINITION,
+    OVER_CORRECTION_DEFINITION,
+    STRICT_ACCURACY_DEFINITION,
+    over_correction,
+)
+from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
+from bias_eval.gendered import GENDERS, GenderedData
+from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
+from bias_eval.page import report_files
+from bias_eval.plots import make_figures
+from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
+from bias_eval.scoring import Hypotheses, score_dataset
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What a report needs to know besides the data and the hypotheses: where the hypotheses came from, the
+    bootstrap's resamples and seed, and the command that rebuilds it (written into ``metrics.json``)."""
+
+    hypotheses: Mapping[str, Any]  # metrics.json's config.hypotheses: {"hyp_dir": ...} or the model and its settings
+    description: str  # one line: how the hypotheses were made
+    command: str  # the command line that rebuilds this report
+    hyp_dir: Path | None = None  # the folder of <lang>.<gender>.txt hypothesis files, if any (config.files)
+    context: bool = False  # the contextual subset scored too
+    max_samples: int | None = None  # the data is a subset of about this many sentences
+    bootstrap_samples: int = 1000  # resamples for the CIs (0: none)
+    seed: int = 12345
+    examples: int = 10  # worst examples per language
+
+
+def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
+    """What every figure of ``metrics.json`` means, for this data set and these settings."""
+    paired = all(ld.paired for ld in data.languages.values())
+    resampling = (
+        "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
+        if paired
+        else "stratified bootstrap: the feminine and the masculine sentences are resampled separately"
+    )
+    found = {
+        "n": "number of hypotheses scored (feminine + masculine); n_feminine and n_masculine per gender",
+        "bleu": f"corpus sacreBLEU over all sentences, tokenized with {TOKENIZER_RULE}, its other settings "
+        "sacreBLEU's defaults; bleu_feminine and bleu_masculine over the sentences of one gender; chrf* likewise "
+        "with sacreBLEU chrF defaults (0-100 scale)",
+        "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
+        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {settings.bootstrap_samples} "
+        f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
+        f"Generator seeded with (seed={settings.seed}, crc32(language)); chrf_gap_ci95 likewise",
+        "accuracy": ACCURACY_DEFINITION,
+        "accuracy_ci95": "95% percentile interval of accuracy_feminine, accuracy_masculine and accuracy_pair "
+        "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
+        "is the share of correct hypotheses among those drawn (with multiplicity)",
+        "coverage": COVERAGE_DEFINITION,
+        "strict_accuracy": STRICT_ACCURACY_DEFINITION,
+        "accuracy_gap": ACCURACY_GAP_DEFINITION,
+        "mf_ratio": MF_RATIO_DEFINITION,
+        "over_correction": OVER_CORRECTION_DEFINITION,
+        "fair_bleu": FAIR_BLEU_DEFINITION,
+        "warning": WARNING_DEFINITION,
+        "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
+        "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
+        "(languages resampled independently), not a mean of the per-language bounds",
+        "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
+        f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
+    }
+    if settings.context:
+        found["accuracy_context"] = (
+            "contextual subset: the hypothesis for the 2to1 source (its text after the last <sep>, if any; "
+            "--model translates context and sentence together) is judged as above with the original "
+            "reference as correct and the flipped one as counterfactual"
+        )
+    if data.split is not None:
+        found["references"] = (
+            "MT-GenEval references are the plain sentences/ files, verbatim (as the official accuracy "
+            "script reads them); annotated/ files only supply the gendered words listed in the details. "
+            "As released, the few target lines with double quotes are CSV-escaped (wrapped in quotes, "
+            "inner quotes doubled) and square brackets are Wikipedia text ([citation needed]-style), not "
+            "gender marks; both are scored as released"
+        )
+    return found
+
+
+def file_pairs(data: GenderedData, hyp_dir: Path | None) -> dict[str, dict[str, str]]:
+    """Per language and gender, the reference and hypothesis files (when the references are plain files and the
+    hypotheses are in ``hyp_dir``)."""
+    pairs: dict[str, dict[str, str]] = {}
+    for lang, ld in data.languages.items():
+        for gender in GENDERS:
+            reference = Path(ld.side(gender).origin)
+            if reference.is_file() and hyp_dir is not None:
+                pairs.setdefault(lang, {})[f"reference_{gender}"] = str(reference)
+                pairs[lang][f"hypothesis_{gender}"] = str(hyp_dir / f"{lang}.{gender}.txt")
+    return pairs
+
+
+def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any]:
+    """The ``config`` block of metrics.json: inputs, settings, signatures, definitions, the reproduce command."""
+    langs = sorted(data.languages)
+    return {
+        "data": data.name,
+        "split": data.split,
+        "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",
+        "languages": langs,
+        "paired": all(ld.paired for ld in data.languages.values()),
+        "context": settings.context,
+        "max_samples": settings.max_samples,  # a subset (compare_reports flags two reports that differ in it)
+        "hypotheses": dict(settings.hypotheses),
+        "hypotheses_description": settings.description,
+        "bootstrap_samples": settings.bootstrap_samples,
+        "seed": settings.seed,
+        "ci_level": 0.95,
+        "worst_examples": settings.examples,
+        "bleu_signature": bleu_signatures(langs),  # each language's tokenizer (bias_eval.bleu)
+        "chrf_signature": signature(CHRF_METRIC),
+        "sentence_bleu_signature": bleu_signatures(langs, effective_order=True),
+        "definitions": definitions(data, settings),
+        "files": file_pairs(data, settings.hyp_dir),
+        "command": settings.command,
+    }
+
+
+def make_report(
+    data: GenderedData,
+    hypotheses: Hypotheses,
+    settings: ReportSettings,
+    out: Path,
+    log: Callable[[str], object] | None = print,
+) -> dict[str, Any]:
+    """Score ``hypotheses`` (language -> ``feminine``/``masculine``/``context`` -> lines, in ``data``'s order)
+    against ``data``, write the report into ``out`` (all files at once) and return its ``metrics.json``;
+    ``log`` (``None``: silent) gets the summary table, the warnings and the list of files."""
+    results, macro = score_dataset(
+        data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
+    )
+    metrics = metrics_document(results, macro, report_config(data, settings))
+    metrics["warning"] = low_signal(metrics["languages"])
+    metrics["over_correction"] = over_correction(metrics)
+    files = report_files(results, metrics, make_figures(metrics))
+    write_report(out, files)
+    if log is not None:
+        log(summary_table(metrics))
+        if metrics["warning"]:
+            log(f"\nWARNING: {metrics['warning']['message']}")
+        if metrics["over_correction"]:
+            log(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
+        log(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
+    return metrics

@@ -1,0 +1,79 @@
+"""``bias_eval.make_report`` and ``bias_eval.compare_reports`` called in memory write what the two scripts write on
+the same inputs (MT-GenEval dev, German), and the report's BLEU is sacreBLEU's own."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from testing_utils import MTGENEVAL, script_in_process
+
+import bias_eval
+from mtkit.cli.bias_report import main as report_main
+from mtkit.cli.compare_reports import main as compare_main
+from mtkit.data.mtgeneval import load_mtgeneval
+
+GENDERS = ("feminine", "masculine")
+FILES = ("metrics.json", "report.md", "report.html", "de.details.jsonl", "figures/gap.svg")
+
+
+@pytest.fixture(scope="module")
+def hyp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """German references as hypotheses: every fourth feminine one replaced by its masculine counterpart."""
+    if not (MTGENEVAL / "sentences" / "dev").is_dir():
+        pytest.skip(f"shared MT-GenEval data not found at {MTGENEVAL}")
+    folder = tmp_path_factory.mktemp("hyps")
+    ref = {g: _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de") for g in GENDERS}
+    hyps = {"feminine": [m if i % 4 == 0 else f for i, (f, m) in enumerate(zip(*ref.values()))]}
+    hyps["masculine"] = ref["masculine"]
+    for g, lines in hyps.items():
+        (folder / f"de.{g}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def test_make_report_writes_what_the_script_writes_and_compare_reports_too(hyp_dir: Path, tmp_path: Path) -> None:
+    cli_out, mem_out = tmp_path / "cli", tmp_path / "mem"
+    flags = ["--mtgeneval_dir", str(MTGENEVAL), "--split", "dev", "--target_langs", "de", "--hyp_dir", str(hyp_dir)]
+    flags += ["--out", str(cli_out), "--bootstrap_samples", "30", "--seed", "7", "--examples", "3"]
+    assert script_in_process(report_main, *flags).returncode == 0
+
+    data = load_mtgeneval(MTGENEVAL, "dev", ["de"])
+    hypotheses = {"de": {g: _lines(hyp_dir / f"de.{g}.txt") for g in GENDERS}}
+    settings = bias_eval.ReportSettings(
+        hypotheses={"hyp_dir": str(hyp_dir)},
+        description=f"files in {hyp_dir}",
+        command=shlex.join(["python", "scripts/bias_report.py", *flags]),  # the script's own, written out here
+        hyp_dir=hyp_dir,
+        bootstrap_samples=30,
+        seed=7,
+        examples=3,
+    )
+    metrics = bias_eval.make_report(data, hypotheses, settings, mem_out, log=None)
+    for name in FILES:
+        assert (mem_out / name).read_bytes() == (cli_out / name).read_bytes(), name
+
+    de = metrics["languages"]["de"]  # against sacreBLEU itself, with its default (13a) tokenizer for German
+    for g in GENDERS:
+        refs = _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de")
+        assert de[f"bleu_{g}"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses["de"][g], [refs]).score)
+    assert de["bleu_feminine"] < de["bleu_masculine"]  # a quarter of the feminine hypotheses are masculine
+
+    names = ["script", "memory"]
+    cmp_out = tmp_path / "cmp"
+    assert (
+        script_in_process(
+            compare_main, str(cli_out), str(mem_out), "--out", str(cmp_out), "--names", "script,memory"
+        ).returncode
+        == 0
+    )
+    done = bias_eval.compare_reports(metrics, metrics, [cli_out, mem_out], names, tmp_path / "cmp_mem")
+    for name in ("comparison.md", "comparison.html", "comparison.json"):
+        assert (tmp_path / "cmp_mem" / name).read_bytes() == (cmp_out / name).read_bytes(), name
+    assert done.paired["refused"] is None and done.paired["rows"]
+    assert all(row["change"] == 0 for row in done.paired["rows"])  # the same sentences, the same hypotheses
