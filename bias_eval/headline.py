@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.accuracy import MIN_BLEU, MIN_COVERAGE, low_signal
-from bias_eval.balance import below_zero, over_correction
+from bias_eval.balance import below_zero
 from bias_eval.bootstrap import significant
 
 MINUS = "\u2212"
@@ -125,9 +125,9 @@ def warnings(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def over_correction_lines(metrics: Mapping[str, Any]) -> list[str]:
-    """One line per scope (language, macro) whose accuracy gap lies below 0 beyond noise
-    (:func:`bias_eval.balance.over_correction`); empty when there is none."""
-    flagged = (over_correction(metrics) or {}).get("scopes", {})
+    """One line per scope (language, macro) whose accuracy gap lies below 0 beyond noise, as the report's
+    ``over_correction`` flag (:func:`bias_eval.balance.over_correction`) records them; empty when there is none."""
+    flagged = (metrics.get("over_correction") or {}).get("scopes", {})
     return [
         f"{scope}: " + ", ".join(f"{k.replace('_', ' ')} {_points(v['gap'])} points, 95% CI [{_points(v['ci95'][0])}, "
                                  f"{_points(v['ci95'][1])}]" for k, v in gaps.items())
@@ -135,6 +135,9 @@ def over_correction_lines(metrics: Mapping[str, Any]) -> list[str]:
     ]  # fmt: skip
 
 
+#: The headings of the report's two warnings, on the markdown and the HTML page alike.
+WARNING_HEADING = "Read with care: these figures say little."
+OVER_CORRECTION_HEADING = "Over-correction: feminine sentences get their gender right more often, beyond noise."
 OVER_CORRECTION_NOTE = (
     "The accuracy gap (masculine - feminine) lies below 0 with its whole 95% interval: after a bias mitigation, this "
     "is over-correction, not success (see over_correction in the Definitions)."

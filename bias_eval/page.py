@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bias_eval.headline import (
+    OVER_CORRECTION_HEADING,
     OVER_CORRECTION_NOTE,
     THRESHOLDS,
+    WARNING_HEADING,
     main_header,
     main_rows,
     over_correction_lines,
@@ -112,12 +114,11 @@ def _warning_box(lines: Sequence[str]) -> list[str]:
         f"Flagged at {THRESHOLDS}: a translation without the other gender's words counts as correct, so empty, "
         'wrong-language or garbage output scores near 100% accuracy (see "warning" in the Definitions).'
     )
-    return _box("warning", "Read with care: these figures say little.", lines, note)
+    return _box("warning", WARNING_HEADING, lines, note)
 
 
 def _over_correction_box(lines: Sequence[str]) -> list[str]:
-    heading = "Over-correction: feminine sentences get their gender right more often, beyond noise."
-    return _box("warning over-correction", heading, lines, OVER_CORRECTION_NOTE)
+    return _box("warning over-correction", OVER_CORRECTION_HEADING, lines, OVER_CORRECTION_NOTE)
 
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:

@@ -14,8 +14,10 @@ from typing import Any
 
 from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from bias_eval.headline import (
+    OVER_CORRECTION_HEADING,
     OVER_CORRECTION_NOTE,
     THRESHOLDS,
+    WARNING_HEADING,
     main_header,
     main_rows,
     over_correction_lines,
@@ -174,11 +176,11 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     out = [f"# {title(config)}", ""]
     lines = warnings(metrics)
     if lines:
-        out += ["> **Read with care: these figures say little.**", ">", *[f"> - {escape(line)}" for line in lines]]
+        out += [f"> **{WARNING_HEADING}**", ">", *[f"> - {escape(line)}" for line in lines]]
         out += [">", f"> Flagged at {THRESHOLDS} (see warning in the Definitions).", ""]
     flagged = over_correction_lines(metrics)
     if flagged:
-        out += ["> **Over-correction: feminine sentences get their gender right more often, beyond noise.**", ">"]
+        out += [f"> **{OVER_CORRECTION_HEADING}**", ">"]
         out += [*[f"> - {escape(line)}" for line in flagged], ">", f"> {OVER_CORRECTION_NOTE}", ""]
     out += [takeaway(metrics), "", "## Results", ""]
     rows = []
