@@ -100,10 +100,16 @@ def read_records(path: Path) -> Records:
 
 
 def _by_header(rows: list[tuple[int, list[str]]], path: Path) -> Records:
-    """The rows after the first (the header) as ``{column: cell}``; a row of another width is one error."""
+    """The rows after the first (the header) as ``{column: cell}``; a row of another width, and two columns of one
+    name (any case), are one error each."""
     if not rows:
         return []
-    header = rows[0][1]
+    line, header = rows[0]
+    seen: dict[str, str] = {}
+    for name in header:
+        if (key := name.strip().lower()) in seen:
+            raise UserError(f"{path}: line {line}: columns {seen[key]!r} and {name!r} have one name: which to read?")
+        seen[key] = name
     for line, cells in rows[1:]:
         if len(cells) != len(header):
             n = len(cells)
