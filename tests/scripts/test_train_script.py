@@ -25,11 +25,12 @@ FAST = [a for a in FAST_RUN if a not in ("--model", "transformer-tiny")]
         ({"train_en": b"a\nb\n", "train_de": b"x\n", **GOOD}, [], "2 source lines but 1 target lines"),
         ({"train_en": b"", "train_de": b"", **GOOD}, [], "train.en: file is empty"),
         ({"train_en": b"a\n\xc3\x28\n", "train_de": b"x\ny\n", **GOOD}, [], "train.en: invalid UTF-8 at line 2"),
-        ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--target_lang", "xx"], "no file train.xx"),
+        ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--target_lang", "fr"], "no file train.fr"),
+        ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--target_lang", "xx"], "'xx' is not a language code"),
         ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--model", "transformer-huge"], "unknown preset"),
         ({"train_en": b"a\n", "train_de": b"x\n", **GOOD}, ["--max_step", "3"], "did you mean 'max_steps'"),
     ],
-    ids=["line-count", "empty", "utf8", "language", "preset", "unknown-key"],
+    ids=["line-count", "empty", "utf8", "language", "not-a-language", "preset", "unknown-key"],
 )
 def test_bad_input_writes_nothing(tmp_path, files, extra, message):
     data = corpus(tmp_path / "data", **files)

@@ -11,9 +11,9 @@ import sacrebleu
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from bias_eval import bleu
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
-from mtkit import bleu
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, verdict_document
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
