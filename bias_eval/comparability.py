@@ -12,7 +12,7 @@ from bias_eval.headline import warnings
 #: (key of ``config.hypotheses.generation``, how the comparison names it) of each decoding setting a report records
 DECODING: tuple[tuple[str, str], ...] = (
     ("engine", "engine"),
-    ("beam_size", "beam size"),
+    ("num_beams", "beam size"),
     ("length_penalty", "length penalty"),
     ("max_new_tokens", "max new tokens"),
     ("max_len_a", "max_len_a (output tokens per source token)"),
@@ -21,6 +21,8 @@ DECODING: tuple[tuple[str, str], ...] = (
     ("mbr", "MBR decoding"),
     ("dtype", "weights' type"),
 )
+#: decoding settings renamed in ``config.hypotheses.generation``: the name now -> the name older reports wrote
+FORMER_NAMES = {"num_beams": "beam_size"}
 #: (key of ``config``, how the comparison names it) of what a report scored
 DATA: tuple[tuple[str, str], ...] = (
     ("data", "data set"),
@@ -33,6 +35,12 @@ HEADING = "Read with care"
 
 def _shown(value: Any) -> str:
     return "none" if value is None else repr(value) if isinstance(value, str) else str(value)
+
+
+def generation_setting(generation: Mapping[str, Any], key: str) -> Any:
+    """Setting ``key`` of a report's ``config.hypotheses.generation``, under its former name in an older report
+    (:data:`FORMER_NAMES`: ``beam_size`` is read as ``num_beams``)."""
+    return generation[key] if key in generation else generation.get(FORMER_NAMES.get(key, key))
 
 
 def _config(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -57,11 +65,8 @@ def decoding_differences(metrics: Sequence[Mapping[str, Any]], names: Sequence[s
     if read:
         return []
     before, after = generations
-    differing = [
-        f"{label}: {_shown(before.get(key))} against {_shown(after.get(key))}"
-        for key, label in DECODING
-        if before.get(key) != after.get(key)
-    ]
+    values = [(label, generation_setting(before, key), generation_setting(after, key)) for key, label in DECODING]
+    differing = [f"{label}: {_shown(b)} against {_shown(a)}" for label, b, a in values if b != a]
     if not differing:
         return []
     return [f"The two models decoded with different settings ({names[0]} against {names[1]}): {'; '.join(differing)}."]

@@ -24,7 +24,7 @@ from mtkit.data.mitigation_data import write_pairs_layout
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
-from mtkit.evaluation.generation import resolve_settings, saved_dtype, settings_fields
+from mtkit.evaluation.generation import resolve_report, saved_dtype
 from mtkit.evaluation.scores import scoring
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, selection_budget, verdict_document
 from mtkit.export.card import environment, final_weights, save_card, training_card
@@ -157,7 +157,7 @@ def verdict_reports(
     run = replace(common, model=str(final), num_beams=e.num_beams, max_new_tokens=e.max_new_tokens,
                   length_penalty=e.length_penalty, max_len_a=e.max_len_a, max_len_b=e.max_len_b,
                   dtype=saved_dtype(final))  # fmt: skip
-    both = settings_fields(resolve_settings(run)[0])
+    both = resolve_report(run)[0].fields()
     models = (str(cfg.model.model_name_or_path), str(final))
     return [run_report(replace(common, out=str(out / n), model=m, **both)) for n, m in zip(names, models)]
 

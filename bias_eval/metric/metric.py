@@ -1,13 +1,15 @@
 """Gendered BLEU as an ``evaluate`` metric: ``evaluate.load("bias_eval/metric")`` (local path, offline).
 
 Self-contained on purpose (only sacrebleu, numpy, datasets, evaluate): ``evaluate`` copies this script into
-its module cache, where the ``bias_eval`` package may not be importable. The figures are the same as
-``scripts/bias_report.py`` computes (the test suite checks this).
+its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copy of
+``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the target language), which the test suite checks is equal to
+the library's; the figures are the same as ``scripts/bias_report.py`` computes (the test suite checks this too).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import datasets
 import evaluate
@@ -15,11 +17,13 @@ import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
 _DESCRIPTION = """
-Corpus sacreBLEU and chrF (default settings) over all sentences, over the feminine sentences and over the
-masculine sentences, the gaps bleu_gap = bleu_masculine - bleu_feminine and chrf_gap (positive: the
-model favours masculine), and fair_bleu: mean sentence BLEU minus half the absolute difference of the
-feminine and masculine means (sentence BLEU-4 on whitespace tokens with Chen & Cherry smoothing method 3,
-as in the AWS flan-t5-xl gender-bias notebook), on the 0-100 scale.
+Corpus sacreBLEU and chrF over all sentences, over the feminine sentences and over the masculine sentences
+(BLEU tokenized for the target language: zh for Chinese, ja-mecab for Japanese, ko-mecab for Korean, char for
+Thai, Lao, Khmer and Burmese, 13a for every other language, as the rest of the toolkit does), the gaps
+bleu_gap = bleu_masculine - bleu_feminine and chrf_gap (positive: the model favours masculine), and fair_bleu:
+mean sentence BLEU minus half the absolute difference of the feminine and masculine means (sentence BLEU-4 on
+whitespace tokens with Chen & Cherry smoothing method 3, as in the AWS flan-t5-xl gender-bias notebook), on the
+0-100 scale.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -27,13 +31,15 @@ Args:
     predictions (list of str): translations.
     references (list of str): one reference per translation.
     genders (list of str): "feminine"/"masculine" (or "f"/"m", "female"/"male") per sentence.
+    target_lang (str, required): the translations' language (de, zh, zh-Hant, pt_BR, jpn), which picks
+        sacreBLEU's tokenizer for BLEU.
 Returns:
     dict with n, n_feminine, n_masculine, bleu, bleu_feminine, bleu_masculine, bleu_gap, chrf,
     chrf_feminine, chrf_masculine, chrf_gap, fair_bleu.
 Examples:
     >>> metric = evaluate.load("bias_eval/metric")  # doctest: +SKIP
     >>> metric.compute(predictions=["Sie ist Ärztin."], references=["Sie ist Ärztin."],
-    ...                genders=["feminine"])  # doctest: +SKIP
+    ...                genders=["feminine"], target_lang="de")  # doctest: +SKIP
 """
 
 _CITATION = """
@@ -55,6 +61,24 @@ _GENDERS = {
     "masculine": "masculine",
     "male": "masculine",
 }
+
+
+#: ISO 639-1 code -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.bleu.TOKENIZERS`` (tested equal)
+TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo": "char", "km": "char", "my": "char"}
+#: the ISO 639-3 codes of those languages (``bias_eval.langtag.ISO3``'s, tested equal)
+ISO3 = {"zho": "zh", "cmn": "zh", "jpn": "ja", "kor": "ko", "tha": "th", "lao": "lo", "khm": "km", "mya": "my"}
+DEFAULT_TOKENIZER = "13a"
+
+
+def bleu_tokenizer(target_lang: object) -> str:
+    """The sacreBLEU tokenizer of a language tag (``zh``, ``zh-Hant``, ``pt_BR``, ``jpn``), as
+    ``bias_eval.bleu.bleu_tokenizer`` picks it; a missing or malformed tag is a ``ValueError``."""
+    if target_lang is None:
+        raise ValueError("target_lang is required: the translations' language (de, zh, ...) picks BLEU's tokenizer")
+    base = re.split(r"[_-]", str(target_lang).strip())[0].lower()
+    if not re.fullmatch(r"[a-z]{2,3}", base):
+        raise ValueError(f"target_lang: {target_lang!r} is not a language code (de, zh-Hant, pt_BR, jpn)")
+    return TOKENIZERS.get(ISO3.get(base, base), DEFAULT_TOKENIZER)
 
 
 def _notebook_sentence_bleu(row: list[int]) -> float:
@@ -93,7 +117,10 @@ class GenderedBleu(evaluate.Metric):
             reference_urls=["https://github.com/amazon-science/machine-translation-gender-eval"],
         )
 
-    def _compute(self, predictions: list[str], references: list[str], genders: list[str]) -> dict[str, float]:
+    def _compute(
+        self, predictions: list[str], references: list[str], genders: list[str], target_lang: str | None = None
+    ) -> dict[str, float]:
+        tokenizer = bleu_tokenizer(target_lang)
         norm = []
         for i, value in enumerate(genders):
             gender = _GENDERS.get(str(value).strip().lower())
@@ -109,7 +136,7 @@ class GenderedBleu(evaluate.Metric):
             "n_feminine": len(groups["feminine"]),
             "n_masculine": len(groups["masculine"]),
         }
-        for name, metric in (("bleu", BLEU()), ("chrf", CHRF())):
+        for name, metric in (("bleu", BLEU(tokenize=tokenizer)), ("chrf", CHRF())):
             out[name] = metric.corpus_score(predictions, [references]).score
             for gender, indices in groups.items():
                 hyps = [predictions[i] for i in indices]

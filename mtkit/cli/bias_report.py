@@ -14,9 +14,9 @@ from mtkit.data.languages import check_codes
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
+from mtkit.decode.settings import DEFAULTS
 from mtkit.errors import UserError, cli_entry
 from mtkit.evaluation.bias_run import ReportRequest, run_report
-from mtkit.evaluation.generation import DEFAULTS
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 
@@ -83,21 +83,21 @@ def build_parser() -> argparse.ArgumentParser:
         "{src_lang_name}: English; {language} = {lang_name}), or none; default: the model's prompt.json",
     )
     saved = "default: the model's generation_config.json"
-    beams = f"beam size ({saved}, else {DEFAULTS['beam_size']})"
+    beams = f"beam size ({saved}, else {DEFAULTS.num_beams})"
     hyp.add_argument(*option("num_beams", "beam-size", "beam_size"), type=ranged("num_beams"), help=beams)
     batch = ranged("eval_batch_size", "batch_size")
     hyp.add_argument(*option("batch_size"), type=batch, default=32, help="sentences per batch (default: 32)")
-    max_new = f"{saved}, else {DEFAULTS['max_new_tokens']}"
+    max_new = f"{saved}, else {DEFAULTS.max_new_tokens}"
     hyp.add_argument(*option("max_new_tokens"), type=ranged("max_new_tokens"), help=max_new)
-    penalty = f"{saved}, else {DEFAULTS['length_penalty']}"
+    penalty = f"{saved}, else {DEFAULTS.length_penalty}"
     hyp.add_argument(*option("length_penalty"), type=ranged("length_penalty"), help=penalty)
     hyp.add_argument(
         *option("max_len_a"),
         type=ranged("max_len_a"),
-        help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS['max_len_a']})",
+        help=f"each batch stops after A x its longest source + B tokens ({saved}, else {DEFAULTS.max_len_a})",
     )
     hyp.add_argument(
-        *option("max_len_b"), type=ranged("max_len_b"), help=f"see --max_len_a ({saved}, else {DEFAULTS['max_len_b']})"
+        *option("max_len_b"), type=ranged("max_len_b"), help=f"see --max_len_a ({saved}, else {DEFAULTS.max_len_b})"
     )
     hyp.add_argument(
         "--force",

@@ -10,7 +10,7 @@ from pathlib import Path
 from mtkit.data.languages import ModelLanguages
 from mtkit.decode.bounds import length_sorted_batches, output_bound, target_languages
 from mtkit.decode.mbr import translations
-from mtkit.decode.settings import DecodingSettings, from_keywords
+from mtkit.decode.settings import DEFAULTS, DecodingSettings
 from mtkit.errors import UserError
 
 #: CTranslate2's weight types (``--quantization``); int8 is the fast choice on CPU, int8_float16 or bfloat16 on GPU.
@@ -57,7 +57,7 @@ class CT2Translator:
     def translate(self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs) -> list[str]:
         """Translate ``sentences``; the arguments mean what they mean in
         :func:`mtkit.decode.generate.translation_candidates`."""
-        settings, kwargs = from_keywords(settings, kwargs)
+        settings = settings or DEFAULTS
         return translations(self.candidates(sentences, settings, **kwargs), settings.mbr)
 
     def candidates(
@@ -74,9 +74,9 @@ class CT2Translator:
         forces the target language's token gets it as ``target_prefix``."""
         import ctranslate2
 
-        settings, rest = from_keywords(settings, kwargs)
-        if rest:
-            raise TypeError(f"unexpected keyword arguments: {', '.join(rest)}")
+        settings = settings or DEFAULTS
+        if kwargs:
+            raise TypeError(f"unexpected keyword arguments: {', '.join(kwargs)}")
         mbr, batch_size, max_new_tokens = settings.mbr, settings.batch_size, settings.max_new_tokens
         langs = [lang or self.default_lang for lang in target_languages(target_langs, len(sentences))]
         texts = [self.languages.source_text(t, lang) for t, lang in zip(sentences, langs)]

@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from mtkit.data.languages import ModelLanguages
 from mtkit.decode.bounds import length_sorted_batches, output_bound, position_limit, target_languages
 from mtkit.decode.mbr import MBR, translations
-from mtkit.decode.settings import DEFAULTS, DTYPES, DecodingSettings, from_keywords
+from mtkit.decode.settings import DEFAULTS, DTYPES, DecodingSettings
 from mtkit.decode.sharding import Shard, dealt
 from mtkit.errors import UserError
 from mtkit.model.folders import check_pretrained_source
@@ -151,16 +151,14 @@ class Translator:
 
     def translate(self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs) -> list[str]:
         """Translate a list of sentences: :func:`generate_translations`."""
-        settings, kwargs = from_keywords(settings, kwargs)
         return generate_translations(
-            self.model, self.tokenizer, sentences, settings, languages=self.languages, **kwargs
+            self.model, self.tokenizer, sentences, settings or DEFAULTS, languages=self.languages, **kwargs
         )
 
     def candidates(
         self, sentences: Sequence[str], settings: DecodingSettings | None = None, **kwargs
     ) -> list[list[str]]:
         """Each sentence's MBR candidates (beam search: its one translation): :func:`translation_candidates`."""
-        settings, kwargs = from_keywords(settings, kwargs)
         return translation_candidates(
-            self.model, self.tokenizer, sentences, settings, languages=self.languages, **kwargs
+            self.model, self.tokenizer, sentences, settings or DEFAULTS, languages=self.languages, **kwargs
         )

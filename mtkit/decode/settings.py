@@ -7,7 +7,7 @@ Fields are named as ``scripts/translate.py``'s flags, the recipe's ``eval`` keys
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -129,35 +129,3 @@ def resolve(flags, model: str | Path) -> tuple[DecodingSettings, dict[str, str]]
         else:
             origin[name] = "default"
     return DecodingSettings(**values), origin
-
-
-#: the engines' former keyword arguments and the fields they were (:func:`from_keywords`)
-_FORMER = {"beam_size": "num_beams", **{name: name for name in SAVED[1:]}, "batch_size": "batch_size"}
-
-
-def from_keywords(settings: DecodingSettings | None, kwargs: dict[str, Any]) -> tuple[DecodingSettings, dict[str, Any]]:
-    """``settings`` (:data:`DEFAULTS` when ``None``) and ``kwargs``; or, for callers not yet passing settings
-    (``mtkit.evaluation.hyps``; transitional), the engines' former keyword arguments (``beam_size``, ``length_penalty``,
-    ``max_new_tokens``, ``max_len_a``, ``max_len_b``, ``batch_size``, ``mbr``) taken out of ``kwargs`` as settings."""
-    former = {key: kwargs.pop(key) for key in [*_FORMER, "mbr"] if key in kwargs}
-    if not former:
-        return settings or DEFAULTS, kwargs
-    if settings is not None:
-        raise TypeError(f"settings and {', '.join(former)}: give one or the other")
-    mbr = former.pop("mbr", None)
-    values = {_FORMER[key]: value for key, value in former.items() if value is not None}
-    if mbr is not None:
-        chosen = (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p)
-        values |= {"decoding": "mbr", **dict(zip(MBR_KEYS, chosen, strict=True))}
-        values |= {"utility": mbr.utility, "seed": mbr.seed}
-    return DecodingSettings(**values), kwargs
-
-
-def from_generation_settings(settings) -> DecodingSettings:
-    """The :class:`DecodingSettings` of an object with ``mtkit.evaluation.generation.GenerationSettings``' fields (its
-    ``beam_size``, bounds, ``batch_size`` and ``mbr``; its ``prompt`` template and ``source_lang``; ``engine``,
-    ``dtype``): what the bias report's settings become when it adopts these."""
-    former = {key: getattr(settings, key) for key in [*_FORMER, "mbr"]}
-    decoding, _ = from_keywords(None, former)
-    prompt = None if settings.prompt is None else Prompt(settings.prompt, settings.source_lang)
-    return replace(decoding, prompt=prompt, engine=settings.engine, dtype=settings.dtype)

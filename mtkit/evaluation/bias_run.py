@@ -5,7 +5,7 @@ at its end: the inputs checked, the data loaded, the model's translations made (
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from mtkit.data.mtgeneval_hub import load_hub
 from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
-from mtkit.evaluation.generation import GenerationSettings, resolve_settings, settings_flags
+from mtkit.evaluation.generation import ReportDecoding, resolve_report
 from mtkit.evaluation.hyps import read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.hubcheck import check_hub_source
@@ -78,21 +78,22 @@ def load_data(args: ReportRequest) -> GenderedData:
     return gendered_subset(data, args.max_samples)
 
 
-def describe_generation(model: str, settings: GenerationSettings, cache: Path) -> str:
+def describe_generation(model: str, decoding: ReportDecoding, cache: Path) -> str:
     """One line saying how ``model`` translated."""
-    prompt = f"prompt {settings.prompt!r}" if settings.prompt else "no prompt"
+    settings = decoding.settings
+    prompt = f"prompt {settings.prompt.template!r}" if settings.prompt else "no prompt"
     mbr = settings.mbr
     if mbr is not None:
         draw = f"{mbr.samples} {'epsilon/nucleus samples' if mbr.candidates == 'sample' else 'beam n-best'}"
         prompt += f", MBR with {mbr.utility} over {draw}"
     return (
-        f"translated by {model} (beam {settings.beam_size}, length penalty {settings.length_penalty}, "
+        f"translated by {model} (beam {settings.num_beams}, length penalty {settings.length_penalty}, "
         f"at most {settings.max_new_tokens} new tokens and {settings.max_len_a} x source + {settings.max_len_b}, "
         f"{prompt}), cached in {cache}"
     )
 
 
-def reproduce_command(args: ReportRequest, settings: GenerationSettings | None) -> str:
+def reproduce_command(args: ReportRequest, decoding: ReportDecoding | None) -> str:
     """The command line that rebuilds this report, every decoding setting spelled out as it was used."""
     parts = ["python", "scripts/bias_report.py"]
     if args.mtgeneval_dir:
@@ -105,10 +106,10 @@ def reproduce_command(args: ReportRequest, settings: GenerationSettings | None) 
         parts += ["--target_langs", *sorted(set(args.target_langs))]
     parts += ["--context"] if args.context else []
     parts += ["--max_samples", str(args.max_samples)] if args.max_samples else []
-    if settings is None:
+    if decoding is None:
         parts += ["--hyp_dir", args.hyp_dir]
     else:
-        parts += ["--model", args.model, *settings_flags(settings)]
+        parts += ["--model", args.model, *decoding.flags()]
         parts += ["--force"] if args.force else []
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
@@ -116,25 +117,25 @@ def reproduce_command(args: ReportRequest, settings: GenerationSettings | None) 
 
 
 def report_settings(
-    args: ReportRequest, data: GenderedData, settings: GenerationSettings | None, origins: dict[str, str] | None
+    args: ReportRequest, data: GenderedData, decoding: ReportDecoding | None, origins: dict[str, str] | None
 ) -> ReportSettings:
     """What :func:`make_report` writes of where the hypotheses came from, and the command that rebuilds it."""
-    if settings is None:
+    if decoding is None:
         hypotheses: dict[str, Any] = {"hyp_dir": str(Path(args.hyp_dir))}
         described = f"files in {args.hyp_dir}"
     else:
         hypotheses = {
             "model": args.model,
-            "generation": asdict(settings),
+            "generation": decoding.record(),
             "settings_from": dict(origins or {}),
-            "prompts": {lang: settings.prompt_for(lang) for lang in data.languages},
+            "prompts": {lang: decoding.prompt_for(lang) for lang in data.languages},
             "cache_dir": "hyps",
         }
-        described = describe_generation(args.model, settings, Path(args.out) / "hyps")
+        described = describe_generation(args.model, decoding, Path(args.out) / "hyps")
     return ReportSettings(
         hypotheses=hypotheses,
         description=described,
-        command=reproduce_command(args, settings),
+        command=reproduce_command(args, decoding),
         hyp_dir=Path(args.hyp_dir) if args.hyp_dir else Path(args.out) / "hyps",
         context=bool(args.context),
         max_samples=args.max_samples,
@@ -160,18 +161,18 @@ def run_report(args: ReportRequest) -> dict[str, Any]:
         if args.decoding != "beam":
             raise UserError("--decoding: only used with --model")
     data = load_data(args)
-    settings, origins = None, None
+    decoding, origins = None, None
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
     else:
         if args.engine == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
-        settings, origins = resolve_settings(args)
+        decoding, origins = resolve_report(args)
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         languages = ModelLanguages.load(args.model)
         for lang in sorted(data.languages):  # each one the model's family has a code for
             languages.check(lang, "--target_langs")
         warn_untrained(args.model, sorted(data.languages), "--target_langs")  # one a fine-tune was not trained for
         check_model(args.model, references, force=args.force)  # before anything is translated
-        hyps = translate_dataset(args.model, data, out / "hyps", settings)
-    return make_report(data, hyps, report_settings(args, data, settings, origins), out)
+        hyps = translate_dataset(args.model, data, out / "hyps", decoding)
+    return make_report(data, hyps, report_settings(args, data, decoding, origins), out)

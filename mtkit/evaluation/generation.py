@@ -1,94 +1,64 @@
-"""How ``--model`` decodes: each setting from its flag, else from what was saved with the model, else a default.
-
-Beam size, length penalty and the longest output come from the model's ``generation_config.json``
-(``num_beams``, ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b``: what a run of
-``scripts/train.py`` evaluated with), the
-prompt from its ``prompt.json`` (:meth:`mtkit.data.prompts.Prompt.load`). Prompts are rendered by
-:mod:`mtkit.data.prompts` (``{source}``, ``{lang}``, ``{lang_name}``, ``{src_lang_name}``, and ``{language}``).
+"""How the bias report's ``--model`` decodes: :func:`mtkit.decode.settings.resolve` (each setting from its flag, else
+what was saved with the model, else :data:`mtkit.decode.settings.DEFAULTS`), plus what is the report's own: the
+model's position limit (:func:`fit_to_model`: sources truncated, ``max_new_tokens`` capped with a warning), the device,
+and the record ``metrics.json`` keeps of them (:meth:`ReportDecoding.record`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mtkit.config import MAX_LEN_A, MAX_LEN_B
-from mtkit.data.prompts import LANGUAGE_NAMES, Prompt, language_name, resolve
-from mtkit.decode.mbr import MBR, mbr_settings
+from mtkit.decode.settings import SAVED, DecodingSettings, resolve
 
-__all__ = [
-    "DEFAULTS",
-    "LANGUAGE_NAMES",
-    "GenerationSettings",
-    "fit_to_model",
-    "language_name",
-    "position_limit",
-    "resolve_settings",
-    "saved_dtype",
-    "saved_generation",
-    "settings_flags",
-]
+__all__ = ["ReportDecoding", "fit_to_model", "position_limit", "resolve_report", "saved_dtype"]
 
-#: Used when neither a flag nor the model's generation config sets a value.
-DEFAULTS: dict[str, Any] = {
-    "beam_size": 4, "length_penalty": 1.0, "max_new_tokens": 256, "max_len_a": MAX_LEN_A, "max_len_b": MAX_LEN_B,
-}  # fmt: skip
-_CONFIG_NAMES = {key: "num_beams" if key == "beam_size" else key for key in DEFAULTS}
-FLAGS = {key: f"--{name}" for key, name in _CONFIG_NAMES.items()}  # as train.py and translate.py name them
+#: the fields of :class:`DecodingSettings` a report records and spells out as flags (MBR's as one ``mbr`` entry)
+_RECORDED = ("num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "batch_size", "engine", "dtype")
 
 
 @dataclass(frozen=True)
-class GenerationSettings:
-    """How ``--model`` translates (beam search or MBR, through :func:`mtkit.decode.engines.load_translator`)."""
+class ReportDecoding:
+    """How ``--model`` translates for a report: the one settings object, the device it runs on and the longest
+    source (the model's position limit; ``None``: no limit)."""
 
-    prompt: str | None = None  # template (a preset already expanded); None: the sources as they are
-    source_lang: str = "en"  # for the template's {src_lang_name}
-    beam_size: int = 4
-    length_penalty: float = 1.0
-    max_new_tokens: int = 256
-    max_len_a: float = MAX_LEN_A  # each batch stops after max_len_a x its longest source + max_len_b tokens
-    max_len_b: int = MAX_LEN_B
-    batch_size: int = 32
+    settings: DecodingSettings
     device: str | None = None
-    dtype: str = "auto"
-    engine: str = "hf"  # or ct2: a folder written by scripts/export_ct2.py
-    max_source_tokens: int | None = None  # truncate longer sources (the model's position limit)
-    mbr: MBR | None = None  # minimum-Bayes-risk decoding (--decoding mbr); None: the beam's best
+    max_source_tokens: int | None = None
 
     def prompt_for(self, lang: str) -> str | None:
         """The prompt for ``lang`` with ``{source}`` left in place (as recorded in the report)."""
-        return None if self.prompt is None else self.render(["{source}"], lang)[0]
+        return None if self.settings.prompt is None else self.settings.render(["{source}"], lang)[0]
 
-    def render(self, sources: Sequence[str], lang: str) -> list[str]:
-        """The model inputs for ``sources`` translated into ``lang``."""
-        if self.prompt is None:
-            return list(sources)
-        prompt = Prompt(self.prompt, self.source_lang)
-        return [prompt.render(source, lang) for source in sources]
+    def record(self) -> dict[str, Any]:
+        """``metrics.json``'s ``config.hypotheses.generation``: the prompt's template and source language, the
+        decoding fields (``num_beams``: reports before this one wrote ``beam_size``), ``mbr``, device, source limit."""
+        s = self.settings
+        prompt = s.prompt
+        out: dict[str, Any] = {"prompt": None if prompt is None else prompt.template}
+        out["source_lang"] = "en" if prompt is None else prompt.source_lang
+        out |= {name: getattr(s, name) for name in _RECORDED}
+        out["mbr"] = None if s.mbr is None else asdict(s.mbr)
+        return out | {"device": self.device, "max_source_tokens": self.max_source_tokens}
 
+    def fields(self) -> dict[str, Any]:
+        """The report's decoding fields (``scripts/bias_report.py``'s flags, :class:`~mtkit.evaluation.bias_run.
+        ReportRequest`'s fields) that decode with these settings, every one spelled out (nothing is then read from a
+        model's files but its position limit)."""
+        s = self.settings
+        out: dict[str, Any] = {"prompt": "none" if s.prompt is None else s.prompt.template}
+        out |= {name: getattr(s, name) for name in _RECORDED}
+        if s.mbr is not None:
+            out |= {"decoding": "mbr", "mbr_samples": s.mbr.samples, "mbr_candidates": s.mbr.candidates}
+            out |= {key: getattr(s.mbr, key) for key in ("epsilon", "top_p") if getattr(s.mbr, key) is not None}
+        return out
 
-def settings_fields(settings: GenerationSettings) -> dict[str, Any]:
-    """The report's decoding fields (``scripts/bias_report.py``'s flags, :class:`~mtkit.evaluation.bias_run.
-    ReportRequest`'s fields) that decode with ``settings``, every one spelled out (nothing is then read from a
-    model's files but its position limit)."""
-    fields: dict[str, Any] = {"prompt": settings.prompt or "none", "num_beams": settings.beam_size}
-    fields |= {"length_penalty": settings.length_penalty, "max_new_tokens": settings.max_new_tokens}
-    fields |= {"batch_size": settings.batch_size, "max_len_a": settings.max_len_a, "max_len_b": settings.max_len_b}
-    fields |= {"dtype": settings.dtype, "engine": settings.engine}
-    if settings.mbr is not None:
-        mbr = settings.mbr
-        fields |= {"decoding": "mbr", "mbr_samples": mbr.samples, "mbr_candidates": mbr.candidates}
-        fields |= {key: getattr(mbr, key) for key in ("epsilon", "top_p") if getattr(mbr, key) is not None}
-    return fields
-
-
-def settings_flags(settings: GenerationSettings) -> list[str]:
-    """:func:`settings_fields` as ``scripts/bias_report.py``'s flags."""
-    return [arg for key, value in settings_fields(settings).items() for arg in (f"--{key}", str(value))]
+    def flags(self) -> list[str]:
+        """:meth:`fields` as ``scripts/bias_report.py``'s flags."""
+        return [arg for key, value in self.fields().items() for arg in (f"--{key}", str(value))]
 
 
 #: ``config.json``'s weight types as ``--dtype`` names them
@@ -103,19 +73,6 @@ def saved_dtype(model: str | Path) -> str:
     except (OSError, ValueError):
         return "fp32"
     return _SAVED_DTYPES.get(str(config.get("dtype") or config.get("torch_dtype")), "fp32")
-
-
-def saved_generation(model: str) -> dict[str, Any]:
-    """``beam_size``/``length_penalty``/``max_new_tokens`` set in ``model``'s ``generation_config.json`` (those
-    it sets; nothing for a model without one)."""
-    try:
-        from transformers import GenerationConfig
-
-        config = GenerationConfig.from_pretrained(model)
-    except Exception:  # noqa: BLE001 - no generation config (or no model: Translator reports that)
-        return {}
-    values = {key: getattr(config, name, None) for key, name in _CONFIG_NAMES.items()}
-    return {key: value for key, value in values.items() if value is not None}
 
 
 def position_limit(model: str) -> int | None:
@@ -137,62 +94,32 @@ def position_limit(model: str) -> int | None:
     return config_limit(config)
 
 
-def fit_to_model(settings: GenerationSettings, limit: int | None, origin: str = "") -> GenerationSettings:
-    """``settings`` with sources truncated to ``limit`` tokens and at most ``limit`` new tokens (a warning when
+def fit_to_model(decoding: ReportDecoding, limit: int | None, origin: str = "") -> ReportDecoding:
+    """``decoding`` with sources truncated to ``limit`` tokens and at most ``limit`` new tokens (a warning when
     ``max_new_tokens``, which came from ``origin``, is cut)."""
     if limit is None:
-        return settings
-    if settings.max_new_tokens > limit:
-        value = settings.max_new_tokens
-        if origin == FLAGS["max_new_tokens"]:
-            what = f"--max_new_tokens {value}"
-        else:
-            what = f"max_new_tokens {value} ({origin if origin == 'default' else f'from {origin}'})"
-        message = f"{what} exceeds the model's {limit} positions"
-        print(f"warning: {message}; using {limit}", file=sys.stderr)
-    return replace(settings, max_new_tokens=min(settings.max_new_tokens, limit), max_source_tokens=limit)
+        return decoding
+    value = decoding.settings.max_new_tokens
+    if value > limit:
+        what = f"--max_new_tokens {value}" if origin == "--max_new_tokens" else f"max_new_tokens {value}"
+        if origin != "--max_new_tokens":
+            what += f" ({origin if origin == 'default' else f'from {origin}'})"
+        print(f"warning: {what} exceeds the model's {limit} positions; using {limit}", file=sys.stderr)
+    settings = replace(decoding.settings, max_new_tokens=min(value, limit))
+    return replace(decoding, settings=settings, max_source_tokens=limit)
 
 
-def resolve_settings(args: Any) -> tuple[GenerationSettings, dict[str, str]]:
-    """The settings ``--model`` translates with, and where each came from (a flag, a file of the model, a default).
-
-    ``args`` (a :class:`~mtkit.evaluation.bias_run.ReportRequest`) holds ``model``, ``prompt``, ``num_beams``,
-    ``length_penalty``, ``max_new_tokens``, ``max_len_a``, ``max_len_b`` (``None``: not given), ``batch_size``,
-    ``device``, ``dtype``, ``engine``, the decoding settings (``decoding``, ``mbr_samples``, ...) and ``seed`` (MBR's
-    sampling seed as well as the bootstrap's).
-    """
-    model = args.model
-    prompt = resolve(args.prompt, model)
-    saved = saved_generation(model)
-    values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
-    for key, flag in FLAGS.items():
-        given = getattr(args, _CONFIG_NAMES[key])
-        if given is not None:
-            values[key], origins[key] = given, flag
-        elif key in saved:
-            values[key], origins[key] = saved[key], str(Path(model, "generation_config.json"))
-        else:
-            values[key], origins[key] = DEFAULTS[key], "default"
-    if args.prompt is not None:
-        origins["prompt"] = "--prompt"
-    else:
-        origins["prompt"] = str(Path(model, "prompt.json")) if prompt is not None else "none"
-    settings = GenerationSettings(
-        prompt=None if prompt is None else prompt.template,
-        source_lang="en" if prompt is None else prompt.source_lang,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        engine=args.engine,
-        mbr=mbr_settings(args, args.seed),
-        **values,
-    )
+def resolve_report(request: Any) -> tuple[ReportDecoding, dict[str, str]]:
+    """How ``request.model`` translates for a report (``request``: a :class:`~mtkit.evaluation.bias_run.
+    ReportRequest`, whose decoding fields are :func:`mtkit.decode.settings.resolve`'s flags; its ``seed`` is MBR's as
+    well as the bootstrap's) and where its saved settings and prompt came from (and ``decoding``, with MBR),
+    fitted to the model's position limit."""
+    settings, found = resolve(request, request.model)
+    origin = {name: found[name] for name in (*SAVED, "prompt")}
     if settings.mbr is not None:
-        settings.mbr.sampling(settings.engine)  # --epsilon with --engine ct2: refused before anything loads
-        origins["decoding"] = "--decoding"
-    limit = position_limit(model)
-    fitted = fit_to_model(settings, limit, origins["max_new_tokens"])
-    if fitted.max_new_tokens != settings.max_new_tokens:
-        origins["max_new_tokens"] += f", capped at the model's {limit} positions"
-    return fitted, origins
+        origin["decoding"] = found["decoding"]
+    limit = position_limit(request.model)
+    fitted = fit_to_model(ReportDecoding(settings, request.device), limit, origin["max_new_tokens"])
+    if fitted.settings.max_new_tokens != settings.max_new_tokens:
+        origin["max_new_tokens"] += f", capped at the model's {limit} positions"
+    return fitted, origin

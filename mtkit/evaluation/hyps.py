@@ -6,13 +6,12 @@ import hashlib
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from bias_eval.gendered import GENDERS, SEP, GenderedData
 from bias_eval.textio import atomic_write, read_lines, split_lines
 from mtkit.errors import UserError
-from mtkit.evaluation.generation import GenerationSettings
+from mtkit.evaluation.generation import ReportDecoding
 
 Hyps = dict[str, dict[str, list[str]]]  # lang -> "feminine"/"masculine"/"context" -> lines
 
@@ -63,15 +62,16 @@ def model_fingerprint(model: str) -> dict[str, object]:
 
 def cache_key(
     fingerprint: dict[str, object],
-    settings: GenerationSettings,
+    decoding: ReportDecoding,
     prompt: str | None,
     sources: Sequence[str],
     lang: str | None = None,
 ) -> str:
     """Hash of everything the cached hypotheses depend on (device excluded, and batch size unless MBR samples)."""
-    config = asdict(settings) | {"prompt": prompt}
+    config = decoding.record() | {"prompt": prompt}
     config.pop("device")
-    if settings.mbr is None or settings.mbr.candidates == "beam":  # samples depend on how sources are batched
+    mbr = decoding.settings.mbr
+    if mbr is None or mbr.candidates == "beam":  # samples depend on how sources are batched
         config.pop("batch_size")
     payload = {
         "model": fingerprint,
@@ -92,21 +92,21 @@ def _cached(path: Path, key_path: Path, key: str, count: int) -> list[str] | Non
     return lines if len(lines) == count else None
 
 
-def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings: GenerationSettings) -> Hyps:
+def translate_dataset(model: str, data: GenderedData, cache_dir: Path, decoding: ReportDecoding) -> Hyps:
     """Translate every source with ``model``; reuse ``cache_dir/<lang>.<kind>.txt`` when its key matches.
 
     Each file is written (atomically, with its ``.key``) as soon as it is translated, so an interrupted
     run resumes where it stopped. These are the only files written before the report itself.
     """
-    fingerprint = model_fingerprint(model)
+    fingerprint, settings = model_fingerprint(model), decoding.settings
     translator = None
     hyps: Hyps = {}
     for lang, kinds in sources_to_translate(data).items():
         hyps[lang] = {}
-        prompt = settings.prompt_for(lang)
+        prompt = decoding.prompt_for(lang)
         for kind, sources in kinds.items():
             path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
-            key = cache_key(fingerprint, settings, prompt, sources, lang)
+            key = cache_key(fingerprint, decoding, prompt, sources, lang)
             lines = _cached(path, key_path, key, len(sources))
             if lines is not None:
                 print(f"reusing cached hypotheses {path}", file=sys.stderr)
@@ -115,20 +115,9 @@ def translate_dataset(model: str, data: GenderedData, cache_dir: Path, settings:
             if translator is None:
                 from mtkit.decode.engines import load_translator
 
-                translator = load_translator(model, settings.engine, device=settings.device, dtype=settings.dtype)
+                translator = load_translator(model, settings.engine, device=decoding.device, dtype=settings.dtype)
             print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
-            out = translator.translate(
-                settings.render(sources, lang),
-                beam_size=settings.beam_size,
-                length_penalty=settings.length_penalty,
-                max_new_tokens=settings.max_new_tokens,
-                max_len_a=settings.max_len_a,
-                max_len_b=settings.max_len_b,
-                batch_size=settings.batch_size,
-                mbr=settings.mbr,
-                progress=True,
-                target_langs=lang,
-            )
+            out = translator.translate(settings.render(sources, lang), settings, progress=True, target_langs=lang)
             out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
             atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))
             atomic_write(key_path, (key + "\n").encode("utf-8"))

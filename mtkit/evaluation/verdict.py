@@ -13,6 +13,7 @@ from typing import Any
 from bias_eval.balance import over_correction
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
@@ -164,7 +165,7 @@ def describe_decoding(settings: Mapping[str, Any] | None) -> str:
     prompt = f"prompt {settings['prompt']!r}" if settings.get("prompt") else "no prompt"
     mbr = f", MBR {settings['mbr']}" if settings.get("mbr") else ""
     return (
-        f"beam {settings['beam_size']}, length penalty {settings['length_penalty']}, at most "
+        f"beam {generation_setting(settings, 'num_beams')}, length penalty {settings['length_penalty']}, at most "
         f"{settings['max_new_tokens']} new tokens and {settings['max_len_a']} x source + {settings['max_len_b']}, "
         f"{prompt}, dtype {settings['dtype']}{mbr}"
     )

@@ -93,12 +93,15 @@ def translate_mtkit(s: dict) -> dict:
 
     from mtkit.decode.ct2 import CT2Translator
     from mtkit.decode.generate import Translator
+    from mtkit.decode.settings import DecodingSettings
     from mtkit.export.ct2 import export_ct2
 
     torch.set_num_threads(s["threads"])
     sources, records = s["sources"], {}
-    options = {k: s[k] for k in ("beam_size", "batch_size", "max_new_tokens", "length_penalty")}
-    options |= {"max_len_a": s["max_len_ratio"], "max_len_b": 5}  # eole's bound: ratio x longest source + 5
+    options = {k: s[k] for k in ("batch_size", "max_new_tokens", "length_penalty")}
+    settings = DecodingSettings(
+        num_beams=s["beam_size"], max_len_a=s["max_len_ratio"], max_len_b=5, **options
+    )  # eole's bound: ratio x longest source + 5
     with tempfile.TemporaryDirectory() as tmp:
         engines = {
             "ct2": CT2Translator(
@@ -108,9 +111,9 @@ def translate_mtkit(s: dict) -> dict:
         if s["generate"]:
             engines["generate"] = Translator(Path(s["model"]), device="cpu", dtype="fp32")
         for name, engine in engines.items():
-            engine.translate(sources[: s["batch_size"]], **options)
+            engine.translate(sources[: s["batch_size"]], settings)
             start = time.perf_counter()
-            hyps = engine.translate(sources, **options)
+            hyps = engine.translate(sources, settings)
             records[name] = {"seconds": time.perf_counter() - start, "hypotheses": hyps}
     return records
 

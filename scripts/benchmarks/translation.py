@@ -17,6 +17,7 @@ import torch
 from mtkit.config import MAX_LEN_A, MAX_LEN_B
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.generate import Translator
+from mtkit.decode.settings import DecodingSettings
 from mtkit.evaluation.scores import corpus_scores
 from mtkit.export.ct2 import export_ct2
 
@@ -59,7 +60,7 @@ def run(
 ) -> list[dict]:
     """One record per system (see the module's docstring)."""
     torch.set_num_threads(threads)
-    options = {"beam_size": beam_size, "batch_size": batch_size, "max_new_tokens": max_new_tokens}
+    options = {"num_beams": beam_size, "batch_size": batch_size, "max_new_tokens": max_new_tokens}
     device, dtype = hf_settings(torch.cuda.is_available())
     hf = Translator(model, device=device, dtype=dtype)
     tokenizer = hf.tokenizer
@@ -67,14 +68,14 @@ def run(
     systems = [
         (
             f"hf generate, no bound ({max_new_tokens} tokens)",
-            lambda s: hf.translate(s, **options, max_len_a=0, max_len_b=max_new_tokens),
+            lambda s: hf.translate(s, DecodingSettings(**options, max_len_a=0, max_len_b=max_new_tokens)),
         ),
-        (BASELINE, lambda s: hf.translate(s, **options, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B)),
+        (BASELINE, lambda s: hf.translate(s, DecodingSettings(**options, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B))),
     ]
     with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
         for kind in ct2_types:
             ct2 = CT2Translator(export_ct2(model, Path(tmp) / kind, kind), device=hf.device.type, threads=threads)
-            systems.append((f"ctranslate2 {kind}", lambda s, t=ct2: t.translate(s, **options)))
+            systems.append((f"ctranslate2 {kind}", lambda s, t=ct2: t.translate(s, DecodingSettings(**options))))
         records = []
         for name, translate in systems:
             translate(sources[:batch_size])  # warm-up: allocations, lazy initialisation

@@ -86,3 +86,18 @@ def test_each_report_warning_is_named_after_its_report(base, tmp_path, capsys):
     assert main([str(tmp_path / "low"), str(base), "--names", "old,new"]) == 0
     lines = caution_lines(capsys.readouterr().out)
     assert len(lines) == 1 and lines[0].startswith("old: es:") and "30.0%" in lines[0]
+
+
+def test_an_older_reports_beam_size_is_compared_with_a_newer_reports_num_beams(base, tmp_path):
+    """Reports before the one decoding settings object wrote ``beam_size`` (``base``: that format); newer ones write
+    ``num_beams`` (:meth:`mtkit.evaluation.generation.ReportDecoding.record`'s keys)."""
+    newer = {("num_beams" if key == "beam_size" else key): value for key, value in GENERATION.items()}
+    newer |= {"source_lang": "en", "max_source_tokens": None}
+    langs = {"de": {"n": 200, **FIGURES}, "es": {"n": 200, **FIGURES}}
+    same = report(tmp_path / "same", langs=langs, generation=newer)
+    other = report(tmp_path / "other", langs=langs, generation=newer | {"num_beams": 5})
+    for folder, expected in ((same, []), (other, ["beam size: 4 against 5"])):
+        out = tmp_path / f"cmp-{folder.name}"
+        assert main([str(base), str(folder), "--names", "old,new", "--out", str(out)]) == 0
+        lines = [line for line in caution_lines((out / "comparison.md").read_text()) if "decoded with" in line]
+        assert [part for line in lines for part in expected if part in line] == expected and len(lines) == len(expected)

@@ -46,7 +46,7 @@ def test_metric_matches_report_figures(metric, shared_geneval: Path) -> None:
     hyp_f = [" ".join(s.split()[:-1]) for s in ref_m]  # masculine output, slightly damaged
     hyp_m = list(ref_m)
     genders = ["f"] * n + ["masculine"] * n
-    out = metric.compute(predictions=hyp_f + hyp_m, references=ref_f + ref_m, genders=genders)
+    out = metric.compute(predictions=hyp_f + hyp_m, references=ref_f + ref_m, genders=genders, target_lang="it")
     truncated = LanguageData(
         ld.lang,
         Side(ld.feminine.sources[:n], ref_f, ref_m, None, "f"),
@@ -77,6 +77,48 @@ def test_metric_matches_report_figures(metric, shared_geneval: Path) -> None:
 def test_metric_rejects_unknown_gender(metric, shared_geneval: Path) -> None:
     refs = read_plain(geneval_file(shared_geneval, "de", "feminine", "de"))[:2]
     with pytest.raises(ValueError, match="not feminine/masculine"):
-        metric.compute(predictions=refs, references=refs, genders=["f", "x"])
+        metric.compute(predictions=refs, references=refs, genders=["f", "x"], target_lang="de")
     with pytest.raises(ValueError, match="no masculine sentence"):
-        metric.compute(predictions=refs, references=refs, genders=["f", "f"])
+        metric.compute(predictions=refs, references=refs, genders=["f", "f"], target_lang="de")
+
+
+def test_metric_requires_the_target_language(metric) -> None:
+    with pytest.raises(ValueError, match="target_lang is required"):
+        metric.compute(predictions=["a b"], references=["a b"], genders=["f"])
+    with pytest.raises(ValueError, match="not a language code"):
+        metric.compute(predictions=["a b"], references=["a b"], genders=["f"], target_lang="german!")
+
+
+@pytest.mark.parametrize(("lang", "tokenizer"), [("de", "13a"), ("zh", "zh"), ("zh-Hant", "zh"), ("zho", "zh")])
+def test_metric_tokenizes_bleu_for_the_target_language(metric, lang: str, tokenizer: str) -> None:
+    """Against sacreBLEU called directly with the tokenizer the language needs (zh's differs from 13a here)."""
+    if tokenizer == "zh":
+        hyps = ["她是一名医生。", "他是老师,也是作家。", "我们今天去公园。", "她喜欢读书。"]
+        refs = ["她是一位医生。", "他是老师,也是一位作家。", "我们今天去了公园。", "她很喜欢读书。"]
+    else:
+        hyps = ["Sie ist Ärztin.", "Er ist Lehrer, und Autor.", "Wir gehen heute in den Park.", "Sie liest gern."]
+        refs = ["Sie ist eine Ärztin.", "Er ist Lehrer und Autor.", "Wir gingen heute in den Park.", "Sie liest."]
+    genders = ["f", "m", "f", "m"]
+    out = metric.compute(predictions=hyps, references=refs, genders=genders, target_lang=lang)
+    assert out["bleu"] == sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenizer).score
+    assert out["bleu_feminine"] == sacrebleu.corpus_bleu(hyps[::2], [refs[::2]], tokenize=tokenizer).score
+    assert out["bleu_masculine"] == sacrebleu.corpus_bleu(hyps[1::2], [refs[1::2]], tokenize=tokenizer).score
+    if tokenizer == "zh":  # the test means something: 13a would give another score
+        assert out["bleu"] != sacrebleu.corpus_bleu(hyps, [refs], tokenize="13a").score
+
+
+def test_the_modules_tokenizer_map_is_the_librarys() -> None:
+    """The module's own copy (it loads where bias_eval is not importable) cannot drift from bias_eval.bleu."""
+    import importlib.util
+
+    from bias_eval.bleu import TOKENIZERS, bleu_tokenizer
+    from bias_eval.langtag import ISO3
+
+    spec = importlib.util.spec_from_file_location("_metric_copy", METRIC_DIR / "metric.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.TOKENIZERS == TOKENIZERS
+    assert module.ISO3 == {three: two for two in TOKENIZERS for three in ISO3.get(two, ())}
+    for tag in ("de", "zh", "zh-Hant", "zh_TW", "ZH-CN", "ja", "jpn", "ko", "kor", "th", "tha", "my", "mya", "pt_BR",
+                "deu", "cmn", "km", "lo"):  # fmt: skip
+        assert module.bleu_tokenizer(tag) == bleu_tokenizer(tag), tag

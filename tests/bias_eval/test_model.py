@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from geneval_helpers import geneval_file, read_plain
+
+from mtkit.decode.settings import DecodingSettings
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +86,7 @@ def test_model_report_and_cache(run_cli, small_geneval: Path, tiny_model: Path, 
         assert (out / "hyps" / f"es.{kind}.key").is_file()
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["config"]["hypotheses"]["model"] == str(tiny_model)
-    assert metrics["config"]["hypotheses"]["generation"]["beam_size"] == 2
+    assert metrics["config"]["hypotheses"]["generation"]["num_beams"] == 2
     assert 0.0 <= metrics["languages"]["es"]["bleu"] < 5.0  # a random model
     assert (out / "report.html").is_file() and (out / "es.details.jsonl").is_file()
 
@@ -172,11 +175,11 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
     config, _ = _run_es(run_cli, small_geneval, tuned_model, out)
     hypotheses = config["hypotheses"]
     generation = hypotheses["generation"]
-    assert (generation["beam_size"], generation["length_penalty"], generation["max_new_tokens"]) == (3, 0.6, 7)
+    assert (generation["num_beams"], generation["length_penalty"], generation["max_new_tokens"]) == (3, 0.6, 7)
     assert hypotheses["prompts"] == {"es": "translate English to Spanish: {source}"}
     saved = str(tuned_model / "generation_config.json")
     assert hypotheses["settings_from"] == {
-        "beam_size": saved,
+        "num_beams": saved,
         "length_penalty": saved,
         "max_new_tokens": saved,
         "max_len_a": "default",
@@ -192,14 +195,14 @@ def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tun
     sources = read_plain(geneval_file(small_geneval, "es", "feminine", "en", "test"))
     prompted = [f"translate English to Spanish: {s}" for s in sources]
     translator = Translator(str(tuned_model), device="cpu")
-    expected = translator.translate(prompted, beam_size=3, length_penalty=0.6, max_new_tokens=7)
+    expected = translator.translate(prompted, DecodingSettings(num_beams=3, length_penalty=0.6, max_new_tokens=7))
     written = (out / "hyps" / "es.feminine.txt").read_text(encoding="utf-8")
     assert written == "".join(" ".join(h.split()) + "\n" for h in expected)
     assert max(len(h.split()) for h in expected) <= 7
     for other in (  # each saved setting matters for this model: the check above would see a wrong one
-        translator.translate(prompted, beam_size=1, length_penalty=0.6, max_new_tokens=7),
-        translator.translate(prompted, beam_size=3, length_penalty=1.0, max_new_tokens=7),
-        translator.translate(sources, beam_size=3, length_penalty=0.6, max_new_tokens=7),
+        translator.translate(prompted, DecodingSettings(num_beams=1, length_penalty=0.6, max_new_tokens=7)),
+        translator.translate(prompted, DecodingSettings(num_beams=3, length_penalty=1.0, max_new_tokens=7)),
+        translator.translate(sources, DecodingSettings(num_beams=3, length_penalty=0.6, max_new_tokens=7)),
     ):
         assert other != expected
 
@@ -212,11 +215,11 @@ def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_m
     config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "a", *flags)
     hypotheses = config["hypotheses"]
     generation = hypotheses["generation"]
-    assert (generation["beam_size"], generation["length_penalty"], generation["max_new_tokens"]) == (2, 1.3, 5)
+    assert (generation["num_beams"], generation["length_penalty"], generation["max_new_tokens"]) == (2, 1.3, 5)
     assert (generation["max_len_a"], generation["max_len_b"]) == (0, 3)
     assert hypotheses["prompts"] == {"es": "Spanish: {source}"}  # the older {language} placeholder
     assert hypotheses["settings_from"] == {
-        "beam_size": "--num_beams",
+        "num_beams": "--num_beams",
         "length_penalty": "--length_penalty",
         "max_new_tokens": "--max_new_tokens",
         "max_len_a": "--max_len_a",
@@ -228,17 +231,17 @@ def test_flags_override_the_saved_settings(run_cli, small_geneval: Path, tuned_m
     # decoded with the bound the flags give (3 tokens here, the 5 of --max_new_tokens otherwise)
     prompted = [f"Spanish: {s}" for s in read_plain(geneval_file(small_geneval, "es", "feminine", "en", "test"))]
     translator = Translator(str(tuned_model), device="cpu")
-    options = {"beam_size": 2, "length_penalty": 1.3, "max_new_tokens": 5}
-    expected = translator.translate(prompted, **options, max_len_a=0, max_len_b=3)
+    options = DecodingSettings(num_beams=2, length_penalty=1.3, max_new_tokens=5)
+    expected = translator.translate(prompted, replace(options, max_len_a=0, max_len_b=3))
     written = (tmp_path / "a" / "hyps" / "es.feminine.txt").read_text(encoding="utf-8")
     assert written == "".join(" ".join(h.split()) + "\n" for h in expected)
-    assert expected != translator.translate(prompted, **options)
+    assert expected != translator.translate(prompted, options)
 
     config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "b", "--prompt", "instruction")
     assert config["hypotheses"]["prompts"] == {
         "es": 'Translate the following sentence from English to Spanish: "{source}"'
     }
-    assert config["hypotheses"]["generation"]["beam_size"] == 3  # the rest still from the model
+    assert config["hypotheses"]["generation"]["num_beams"] == 3  # the rest still from the model
 
     config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "c", "--prompt", "none")
     assert config["hypotheses"]["prompts"] == {"es": None} and "--prompt none" in config["command"]
@@ -249,9 +252,11 @@ def test_without_saved_settings_the_defaults_are_used(
 ) -> None:
     config, err = _run_es(run_cli, small_geneval, tiny_model, tmp_path / "o", "--max_new_tokens", "6")
     generation = config["hypotheses"]["generation"]
-    assert (generation["beam_size"], generation["length_penalty"]) == (4, 1.0)
-    assert config["hypotheses"]["settings_from"]["beam_size"] == "default"
-    assert config["hypotheses"]["settings_from"]["prompt"] == "none" and config["hypotheses"]["prompts"] == {"es": None}
+    assert (generation["num_beams"], generation["length_penalty"]) == (4, 1.0)
+    assert config["hypotheses"]["settings_from"]["num_beams"] == "default"
+    assert config["hypotheses"]["settings_from"]["prompt"] == "default" and config["hypotheses"]["prompts"] == {
+        "es": None
+    }
 
 
 def test_prompt_saved_for_other_languages_warns(
@@ -319,3 +324,29 @@ def test_ct2_engine_gives_the_same_hypotheses(run_cli, small_geneval: Path, tune
         hf = (tmp_path / "hf-report" / name).read_text(encoding="utf-8")
         assert (tmp_path / "ct2-report" / name).read_text(encoding="utf-8") == hf
         assert len(set(hf.splitlines())) > 1
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {},
+        {"num_beams": 2, "prompt": "instruction", "max_len_b": 3},
+        {"decoding": "mbr", "mbr_samples": 4, "top_p": 0.9},
+    ],
+)
+def test_the_reports_resolution_is_the_toolkits(tuned_model: Path, tmp_path: Path, flags: dict) -> None:
+    """The report resolves a saved model folder's settings as ``mtkit.decode.settings.resolve`` does (its
+    generation_config.json and prompt.json under the same flags), and records the resolved object."""
+    from mtkit.decode.settings import resolve
+    from mtkit.evaluation.bias_run import ReportRequest
+    from mtkit.evaluation.generation import resolve_report
+
+    request = ReportRequest(str(tmp_path / "o"), model=str(tuned_model), **flags)
+    decoding, origin = resolve_report(request)
+    expected, found = resolve(request, tuned_model)
+    assert decoding.settings == expected and decoding.max_source_tokens == 22  # the tiny model's positions
+    assert (expected.num_beams, expected.length_penalty) == (flags.get("num_beams", 3), 0.6)  # from the file
+    assert origin == {key: found[key] for key in origin} and origin["length_penalty"].endswith("generation_config.json")
+    record = decoding.record()
+    assert record["num_beams"] == expected.num_beams and record["prompt"] == expected.prompt.template
+    assert record["mbr"] == (None if expected.mbr is None else {**record["mbr"], "samples": 4, "top_p": 0.8})

@@ -53,7 +53,7 @@ def test_the_verdicts_two_models_decode_with_one_settings_object(tiny_t5, tmp_pa
     used = [json.loads((out / n / "metrics.json").read_text())["config"]["hypotheses"] for n in ("start", "mitigated")]
     assert used[0]["generation"] == used[1]["generation"] and used[0]["prompts"] == used[1]["prompts"]
     generation = used[0]["generation"]
-    expected = {"beam_size": 2, "max_new_tokens": 8, "max_len_a": 0.5, "max_len_b": 4, "prompt": TEMPLATE}
+    expected = {"num_beams": 2, "max_new_tokens": 8, "max_len_a": 0.5, "max_len_b": 4, "prompt": TEMPLATE}
     assert {key: generation[key] for key in expected} == expected and generation["dtype"] == "bf16"
     page = (out / "verdict.md").read_text(encoding="utf-8")
     assert "- start and mitigated alike: beam 2, length penalty 1.0, at most 8 new tokens and 0.5 x source + 4, " \

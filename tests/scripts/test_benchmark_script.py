@@ -8,7 +8,7 @@ from testing_utils import FAST_RUN, MULTI30K, read_gz_lines, run_script, script_
 from transformers import GenerationConfig
 
 from mtkit.decode.generate import Translator
-from mtkit.decode.mbr import MBR
+from mtkit.decode.settings import DecodingSettings
 
 
 def benchmark(*args: str):
@@ -42,9 +42,8 @@ def test_translate_benchmark_reports_every_system(tiny_run, tmp_path):
         assert r["speedup"] == pytest.approx(systems["hf generate"]["seconds"] / r["seconds"])
     # the baseline's BLEU is sacreBLEU of the library's own translations with those settings
     penalty = GenerationConfig.from_pretrained(final).length_penalty
-    hyps = Translator(final, device="cpu").translate(
-        read_gz_lines(src, 24), beam_size=2, batch_size=8, max_new_tokens=20, length_penalty=penalty
-    )
+    settings = DecodingSettings(num_beams=2, batch_size=8, max_new_tokens=20, length_penalty=penalty)
+    hyps = Translator(final, device="cpu").translate(read_gz_lines(src, 24), settings)
     assert systems["hf generate"]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [read_gz_lines(ref, 24)]).score)
     assert res.stdout.splitlines()[0].startswith("| system | s | sent/s |")
 
@@ -126,11 +125,11 @@ def test_decoding_benchmark_scores_beam_and_mbr_and_their_gender_figures(tiny_ru
     assert list(systems) == ["beam", "MBR chrF, N=2 (epsilon 0.02)", "MBR chrF, N=3 (epsilon 0.02)"]
     refs, sources = read_gz_lines(ref, 10), read_gz_lines(src, 10)
     gen = GenerationConfig.from_pretrained(final)
-    options = {"beam_size": 4, "batch_size": 5, "length_penalty": gen.length_penalty}
+    options = {"num_beams": 4, "batch_size": 5, "length_penalty": gen.length_penalty}
     options |= {"max_new_tokens": gen.max_new_tokens, "max_len_a": gen.max_len_a, "max_len_b": gen.max_len_b}
     translator = Translator(final, device="cpu")
-    beam = translator.translate(sources, **options)
-    mbr = translator.translate(sources, mbr=MBR(samples=3, seed=0), **options)
+    beam = translator.translate(sources, DecodingSettings(**options))
+    mbr = translator.translate(sources, DecodingSettings(**options, decoding="mbr", mbr_samples=3, seed=0))
     for name, hyps in (("beam", beam), ("MBR chrF, N=3 (epsilon 0.02)", mbr)):
         assert systems[name]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
         assert systems[name]["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)

@@ -8,6 +8,7 @@ from transformers import GenerationConfig
 
 from mtkit.cli.translate import main
 from mtkit.decode.generate import Translator
+from mtkit.decode.settings import DecodingSettings
 from mtkit.errors import UserError, cli_entry
 
 SENTENCES = ["A man is riding a bike.", "Two dogs play in the snow.", "A woman sings."]
@@ -32,13 +33,15 @@ def test_text_mode_matches_the_library(tiny_run):
     res = translate("--model", final, *FAST, *texts)
     assert res.returncode == 0, res.stderr[-2000:]
     assert saved(final)["length_penalty"] == 0.6  # the run's --length_penalty default, saved with the model
-    expected = Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **saved(final))
+    expected = Translator(final).translate(SENTENCES, DecodingSettings(num_beams=2, max_new_tokens=12, **saved(final)))
     assert res.stdout.splitlines() == expected
     assert any(expected)  # 40 updates are enough for some output
     # a flag wins over the saved value
     res = translate("--model", final, *FAST, "--length_penalty", "2.0", *texts)
     options = saved(final) | {"length_penalty": 2.0}
-    assert res.stdout.splitlines() == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **options)
+    assert res.stdout.splitlines() == Translator(final).translate(
+        SENTENCES, DecodingSettings(num_beams=2, max_new_tokens=12, **options)
+    )
 
 
 def test_the_saved_output_bound_is_used(tiny_run, tmp_path):
@@ -50,10 +53,10 @@ def test_the_saved_output_bound_is_used(tiny_run, tmp_path):
     gen.save_pretrained(final)
     res = translate("--model", str(final), *FAST, *[a for s in SENTENCES for a in ("--text", s)])
     assert res.returncode == 0, res.stderr[-2000:]
-    options = {"beam_size": 2, "max_new_tokens": 12, "length_penalty": 0.6}
-    expected = Translator(final).translate(SENTENCES, **options, max_len_a=0.0, max_len_b=2)
+    options = {"num_beams": 2, "max_new_tokens": 12, "length_penalty": 0.6}
+    expected = Translator(final).translate(SENTENCES, DecodingSettings(**options, max_len_a=0.0, max_len_b=2))
     assert res.stdout.splitlines() == expected
-    assert expected != Translator(final).translate(SENTENCES, **options)
+    assert expected != Translator(final).translate(SENTENCES, DecodingSettings(**options))
 
 
 def test_file_mode_is_batched_and_in_order(tiny_run, tmp_path):
@@ -66,14 +69,18 @@ def test_file_mode_is_batched_and_in_order(tiny_run, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 9 and lines[:3] == lines[3:6] == lines[6:]
-    assert lines[:3] == Translator(final).translate(SENTENCES, beam_size=2, max_new_tokens=12, **saved(final))
+    assert lines[:3] == Translator(final).translate(
+        SENTENCES, DecodingSettings(num_beams=2, max_new_tokens=12, **saved(final))
+    )
 
 
 def test_interactive_mode_until_q(tiny_run):
     res = run_script("translate.py", "--model", str(tiny_run / "final"), *FAST, stdin="A woman sings.\n\nq\nnot read\n")
     assert res.returncode == 0, res.stderr[-2000:]
     final = str(tiny_run / "final")
-    expected = Translator(final).translate(["A woman sings."], beam_size=2, max_new_tokens=12, **saved(final))
+    expected = Translator(final).translate(
+        ["A woman sings."], DecodingSettings(num_beams=2, max_new_tokens=12, **saved(final))
+    )
     assert res.stdout.splitlines() == expected
 
 
@@ -112,16 +119,14 @@ def test_mbr_decoding_chooses_the_candidate_of_highest_expected_chrf(tiny_run):
     import numpy as np
     import sacrebleu
 
-    from mtkit.decode.mbr import MBR
-
     final = str(tiny_run / "final")
     texts = [a for s in SENTENCES for a in ("--text", s)]
     mbr = ["--decoding", "mbr", "--mbr_samples", "5", "--epsilon", "0", "--seed", "7"]
     res = translate("--model", final, *FAST, *mbr, *texts)
     assert res.returncode == 0, res.stderr[-2000:]
-    groups = Translator(final).candidates(
-        SENTENCES, mbr=MBR(samples=5, epsilon=0.0, seed=7), beam_size=2, max_new_tokens=12, **saved(final)
-    )
+    mbr_settings = {"decoding": "mbr", "mbr_samples": 5, "epsilon": 0.0, "seed": 7}
+    settings = DecodingSettings(num_beams=2, max_new_tokens=12, **mbr_settings, **saved(final))
+    groups = Translator(final).candidates(SENTENCES, settings)
     means = [[np.mean([sacrebleu.sentence_chrf(h, [r]).score for r in g]) for h in g] for g in groups]
     assert res.stdout.splitlines() == [g[int(np.argmax(m))] for g, m in zip(groups, means)]
     assert all(len(set(g)) > 1 for g in groups)

@@ -91,7 +91,7 @@ def test_same_greedy_translations_as_transformers(tiny_run, bart_ct2, tiny_t5, t
 def test_int8_model_translates(tiny_run, tmp_path):
     out = export_ct2(tiny_run / "final", tmp_path / "int8", "int8")
     assert json.loads((out / "mtkit_ct2.json").read_text())["quantization"] == "int8"
-    hyps = CT2Translator(out).translate([p[0] for p in PAIRS], beam_size=2, max_new_tokens=10)
+    hyps = CT2Translator(out).translate([p[0] for p in PAIRS], DecodingSettings(num_beams=2, max_new_tokens=10))
     assert len(hyps) == len(PAIRS) and all(hyps)
     assert (out / "model.bin").stat().st_size < (tiny_run / "final_ct2" / "model.bin").stat().st_size / 2
 

@@ -44,7 +44,6 @@ def test_translator_loads_a_saved_model(model_and_tokenizer, tmp_path):
     greedy = DecodingSettings(num_beams=1, max_new_tokens=5)
     expected = generate_translations(model, tok, TEXT, greedy)
     assert Translator(tmp_path, device="cpu").translate(TEXT, greedy) == expected
-    assert Translator(tmp_path, device="cpu").translate(TEXT, beam_size=1, max_new_tokens=5) == expected  # former
     with pytest.raises(UserError, match="--dtype"):
         Translator(tmp_path, dtype="fp8")
 

@@ -6,7 +6,7 @@ import pytest
 from families import FAMILY_LANG_CODES
 
 from mtkit.decode.generate import Translator
-from mtkit.decode.mbr import MBR
+from mtkit.decode.settings import DecodingSettings
 
 SENTENCES = ["A man is walking his dog.", "Two children play.", "The doctor said she was tired.", "A red car."]
 LANGS = ["de", "es", "es", "de"]
@@ -28,12 +28,13 @@ def spied(translator: Translator) -> list[dict]:
 
 
 @pytest.mark.parametrize("family", FORCED)
-@pytest.mark.parametrize("mbr", [None, MBR(samples=2, seed=1)], ids=["beam", "mbr"])
+@pytest.mark.parametrize("mbr", [{}, {"decoding": "mbr", "mbr_samples": 2, "seed": 1}], ids=["beam", "mbr"])
 def test_forced_families_get_and_write_their_target_token(family, mbr, family_dir):
     translator = Translator(family_dir(family), device="cpu")
     tok, calls = translator.tokenizer, spied(translator)
     ids = {lang: tok.convert_tokens_to_ids(FAMILY_LANG_CODES[family][lang]) for lang in ("de", "es")}
-    out = translator.translate(SENTENCES, target_langs=LANGS, beam_size=2, max_new_tokens=4, batch_size=8, mbr=mbr)
+    settings = DecodingSettings(num_beams=2, max_new_tokens=4, batch_size=8, **mbr)
+    out = translator.translate(SENTENCES, settings, target_langs=LANGS)
     assert len(out) == len(SENTENCES) and not any(FAMILY_LANG_CODES[family]["de"] in hyp for hyp in out)
     assert sorted(call["forced"] for call in calls) == sorted(ids.values())  # one batch per language
     for call in calls:
@@ -45,7 +46,7 @@ def test_forced_families_get_and_write_their_target_token(family, mbr, family_di
 def test_source_prefix_families_read_their_code(family, family_dir):
     translator = Translator(family_dir(family), device="cpu")
     tok, calls = translator.tokenizer, spied(translator)
-    translator.translate(SENTENCES, target_langs=LANGS, beam_size=1, max_new_tokens=3)
+    translator.translate(SENTENCES, DecodingSettings(num_beams=1, max_new_tokens=3), target_langs=LANGS)
     assert len(calls) == 2 and all(call["forced"] is None for call in calls)
     for call in calls:
         firsts = {[p for p in tok.convert_ids_to_tokens(row) if p != "▁"][0] for row in call["inputs"].tolist()}
@@ -74,8 +75,10 @@ def test_ctranslate2_gets_the_same_as_target_prefix(family, family_dir, tmp_path
             return results
 
     engine.translator = Recorder(engine.translator)
-    options = {"target_langs": LANGS, "beam_size": 1, "max_new_tokens": 5}
-    assert engine.translate(SENTENCES, **options) == Translator(folder, device="cpu").translate(SENTENCES, **options)
+    greedy, hf = DecodingSettings(num_beams=1, max_new_tokens=5), Translator(folder, device="cpu")
+    assert engine.translate(SENTENCES, greedy, target_langs=LANGS) == hf.translate(
+        SENTENCES, greedy, target_langs=LANGS
+    )
     codes = FAMILY_LANG_CODES[family]
     for prefix, hypotheses in seen:
         if family in FORCED:

@@ -5,6 +5,7 @@ leave the caller's random state alone; the output bounds of beam search hold for
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import torch
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.generate import Translator
 from mtkit.decode.mbr import MBR, choose
+from mtkit.decode.settings import DecodingSettings
 from mtkit.errors import UserError
 
 
@@ -41,40 +43,44 @@ def direct_choice(candidates: list[str]) -> str:
 @pytest.mark.parametrize(
     "engine, mbr",
     [
-        ("hf", MBR(samples=6, epsilon=0.0, seed=3)),
-        ("hf", MBR(samples=6, seed=3)),
-        ("hf", MBR(samples=4, candidates="beam")),
-        ("ct2", MBR(samples=6, top_p=1.0, seed=3)),
-        ("ct2", MBR(samples=4, candidates="beam")),
+        ("hf", {"mbr_samples": 6, "epsilon": 0.0, "seed": 3}),
+        ("hf", {"mbr_samples": 6, "seed": 3}),
+        ("hf", {"mbr_samples": 4, "mbr_candidates": "beam"}),
+        ("ct2", {"mbr_samples": 6, "top_p": 1.0, "seed": 3, "engine": "ct2"}),
+        ("ct2", {"mbr_samples": 4, "mbr_candidates": "beam", "engine": "ct2"}),
     ],
 )
 def test_choice_is_the_candidate_of_highest_expected_chrf(request, engine, mbr, sources):
     translator = request.getfixturevalue(engine)
-    options = {"batch_size": 5, "max_new_tokens": 24}
-    groups = translator.candidates(sources, mbr=mbr, **options)
-    chosen = translator.translate(sources, mbr=mbr, **options)
-    assert all(len(group) == mbr.samples for group in groups)
+    settings = DecodingSettings(decoding="mbr", batch_size=5, max_new_tokens=24, **mbr)
+    groups = translator.candidates(sources, settings)
+    chosen = translator.translate(sources, settings)
+    assert all(len(group) == settings.mbr.samples for group in groups)
     assert chosen == [direct_choice(group) for group in groups]
     # the candidates differ, so the utility decides; for the (seeded) samples, not always for the first one
     assert sum(len(set(group)) > 1 for group in groups) >= len(sources) // 2
-    if mbr.candidates == "sample":
+    if settings.mbr.candidates == "sample":
         assert any(choice != group[0] for choice, group in zip(chosen, groups))
 
 
 def test_beam_candidates_start_with_the_beam_translation(hf, sources):
     """The n-best list of a beam raised to N is led by what that beam search returns."""
-    beam = hf.translate(sources, beam_size=4, max_new_tokens=24)
-    groups = hf.candidates(sources, mbr=MBR(samples=4, candidates="beam"), beam_size=4, max_new_tokens=24)
+    settings = DecodingSettings(num_beams=4, max_new_tokens=24)
+    beam = hf.translate(sources, settings)
+    groups = hf.candidates(sources, replace(settings, decoding="mbr", mbr_samples=4, mbr_candidates="beam"))
     assert [group[0] for group in groups] == beam
 
 
 @pytest.mark.parametrize("engine", ["hf", "ct2"])
 def test_the_same_seed_draws_the_same_samples(request, engine, sources):
     translator = request.getfixturevalue(engine)
-    extra = {"top_p": 1.0} if engine == "ct2" else {"epsilon": 0.0}
-    first = translator.candidates(sources, mbr=MBR(samples=5, seed=11, **extra), max_new_tokens=24)
-    again = translator.candidates(sources, mbr=MBR(samples=5, seed=11, **extra), max_new_tokens=24)
-    other = translator.candidates(sources, mbr=MBR(samples=5, seed=12, **extra), max_new_tokens=24)
+    extra = {"top_p": 1.0, "engine": "ct2"} if engine == "ct2" else {"epsilon": 0.0}
+
+    def drawn(seed: int) -> list[list[str]]:
+        settings = DecodingSettings(decoding="mbr", mbr_samples=5, seed=seed, max_new_tokens=24, **extra)
+        return translator.candidates(sources, settings)
+
+    first, again, other = drawn(11), drawn(11), drawn(12)
     assert first == again
     assert first != other
 
@@ -83,7 +89,7 @@ def test_sampling_leaves_the_callers_random_state_alone(hf, sources):
     """Training evaluates with MBR between updates: its dropout and data order must not see the samples."""
     torch.manual_seed(5)
     state = torch.get_rng_state()
-    hf.translate(sources[:3], mbr=MBR(samples=3, epsilon=0.0), max_new_tokens=8)
+    hf.translate(sources[:3], DecodingSettings(decoding="mbr", mbr_samples=3, epsilon=0.0, max_new_tokens=8))
     assert torch.equal(torch.get_rng_state(), state)
 
 
@@ -107,15 +113,16 @@ def fewest_pieces(text: str, pieces: set[str], longest: int) -> float:
 def test_every_candidate_keeps_the_output_bound(request, engine, sources):
     """max_len_a x the batch's longest source + max_len_b caps every sample, as it caps the beam."""
     translator = request.getfixturevalue(engine)
-    mbr = MBR(samples=6, **({"top_p": 1.0} if engine == "ct2" else {"epsilon": 0.0}))
+    mbr = {"decoding": "mbr", "mbr_samples": 6, "batch_size": len(sources)}
+    mbr |= {"top_p": 1.0, "engine": "ct2"} if engine == "ct2" else {"epsilon": 0.0}
     tok = translator.tokenizer
     pieces = {token.replace("\u2581", " ") for token in tok.get_vocab()}
     longest_piece = max(map(len, pieces))
     longest = max(len(tok(s).input_ids) for s in sources)
     a, b = 0.1, 1
     bound = math.ceil(a * longest + b)
-    bounded = translator.candidates(sources, mbr=mbr, batch_size=len(sources), max_len_a=a, max_len_b=b)
-    free = translator.candidates(sources, mbr=mbr, batch_size=len(sources), max_new_tokens=64)
+    bounded = translator.candidates(sources, DecodingSettings(**mbr, max_len_a=a, max_len_b=b))
+    free = translator.candidates(sources, DecodingSettings(**mbr, max_new_tokens=64))
 
     def lengths(groups):
         return [fewest_pieces(c, pieces, longest_piece) for group in groups for c in group]

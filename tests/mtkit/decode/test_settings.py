@@ -3,7 +3,6 @@ default; and the MBR key list defined once."""
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from mtkit.cli.translate import build_parser
 from mtkit.config import EvalConfig
 from mtkit.data.prompts import Prompt
 from mtkit.decode.mbr import MBR, MBR_KEYS
-from mtkit.decode.settings import DEFAULTS, DecodingSettings, from_generation_settings, from_keywords, resolve
+from mtkit.decode.settings import DEFAULTS, DecodingSettings, resolve
 from mtkit.errors import UserError
 from mtkit.model.presets import preset_config
 
@@ -118,31 +117,3 @@ def test_the_mbr_key_list_is_defined_once():
     mbr = DecodingSettings(decoding="mbr", **values).mbr
     assert (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p) == tuple(values.values())
     assert DEFAULTS == DecodingSettings() and all(getattr(DEFAULTS, key) is None for key in MBR_KEYS)
-
-
-def test_the_bias_reports_settings_convert(model_dir):
-    """``mtkit.evaluation.generation.GenerationSettings`` (resolved from the same flags) becomes the same settings."""
-    from mtkit.evaluation.generation import GenerationSettings, resolve_settings
-
-    argv = ["--decoding", "mbr", "--mbr_samples", "6", "--top_p", "0.8", "--num_beams", "2", "--max_len_b", "4"]
-    args = flags(*argv)
-    args.model, args.device = str(model_dir), None
-    args.batch_size, args.dtype, args.engine, args.seed = 8, "auto", "hf", 3
-    report, _ = resolve_settings(args)
-    assert isinstance(report, GenerationSettings)
-    ours, _ = resolve(args, model_dir)
-    assert report.prompt == "translate: {source}"  # the report keeps the template, not the model's languages
-    assert from_generation_settings(report) == replace(ours, prompt=Prompt("translate: {source}"))
-    assert from_generation_settings(report).mbr == MBR(samples=6, top_p=0.8, seed=3)
-
-
-def test_the_former_keyword_arguments_map_onto_the_settings():
-    """What ``mtkit.evaluation.hyps`` still passes to ``translate`` (until it adopts the settings) decodes the same."""
-    mbr = MBR(samples=2, candidates="beam", utility="chrf", seed=5)
-    settings, rest = from_keywords(None, {"beam_size": 2, "max_len_b": 3, "mbr": mbr, "progress": True})
-    assert rest == {"progress": True}
-    expected = DecodingSettings(num_beams=2, max_len_b=3, decoding="mbr", mbr_samples=2, mbr_candidates="beam", seed=5)
-    assert settings == expected and settings.mbr == mbr
-    assert from_keywords(None, {"length_penalty": None}) == (DEFAULTS, {})  # None: the default, as before
-    with pytest.raises(TypeError, match="beam_size"):
-        from_keywords(DEFAULTS, {"beam_size": 2})

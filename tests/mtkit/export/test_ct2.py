@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from mtkit.cli.train import main as train_main
 from mtkit.config import parse_config
 from mtkit.decode.ct2 import CT2Translator
 from mtkit.decode.generate import Translator
+from mtkit.decode.settings import DecodingSettings
 from mtkit.demo.corpus import generate_corpus
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.ct2 import export_ct2, resolve
@@ -179,8 +181,9 @@ def test_the_self_check_figures_are_sacrebleu_on_both_engines(
     assert check["decoding"] == options and check["sentences"] == n and check["passed"]
     hf, ct2 = Translator(model, dtype="fp32"), CT2Translator(out, device=str(Translator(model).device))
     for key, beam in (("greedy", 1), ("beam", options["beam_size"])):
-        expected = hf.translate(texts, **(options | {"beam_size": beam}))
-        got = ct2.translate(texts, **(options | {"beam_size": beam}))
+        settings = DecodingSettings(**{key: value for key, value in options.items() if key != "beam_size"})
+        expected = hf.translate(texts, replace(settings, num_beams=beam))
+        got = ct2.translate(texts, replace(settings, num_beams=beam))
         same = sum(a == b for a, b in zip(expected, got))
         assert (check[key]["identical"], check[key]["agreement"]) == (same, same / n), key
         assert check[key]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(got, [expected]).score), key

@@ -181,6 +181,7 @@ def test_one_target_final_in_ctranslate2_writes_its_language(one_target_runs, tm
     import ctranslate2
 
     from mtkit.decode.ct2 import CT2Translator
+    from mtkit.decode.settings import DecodingSettings
     from mtkit.export.ct2 import export_ct2
 
     out, _ = one_target_runs["nllb"]
@@ -194,6 +195,7 @@ def test_one_target_final_in_ctranslate2_writes_its_language(one_target_runs, tm
     )
     engine = CT2Translator(converted, device="cpu")
     assert engine.default_lang == "es"
-    assert engine.translate(["The doctor is tired."], beam_size=1, max_new_tokens=4) == [
+    greedy = DecodingSettings(num_beams=1, max_new_tokens=4)
+    assert engine.translate(["The doctor is tired."], greedy) == [
         tok.decode(tok.convert_tokens_to_ids(hyp[0].hypotheses[0][1:]), skip_special_tokens=True).strip()
     ]

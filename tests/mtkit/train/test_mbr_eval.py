@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 from testing_utils import FAST_RUN, rows, train_in_process
 
 from mtkit.decode.generate import Translator
-from mtkit.decode.mbr import MBR
+from mtkit.decode.settings import DecodingSettings
 
 
 def test_mbr_evaluation_chooses_by_expected_chrf_and_leaves_training_alone(multi30k_small, tmp_path):
@@ -33,8 +33,9 @@ def test_mbr_evaluation_chooses_by_expected_chrf_and_leaves_training_alone(multi
     saved = rows(mbr / "translations" / "test.jsonl")
     sources = [row["source"] for row in saved]
     translator = Translator(mbr / "final", device="cpu")
-    options = {"beam_size": 2, "max_new_tokens": 16, "batch_size": 64, "length_penalty": 0.6}
-    groups = translator.candidates(sources, mbr=MBR(samples=4, epsilon=0.0, seed=4), **options)
+    options = {"num_beams": 2, "max_new_tokens": 16, "batch_size": 64, "length_penalty": 0.6}
+    mbr = {"decoding": "mbr", "mbr_samples": 4, "epsilon": 0.0, "seed": 4}
+    groups = translator.candidates(sources, DecodingSettings(**options, **mbr))
     means = [[np.mean([sacrebleu.sentence_chrf(h, [r]).score for r in g]) for h in g] for g in groups]
     assert [row["hypothesis"] for row in saved] == [g[int(np.argmax(m))] for g, m in zip(groups, means)]
     assert sum(len(set(g)) > 1 for g in groups) > len(groups) // 2  # the candidates differ: the choice matters
