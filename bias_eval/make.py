@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bias_eval.accuracy import WARNING_DEFINITION, low_signal
+from bias_eval.accuracy import WARNING_DEFINITION
 from bias_eval.balance import (
     ACCURACY_GAP_DEFINITION,
     MF_RATIO_DEFINITION,
     OVER_CORRECTION_DEFINITION,
     STRICT_ACCURACY_DEFINITION,
-    over_correction,
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
 from bias_eval.gendered import GENDERS, GenderedData
@@ -146,8 +145,6 @@ def make_report(
         data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
     )
     metrics = metrics_document(results, macro, report_config(data, settings))
-    metrics["warning"] = low_signal(metrics["languages"])
-    metrics["over_correction"] = over_correction(metrics)
     files = report_files(results, metrics, make_figures(metrics))
     write_report(out, files)
     if log is not None:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval.accuracy import low_signal
+from bias_eval.balance import over_correction
 from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from bias_eval.headline import (
     OVER_CORRECTION_HEADING,
@@ -49,9 +51,14 @@ def metrics_document(
     macro: Mapping[str, Any],
     config: Mapping[str, Any],
 ) -> dict:
-    """The content of ``metrics.json``."""
+    """The content of ``metrics.json``: the figures, the config, and the two flags every renderer reads, computed
+    here once (``warning``: :func:`~bias_eval.accuracy.low_signal`; ``over_correction``:
+    :func:`~bias_eval.balance.over_correction`)."""
     languages = {r.lang: r.metrics for r in results}
-    return clean_json({"languages": languages, "macro": dict(macro), "config": dict(config)})
+    doc = clean_json({"languages": languages, "macro": dict(macro), "config": dict(config)})
+    doc["warning"] = low_signal(doc["languages"])
+    doc["over_correction"] = over_correction(doc)
+    return doc
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -349,4 +349,4 @@ def test_the_reports_resolution_is_the_toolkits(tuned_model: Path, tmp_path: Pat
     assert origin == {key: found[key] for key in origin} and origin["length_penalty"].endswith("generation_config.json")
     record = decoding.record()
     assert record["num_beams"] == expected.num_beams and record["prompt"] == expected.prompt.template
-    assert record["mbr"] == (None if expected.mbr is None else {**record["mbr"], "samples": 4, "top_p": 0.8})
+    assert record["mbr"] == (None if expected.mbr is None else {**record["mbr"], "samples": 4, "top_p": 0.9})
