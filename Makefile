@@ -48,7 +48,7 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 # are listed at the end so that the time budget stays visible.
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --durations=25
 
-test: $(STAMP)  ## the test suite (CPU: about 9 minutes on 2 cores, plus 1 to set up .venv; docs/testing.md)
+test: $(STAMP)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
 	$(PYTEST)
 
 test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
