@@ -180,9 +180,9 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path,
     start, end = translations / "test-start.jsonl", translations / "test.jsonl"
     cost = general_cost(_jsonl(start), _jsonl(end)) if start.is_file() and end.is_file() else None
     leak = leakage(trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list())
-    budget = selection_budget(
-        _jsonl(trainer.out / "metrics.jsonl"), results.get("best_step"), cfg.mitigation.max_bleu_drop
-    )
+    m = cfg.mitigation
+    budget = selection_budget(_jsonl(trainer.out / "metrics.jsonl"), results.get("best_step"), m.max_bleu_drop,
+                              m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
     doc = verdict_document(*metrics, done.paired, cost, leak, budget)
     page = render_markdown(doc, names)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))

@@ -44,6 +44,12 @@ class MitigationConfig:
         "Quality budget: a checkpoint is kept only if its general validation BLEU is at most this many points "
         "below the start's (measured at update 0).",
     )
+    max_accuracy_drop: float = key(
+        2.0,
+        "Levelling-down budget, in points: a checkpoint is kept only if the accuracy of the gender the start served "
+        "better on the selection pairs is at most this far below the start's; among those (and --max_bleu_drop's), "
+        "the one with the best accuracy of the worse-served gender is kept.",
+    )
 
     def enabled(self) -> bool:
         """Whether the run is a mitigation (``--gender_data`` given)."""

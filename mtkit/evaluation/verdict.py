@@ -17,6 +17,7 @@ from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
+from mtkit.evaluation.selection import KEEP_RULE, keep_checkpoint
 
 SAMPLES, SEED, LEVEL = 1000, 12345, 0.05
 #: the figures of the verdict, per language and overall (key, label); gaps are masculine - feminine
@@ -288,8 +289,18 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
     if chosen is not None:
         out.append(f"- kept, the weights in final/: update {budget['chosen_step']}, general validation BLEU "
                    f"{chosen:.2f}")  # fmt: skip
+    if budget.get("worse_served"):
+        worse, acc = budget["worse_served"], budget["start_accuracy"]
+        better = next(g for g in acc if g != worse)
+        out.append(f"- the start served {worse} sentences worse (accuracy {100 * acc[worse]:.1f}% against "
+                   f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} accuracy at least "
+                   f"{100 * acc[better] - budget['max_accuracy_drop']:.1f}% (--max_accuracy_drop "
+                   f"{budget['max_accuracy_drop']})")  # fmt: skip
     kept = budget.get("within_budget_steps") or []
-    out += [f"- within the budget: {len(kept)} of {budget.get('evaluations')} evaluations", ""]
+    out += [f"- within both budgets: {len(kept)} of {budget.get('evaluations')} evaluations"]
+    if budget.get("rule"):
+        out.append(f"- rule: {budget['rule']}")
+    out.append("")
     out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]
     out.append(
         f"- leakage: {leak['shared_sentences']} of {leak['verdict_sentences']} verdict sentences in the "
@@ -302,22 +313,20 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
     return "\n".join(out) + "\n"
 
 
-def within_budget(bleu: float, start: float, max_drop: float) -> bool:
-    """Whether a general validation BLEU keeps a mitigation's budget: at most ``max_drop`` below the start's."""
-    return bleu >= start - max_drop - 1e-9
-
-
-def selection_budget(records: Sequence[Mapping[str, Any]], best_step: int | None, max_drop: float) -> dict[str, Any]:
-    """The BLEU budget of the checkpoint choice from ``metrics.jsonl``'s records."""
+def selection_budget(
+    records: Sequence[Mapping[str, Any]], best_step: int | None, max_drop: float, max_accuracy_drop: float, metric: str
+) -> dict[str, Any]:
+    """How the checkpoint was chosen, from ``metrics.jsonl``'s records: the rule (:data:`KEEP_RULE`), its budgets,
+    the gender the start served worse, the evaluations that kept both budgets and the update kept."""
     general = {r["step"]: r["valid_general_bleu"] for r in records if "valid_general_bleu" in r}
     start = general.get(0)
-    kept = sorted(s for s, b in general.items() if start is not None and within_budget(b, start, max_drop))
-    return {
-        "start_valid_general_bleu": start,
-        "max_bleu_drop": max_drop,
-        "chosen_step": best_step,
-        "chosen_valid_general_bleu": general.get(best_step),
-        "evaluations": len(general),
-        "within_budget_steps": kept,
-        "valid_general_bleu_by_step": {str(k): v for k, v in sorted(general.items())},
-    }
+    out: dict[str, Any] = {"rule": KEEP_RULE, "start_valid_general_bleu": start, "max_bleu_drop": max_drop}
+    out |= {"max_accuracy_drop": max_accuracy_drop, "chosen_step": best_step, "evaluations": len(general)}
+    out |= {"chosen_valid_general_bleu": general.get(best_step), "within_budget_steps": []}
+    if start is not None:
+        kept = keep_checkpoint(records, metric, max_drop, max_accuracy_drop)
+        first = next(r for r in records if r.get("step") == 0 and "valid_general_bleu" in r)
+        out |= {"worse_served": kept.worse_served, "within_budget_steps": kept.eligible}
+        out["start_accuracy"] = {g: first[f"valid_accuracy_{g}"] for g in (kept.worse_served, kept.better_served)}
+    out["valid_general_bleu_by_step"] = {str(k): v for k, v in sorted(general.items())}
+    return out
