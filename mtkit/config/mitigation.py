@@ -5,6 +5,7 @@ with replay of its general data, a pull toward its starting model and a general-
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mtkit.config.keys import key
 
@@ -51,6 +52,23 @@ class MitigationConfig:
         "the one with the best accuracy of the worse-served gender is kept.",
     )
 
+    control: Literal["replay", "none"] = key(
+        "replay",
+        "Control arm: after the mitigated run, the same start trained for as many updates on the replay alone (same "
+        "schedule, seed, pulls, budgets and checkpoint rule) into control/ in the run folder, and the verdict compares "
+        "start, control and mitigated model; none: no control, and the verdict cannot separate the mitigation from "
+        "further training.",
+    )
+    tuning_pairs: bool = key(
+        True,
+        "Train on the tuning pairs; false trains on the replay alone, as the control arm does (--control replay "
+        "runs it in the run folder's control/ with this false).",
+    )
+
     def enabled(self) -> bool:
         """Whether the run is a mitigation (``--gender_data`` given)."""
         return bool(self.gender_data)
+
+    def control_arm(self) -> bool:
+        """Whether the run trains a control arm after the mitigated one."""
+        return self.enabled() and self.control == "replay"

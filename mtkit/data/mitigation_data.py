@@ -1,7 +1,8 @@
 """The splits of a gender-bias mitigation run (``--gender_data``): the counterfactual pairs cut into tuning,
 selection and verdict pairs (every row of an ID in one part; a table, a selection or a verdict without a complete
 pair refused before training), the tuning pairs mixed with a seeded sample of the model's general training pairs
-(``--replay_ratio``), and the general validation and test splits kept for the quality budget and the cost.
+(``--replay_ratio``; the control arm, ``--tuning_pairs false``, trains on that sample alone), and the general
+validation and test splits kept for the quality budget and the cost.
 
 Split names: ``train`` (tuning pairs + replay), ``validation`` (selection pairs: the gender figures that choose the
 checkpoint), ``general`` (the general validation split: the BLEU budget), ``test`` (the general test split: the
@@ -53,6 +54,19 @@ def _need_pairs(rows: Dataset, message: str) -> Dataset:
     return rows
 
 
+def replay(cfg: RunConfig, pool: Dataset, tuning: int) -> Dataset:
+    """The seeded sample of general training pairs replayed beside ``tuning`` tuning pairs (``--replay_ratio`` of
+    the training data): the same rows whether the tuning pairs are trained on or not (the control arm); refused when
+    nothing would be trained on."""
+    m = cfg.mitigation
+    if m.replay_ratio == 0 and (m.control_arm() or not m.tuning_pairs):
+        why = "--control replay trains a control on the replay alone" if m.tuning_pairs else "--tuning_pairs false"
+        raise UserError(f"--replay_ratio 0: {why}, which would have no data; give a replay ratio or --control none")
+    wanted = min(len(pool), round(m.replay_ratio / (1 - m.replay_ratio) * tuning))
+    picked = np.sort(np.random.default_rng([cfg.train.seed, 7]).choice(len(pool), wanted, replace=False))
+    return pool.select(picked).select_columns(PLAIN)
+
+
 def own_verdict_split(cfg: RunConfig) -> bool:
     """Whether the verdict has an MT-GenEval split of its own, present in the folder (else it is held out of the
     tuning pairs)."""
@@ -82,12 +96,9 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
         _need_pairs(verdict, f"--verdict_fraction {m.verdict_fraction}: no complete pair of {where} held out")
     tuning, selection = heldout_split(pairs, m.selection_fraction, seed + 1)
     _need_pairs(selection, f"--selection_fraction {m.selection_fraction}: no complete pair of {where} held out")
-    train = tuning.select_columns(PLAIN)
-    if m.replay_ratio > 0:
-        pool = general["train"]
-        wanted = min(len(pool), round(m.replay_ratio / (1 - m.replay_ratio) * len(tuning)))
-        picked = np.sort(np.random.default_rng([seed, 7]).choice(len(pool), wanted, replace=False))
-        train = concatenate_datasets([train, pool.select(picked).select_columns(PLAIN)])
+    train = replay(cfg, general["train"], len(tuning))
+    if m.tuning_pairs:
+        train = concatenate_datasets([tuning.select_columns(PLAIN), *([train] if len(train) else [])])
     out = {"train": train, "validation": selection, "general": general["validation"], "verdict": verdict}
     out.update({"test": general["test"]} if "test" in general else {})
     return Splits({**out, "tuning": tuning}, getattr(general, "left_out", None))  # what its tables left out

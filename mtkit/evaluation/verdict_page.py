@@ -1,0 +1,217 @@
+"""The words of a mitigation verdict (:mod:`mtkit.evaluation.verdict`'s document): its summary, which the page opens
+with, and the markdown page: one table per language of the three models (start, control, mitigated) with the paired
+changes of mitigated against control and against the start, then the decoding, the general cost, the checkpoint
+choice and the checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bias_eval.comparability import generation_setting
+from bias_eval.markdown import table
+from mtkit.evaluation.outcome import FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
+
+#: how the summary names each comparison's two models
+SIDES = {"mitigated_vs_control": ("control", "mitigated"), "mitigated_vs_start": ("start", "mitigated"),
+         "control_vs_start": ("start", "control")}  # fmt: skip
+SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
+NO_CONTROL = (
+    "No control arm was trained (--control none): these figures cannot separate the mitigation from further "
+    "training on the general data."
+)
+
+
+def describe_decoding(settings: Mapping[str, Any] | None) -> str:
+    """One line of decoding settings (a report's ``generation``)."""
+    if not settings:
+        return "not recorded"
+    prompt = f"prompt {settings['prompt']!r}" if settings.get("prompt") else "no prompt"
+    mbr = f", MBR {settings['mbr']}" if settings.get("mbr") else ""
+    return (
+        f"beam {generation_setting(settings, 'num_beams')}, length penalty {settings['length_penalty']}, at most "
+        f"{settings['max_new_tokens']} new tokens and {settings['max_len_a']} x source + {settings['max_len_b']}, "
+        f"{prompt}, dtype {settings['dtype']}{mbr}"
+    )
+
+
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
+    """The accuracy gap of two models (``sides``: their names), its size's paired test and the outcome."""
+    o = comparison["overall"]
+    gap, size, said = o["accuracy_gap"], o["accuracy_gap_size"], o["accuracy_gap_outcome"]
+    went = f"the accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} ({sides[0]}) to " \
+        f"{_fmt('accuracy_gap', gap['after'])} ({sides[1]})"  # fmt: skip
+    if said == NO_TEST:
+        why = comparison.get("paired_refused") or "the paired test of its size gave no result"
+        return f"{went}: no test ran ({why}), so nothing is claimed about the change."
+    ci = size["change_ci95"]
+    went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
+        f"{100 * ci[1]:+.1f}], p = {size['p_value']:.3g})"  # fmt: skip
+    if said == OVER_CORRECTED:
+        return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
+    return f"{went}: {SAID.get(said, 'did not narrow beyond noise')}."
+
+
+def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
+    o = comparison["overall"]
+    if not o.get("levelled_down"):
+        return []
+    fell = o[o["levelled_down"]]
+    return [f"Levelling down against the {against}: {fell['label']} fell {100 * -fell['change']:.1f} points beyond "
+            f"noise (p = {fell['p_value']:.3g}); the gap closed from that side."]  # fmt: skip
+
+
+def summary(doc: Mapping[str, Any]) -> str:
+    """One paragraph: the mitigation's own share (against the control) beside the change against the start, whether
+    the control explains it, the general cost, the flags."""
+    own, total, control = doc["mitigated_vs_control"], doc["mitigated_vs_start"], doc["control_vs_start"]
+    parts = []
+    if own:
+        parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
+                     f"replay alone): {gap_sentence(own, SIDES['mitigated_vs_control'])}")  # fmt: skip
+    parts.append(f"Against the start: {gap_sentence(total, SIDES['mitigated_vs_start'])}")
+    if doc.get("control_explains"):
+        parts.append("The control explains the change: trained as long on the general data alone, "
+                     f"{gap_sentence(control, SIDES['control_vs_start'])} The mitigation shows no effect of its own "
+                     "beyond that of further training.")  # fmt: skip
+    elif control:
+        parts.append(f"The control against the start: {gap_sentence(control, SIDES['control_vs_start'])}")
+    if not own:
+        parts.append(NO_CONTROL)
+    parts += _levelled(own, "control") if own else []
+    parts += _levelled(total, "start")
+    cost = doc.get("general_cost")
+    if cost:
+        b = cost["bleu"]
+        parts.append(f"General test BLEU {b['before']:.2f} -> {b['after']:.2f} ({b['change']:+.2f}, 95% CI "
+                     f"[{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}]).")  # fmt: skip
+    if not (doc.get("decoding") or {"same": True})["same"]:
+        parts.append("The models were decoded with different settings (see the page).")
+    if doc.get("over_correction"):
+        parts.append("Over-correction flagged: " + doc["over_correction"]["message"] + ".")
+    leak = doc["leakage"]
+    if leak["found"]:
+        parts.append(f"Leakage: {leak['shared_sentences']} verdict sentences are in the mitigation data.")
+    share = leak.get("gendered_words_all_tuned_share")
+    if share:
+        parts.append(f"{_share(share)} of the verdict's sentences have gendered words all seen in the mitigation data.")
+    return " ".join(p[0].upper() + p[1:] for p in parts)
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if key in ("bleu_gap", "mf_ratio"):
+        return f"{value:+.2f}" if key == "bleu_gap" else f"{value:.2f}"
+    if key.endswith("_size"):
+        return f"{100 * value:.1f} pts"
+    return f"{100 * value:+.1f} pts" if key.endswith("_gap") else f"{100 * value:.1f}%"
+
+
+def _ci(key: str, ci: Sequence[float] | None) -> str:
+    return "" if not ci else f" [{_fmt(key, ci[0])}, {_fmt(key, ci[1])}]"
+
+
+def _delta(key: str, value: float | None) -> str:
+    """A change: points for a share, the figure's own unit otherwise."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.2f}" if key in ("bleu_gap", "mf_ratio") else f"{100 * value:+.1f} pts"
+
+
+def _change(key: str, e: Mapping[str, Any]) -> list[str]:
+    """A change's two cells: its value with the 95% CI, and the paired p-value with its test."""
+    ci = e.get("change_ci95")
+    cell = _delta(key, e.get("change")) + (f" [{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "")
+    return [cell, f"{e['p_value']:.3g} ({e['test']})" if "p_value" in e else "n/a"]
+
+
+def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
+    """The three models' figures of one language and the two paired changes; ``scopes`` are its scope of
+    mitigated vs start and of mitigated vs control (``None``: no control)."""
+    total, own = scopes
+    header = ["figure", "start [95% CI]", *(["control [95% CI]"] if own else []), "mitigated [95% CI]"]
+    header += [*(["mitigated - control [95% CI]", "p (paired)"] if own else [])]
+    header += ["mitigated - start [95% CI]", "p (paired)"]
+    rows = []
+    for key, _ in FIGURES:
+        e = total[key]
+        cells = [e["label"], _fmt(key, e["before"]) + _ci(key, e["before_ci95"])]
+        if own:
+            cells.append(_fmt(key, own[key]["before"]) + _ci(key, own[key]["before_ci95"]))
+        cells.append(_fmt(key, e["after"]) + _ci(key, e["after_ci95"]))
+        rows.append(cells + (_change(key, own[key]) if own else []) + _change(key, e))
+    return table(header, rows, right_from=1) + [""]
+
+
+def _selection(budget: Mapping[str, Any]) -> list[str]:
+    start, chosen = budget.get("start_valid_general_bleu"), budget.get("chosen_valid_general_bleu")
+    out = ["## Checkpoint selection (selection pairs and general validation split)", ""]
+    if start is not None:
+        out.append(f"- general validation BLEU at the start (update 0): {start:.2f}; budget: at least "
+                   f"{start - budget['max_bleu_drop']:.2f} (--max_bleu_drop {budget['max_bleu_drop']})")  # fmt: skip
+    if budget.get("worse_served"):
+        worse, acc = budget["worse_served"], budget["start_accuracy"]
+        better = next(g for g in acc if g != worse)
+        out.append(f"- the start served {worse} sentences worse (accuracy {100 * acc[worse]:.1f}% against "
+                   f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} accuracy at least "
+                   f"{100 * acc[better] - budget['max_accuracy_drop']:.1f}% (--max_accuracy_drop "
+                   f"{budget['max_accuracy_drop']})")  # fmt: skip
+    if chosen is not None:
+        out.append(f"- kept, the weights in final/: update {budget['chosen_step']}, general validation BLEU "
+                   f"{chosen:.2f}")  # fmt: skip
+    kept = budget.get("within_budget_steps") or []
+    out += [f"- within both budgets: {len(kept)} of {budget.get('evaluations')} evaluations"]
+    return out + ([f"- rule: {budget['rule']}"] if budget.get("rule") else []) + [""]
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The verdict's page: the summary, one table per language and overall, the decoding, the cost, the checkpoint
+    choice and the checks."""
+    out = ["# Gender-bias mitigation: verdict", "", doc["summary"], ""]
+    total, own = doc["mitigated_vs_start"], doc["mitigated_vs_control"]
+    langs = list(total["languages"])
+    for lang in langs:
+        out += [f"## {lang}" + (" (one language: also the overall figures)" if len(langs) == 1 else ""), ""]
+        out += _table([total["languages"][lang], own["languages"][lang] if own else None])
+    if len(langs) > 1:
+        out += ["## overall (macro average over the languages)", ""]
+        out += _table([total["overall"], own["overall"] if own else None])
+    names = doc["models"]
+    out += ["## Decoding (every model)", ""]
+    dec = doc.get("decoding") or {"same": True, "settings": None}
+    if dec["same"]:
+        out += [f"- {', '.join(names)} alike: {describe_decoding(dec['settings'])}", ""]
+    else:
+        out += [f"- {n}: {describe_decoding(dec.get(n))}" for n in names]
+        out += ["- the models were decoded with different settings: their figures are not comparable", ""]
+    for key, title in (("general_cost", "start"), ("general_cost_vs_control", "control")):
+        cost = doc.get(key)
+        if not cost:
+            continue
+        out += [f"## General quality cost against the {title} (general test split)", ""]
+        out += [f"BLEU tokenized with {cost['bleu_tokenizer']} ({cost['bleu_signature']}).", ""]
+        for name in ("bleu", "chrf"):
+            c = cost[name]
+            out.append(
+                f"- {name}: {c['before']:.2f} ({title}) -> {c['after']:.2f} (mitigated) ({c['change']:+.2f}, 95% CI "
+                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p = {c['p_value']:.3g}; {cost['n']} sentences)"
+            )
+        out.append("")
+    out += _selection(doc["budget"])
+    leak = doc["leakage"]
+    out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]
+    out.append(
+        f"- leakage: {leak['shared_sentences']} of {leak['verdict_sentences']} verdict sentences in the "
+        f"mitigation data; {leak['gendered_words_all_tuned']} of {leak['sentences_with_gendered_words']} "
+        "with gendered words have them all in the mitigation data (most common: "
+        f"{', '.join(leak['most_common_tuned_gendered_words']) or 'none'})"
+    )
+    for name in SIDES:
+        if doc.get(name) and doc[name].get("paired_refused"):
+            out.append(f"- paired tests of {name.replace('_', ' ')} not run: {doc[name]['paired_refused']}")
+    return "\n".join(out) + "\n"
