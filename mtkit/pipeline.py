@@ -24,8 +24,10 @@ from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
 from mtkit.evaluation.generation import resolve_report, saved_dtype
+from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.scores import scoring
-from mtkit.evaluation.verdict import COMPARISONS, general_cost, leakage, selection_budget, verdict_document
+from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
+from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
 from mtkit.export.card import environment, final_weights, save_card, training_card
 from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict
@@ -179,11 +181,11 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     (paired tests, in ``out/<comparison>``), the general cost from the general test translations of update 0 and of
     each export, the checkpoint choice and the leakage check; ``verdict.json`` and ``verdict.md``. The start against
     mitigated comparison and the page go into ``record``, for the model card."""
-    langs = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
+    order = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
     models = {"start": cfg.model.model_name_or_path, "mitigated": trainer.out / "final"}
     if control is not None:
         models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
-    metrics = verdict_reports(cfg, models, langs, out)
+    metrics = verdict_reports(cfg, models, list(order), out)
     done = {}
     for name, pair in COMPARISONS.items():
         if all(n in metrics for n in pair):
@@ -193,11 +195,14 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl")}
     if control is not None:
         costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl")
-    leak = leakage(trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list())
+    tuning, verdict = trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list()
+    unseen = unseen_units(verdict, tuned_words(tuning))
+    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"])
+    leak = leakage(tuning, verdict)
     m = cfg.mitigation
     budget = selection_budget(_jsonl(trainer.out / "metrics.jsonl"), record.results.get("best_step"),
                               m.max_bleu_drop, m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
-    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget)
+    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words)
     record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
     atomic_write(out / "verdict.md", record.verdict_page.encode("utf-8"))

@@ -27,7 +27,18 @@ class MitigationConfig:
         "none, --gender_split itself, or --gender_data is a table), --verdict_fraction of the pairs are held out "
         "for it instead.",
     )
-    verdict_fraction: float = key(0.4, "Share of the pairs held out for the verdict when it has no split of its own.")
+    verdict_fraction: float = key(
+        0.4,
+        "Share of the pairs held out for the verdict when it has no split of its own (the pairs held out by their "
+        "words, --unseen_fraction, among them).",
+    )
+    unseen_fraction: float = key(
+        0.2,
+        "Share of the pairs held out by their gendered words: words drawn at random until the pairs that hold any of "
+        "them reach this share; those pairs go to the verdict (when it has no split of its own; else they are left "
+        "out, the words drawn from the verdict's), so no tuning or selection pair holds these words, and the verdict "
+        "reports pairs with a word the tuning pairs lack apart (0: a cut by ID alone).",
+    )
     selection_fraction: float = key(0.2, "Share of the tuning pairs held out to choose the checkpoint.")
     replay_ratio: float = key(
         0.5, "Share of general training pairs (a seeded sample) in the mitigation training data (0: none)."

@@ -9,6 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 LEVEL = 0.05
+#: the models of a verdict, in the order of its tables, and the comparisons of two of them (before, after)
+MODELS = ("start", "control", "mitigated")
+COMPARISONS = {
+    "mitigated_vs_control": ("control", "mitigated"),
+    "mitigated_vs_start": ("start", "mitigated"),
+    "control_vs_start": ("start", "control"),
+}
 #: the figures of the verdict, per language and overall (key, label); gaps are masculine - feminine
 FIGURES = (
     ("accuracy_feminine", "accuracy f"),

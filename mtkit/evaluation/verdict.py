@@ -15,20 +15,15 @@ from typing import Any
 from bias_eval.balance import over_correction
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
+from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
-from mtkit.evaluation.outcome import FIGURES, compare_models, control_explains
+from mtkit.data.pairs import gendered_words
+from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, compare_models, control_explains
 from mtkit.evaluation.selection import KEEP_RULE, keep_checkpoint
+from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
 
 SAMPLES, SEED = 1000, 12345
-#: the models of a verdict, in the order of its tables, and the comparisons of two of them (before, after)
-MODELS = ("start", "control", "mitigated")
-COMPARISONS = {
-    "mitigated_vs_control": ("control", "mitigated"),
-    "mitigated_vs_start": ("start", "mitigated"),
-    "control_vs_start": ("start", "control"),
-}
 
 
 def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED) -> dict:
@@ -52,19 +47,14 @@ def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: i
     return out
 
 
-def _gendered_words(row: Mapping[str, Any]) -> set[str]:
-    """The words of a row's reference that its counterfactual lacks: the words that carry its gender."""
-    return accuracy_words(row["target"]) - accuracy_words(row.get("counterfactual") or "")
-
-
 def leakage(tuning: Sequence[Mapping[str, Any]], verdict: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What the verdict's rows share with the mitigation data: the same source sentences (or references), and
-    gendered words all seen in the mitigation data's references (a profession tuned on is easier to get right)."""
+    gendered words (:func:`~mtkit.data.pairs.gendered_words`) all seen in the mitigation data's references (a
+    profession tuned on is easier to get right) or not (a word the tuning pairs lack: unseen)."""
     sources, references = {r["source"] for r in tuning}, {r["target"] for r in tuning}
     shared = [r["source"] for r in verdict if r["source"] in sources or r["target"] in references]
-    seen = set().union(*(accuracy_words(r["target"]) for r in tuning)) if tuning else set()
-    words = [_gendered_words(r) for r in verdict]
-    with_words = [w for w in words if w]
+    seen = tuned_words(tuning)
+    with_words = [w for w in (gendered_words(r) for r in verdict) if w]
     covered = [w for w in with_words if w <= seen]
     common = Counter(x for w in covered for x in w).most_common(10)
     return {
@@ -73,6 +63,7 @@ def leakage(tuning: Sequence[Mapping[str, Any]], verdict: Sequence[Mapping[str, 
         "shared_examples": shared[:5],
         "sentences_with_gendered_words": len(with_words),
         "gendered_words_all_tuned": len(covered),
+        "gendered_words_unseen": len(with_words) - len(covered),
         "gendered_words_all_tuned_share": len(covered) / len(with_words) if with_words else None,
         "most_common_tuned_gendered_words": [word for word, _ in common],
         "found": bool(shared),
@@ -97,11 +88,13 @@ def verdict_document(
     costs: Mapping[str, Mapping[str, Any] | None],
     leak: Mapping[str, Any],
     budget: Mapping[str, Any],
+    words: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``verdict.json``: ``reports`` are the models' ``metrics.json`` by name (:data:`MODELS`; ``control`` absent with
     ``--control none``), ``paired`` their comparisons' paired tests by comparison name (:data:`COMPARISONS`),
     ``costs`` :func:`general_cost` of ``mitigated_vs_start`` and ``mitigated_vs_control`` (``None``: no test split),
-    ``leak`` :func:`leakage`, ``budget`` :func:`selection_budget`."""
+    ``leak`` :func:`leakage`, ``budget`` :func:`selection_budget`, ``words`` the comparisons of the pairs with seen
+    and unseen gendered words (:func:`mtkit.evaluation.unseen.part_comparisons`)."""
     doc: dict[str, Any] = {"models": [name for name in MODELS if name in reports]}
     doc |= {name: model_figures(reports[name]) if name in reports else None for name in MODELS}
     for name, (before, after) in COMPARISONS.items():
@@ -114,6 +107,7 @@ def verdict_document(
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
     doc |= {"budget": dict(budget), "over_correction": over_correction(reports["mitigated"]), "leakage": dict(leak)}
     doc["decoding"] = decoding(reports)
+    doc["words"] = dict(words) if words else None
     doc["summary"] = summary(doc)
     return doc
 

@@ -10,11 +10,8 @@ from typing import Any
 
 from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
-from mtkit.evaluation.outcome import FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
+from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
 
-#: how the summary names each comparison's two models
-SIDES = {"mitigated_vs_control": ("control", "mitigated"), "mitigated_vs_start": ("start", "mitigated"),
-         "control_vs_start": ("start", "control")}  # fmt: skip
 SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
 NO_CONTROL = (
     "No control arm was trained (--control none): these figures cannot separate the mitigation from further "
@@ -69,17 +66,26 @@ def summary(doc: Mapping[str, Any]) -> str:
     """One paragraph: the mitigation's own share (against the control) beside the change against the start, whether
     the control explains it, the general cost, the flags."""
     own, total, control = doc["mitigated_vs_control"], doc["mitigated_vs_start"], doc["control_vs_start"]
+
+    def said(name: str) -> str:
+        return gap_sentence(doc[name], COMPARISONS[name])
+
     parts = []
     if own:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
-                     f"replay alone): {gap_sentence(own, SIDES['mitigated_vs_control'])}")  # fmt: skip
-    parts.append(f"Against the start: {gap_sentence(total, SIDES['mitigated_vs_start'])}")
+                     f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
+    parts.append(f"Against the start: {said('mitigated_vs_start')}")
     if doc.get("control_explains"):
-        parts.append("The control explains the change: trained as long on the general data alone, "
-                     f"{gap_sentence(control, SIDES['control_vs_start'])} The mitigation shows no effect of its own "
-                     "beyond that of further training.")  # fmt: skip
+        parts.append(f"The control explains the change: trained as long on the general data alone, "
+                     f"{said('control_vs_start')} The mitigation shows no effect of its own beyond that of further "
+                     "training.")  # fmt: skip
     elif control:
-        parts.append(f"The control against the start: {gap_sentence(control, SIDES['control_vs_start'])}")
+        parts.append(f"The control against the start: {said('control_vs_start')}")
+    unseen = (doc.get("words") or {}).get("unseen")
+    if unseen:
+        name = doc["headline"]
+        parts.append(f"On the {unseen['pairs']} verdict pairs with a gendered word the tuning pairs lack (unseen), "
+                     f"{gap_sentence(unseen[name], COMPARISONS[name])}")  # fmt: skip
     if not own:
         parts.append(NO_CONTROL)
     parts += _levelled(own, "control") if own else []
@@ -96,9 +102,11 @@ def summary(doc: Mapping[str, Any]) -> str:
     leak = doc["leakage"]
     if leak["found"]:
         parts.append(f"Leakage: {leak['shared_sentences']} verdict sentences are in the mitigation data.")
-    share = leak.get("gendered_words_all_tuned_share")
-    if share:
-        parts.append(f"{_share(share)} of the verdict's sentences have gendered words all seen in the mitigation data.")
+    if leak["sentences_with_gendered_words"]:
+        parts.append(f"Of the {leak['sentences_with_gendered_words']} verdict sentences with gendered words, "
+                     f"{leak['gendered_words_all_tuned']} ({_share(leak['gendered_words_all_tuned_share'])}) have them "
+                     f"all in the mitigation data (seen) and {leak['gendered_words_unseen']} have one it lacks "
+                     "(unseen).")  # fmt: skip
     return " ".join(p[0].upper() + p[1:] for p in parts)
 
 
@@ -146,6 +154,22 @@ def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
         cells.append(_fmt(key, e["after"]) + _ci(key, e["after_ci95"]))
         rows.append(cells + (_change(key, own[key]) if own else []) + _change(key, e))
     return table(header, rows, right_from=1) + [""]
+
+
+def _words(words: Mapping[str, Any] | None) -> list[str]:
+    """The section of the pairs whose gendered words were all tuned on (seen) and the others (unseen)."""
+    if not words:
+        return []
+    out = ["## Seen and unseen gendered words", "", "A verdict pair is unseen when one of its gendered words is in "
+           "none of the tuning pairs' references (a profession never tuned on), seen otherwise; each part's figures "
+           "and paired tests are its pairs' alone.", ""]  # fmt: skip
+    for part, what in (("seen", "every gendered word tuned on"), ("unseen", "a gendered word the tuning lacks")):
+        found = words.get(part)
+        out += [f"### {part}: {found['pairs'] if found else 0} pairs ({what})", ""]
+        if found:
+            out += _table([found["mitigated_vs_start"]["overall"], (found.get("mitigated_vs_control") or {}).get(
+                "overall")])  # fmt: skip
+    return out
 
 
 def _selection(budget: Mapping[str, Any]) -> list[str]:
@@ -202,16 +226,18 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
                 f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p = {c['p_value']:.3g}; {cost['n']} sentences)"
             )
         out.append("")
+    out += _words(doc.get("words"))
     out += _selection(doc["budget"])
     leak = doc["leakage"]
     out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]
     out.append(
         f"- leakage: {leak['shared_sentences']} of {leak['verdict_sentences']} verdict sentences in the "
-        f"mitigation data; {leak['gendered_words_all_tuned']} of {leak['sentences_with_gendered_words']} "
-        "with gendered words have them all in the mitigation data (most common: "
-        f"{', '.join(leak['most_common_tuned_gendered_words']) or 'none'})"
+        f"mitigation data; of {leak['sentences_with_gendered_words']} with gendered words, "
+        f"{leak['gendered_words_all_tuned']} have them all in the mitigation data (seen; most common: "
+        f"{', '.join(leak['most_common_tuned_gendered_words']) or 'none'}) and {leak['gendered_words_unseen']} have "
+        "one it lacks (unseen)"
     )
-    for name in SIDES:
+    for name in COMPARISONS:
         if doc.get(name) and doc[name].get("paired_refused"):
             out.append(f"- paired tests of {name.replace('_', ' ')} not run: {doc[name]['paired_refused']}")
     return "\n".join(out) + "\n"

@@ -8,9 +8,11 @@ on every process of the launch, into ``<output_dir>/control/`` (its own ``final/
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
-from accelerate.state import AcceleratorState, GradientState
+import torch.distributed as dist
+from accelerate.state import AcceleratorState, GradientState, PartialState
 
 from mtkit.config import RunConfig
 from mtkit.train.record import RunRecord
@@ -28,17 +30,24 @@ def control_config(cfg: RunConfig) -> RunConfig:
     return replace(cfg, train=train, mitigation=replace(cfg.mitigation, tuning_pairs=False, control="none"))
 
 
-def fresh_accelerate_state() -> None:
-    """accelerate's process-wide state cleared, as a new process has it: the run before ended its process group
-    (:meth:`Trainer.export`), and the next run's accelerator starts one again."""
-    AcceleratorState._reset_state(reset_partial_state=True)
+def fresh_accelerate_state(timeout: timedelta) -> None:
+    """accelerate's per-run state cleared for the next run in this process. The run before ended its process group
+    (:meth:`Trainer.export`): with several processes, a new one is started here with the backend the launch chose, its
+    rendezvous keys under a prefix of their own (the ended group's are still in the launcher's store, and a process
+    that read them would wait for a peer that has gone); accelerate then takes it as it is."""
+    launch = PartialState()  # kept: which processes, which backend
+    if launch.num_processes > 1 and not dist.is_initialized():
+        store, rank, size = next(dist.rendezvous("env://"))
+        store = dist.PrefixStore(CONTROL_DIR, store)
+        dist.init_process_group(launch.backend, store=store, rank=rank, world_size=size, timeout=timeout)
+    AcceleratorState._reset_state()
     GradientState._reset_state()
 
 
 def train_control(cfg: RunConfig) -> tuple[Trainer, RunRecord]:
     """Train the control arm of the mitigation ``cfg`` on every process; its trainer and its record (written to its
     ``results.json`` by the main process)."""
-    fresh_accelerate_state()
+    fresh_accelerate_state(timedelta(seconds=cfg.train.ddp_timeout))
     trainer = Trainer(control_config(cfg))
     record = trainer.fit()
     if trainer.accelerator.is_main_process:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from bias_eval import bleu
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
-from mtkit.evaluation.verdict import COMPARISONS, general_cost, leakage, verdict_document
+from mtkit.evaluation.outcome import COMPARISONS
+from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]

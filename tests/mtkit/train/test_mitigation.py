@@ -76,6 +76,9 @@ def test_verdict_figures_recomputed_from_the_saved_translations(mitigated) -> No
         assert np.isclose(cost["before"], sacrebleu.corpus_bleu([r["hypothesis"] for r in before], refs).score)
         assert np.isclose(cost["after"], sacrebleu.corpus_bleu([r["hypothesis"] for r in end], refs).score)
     assert verdict["leakage"]["shared_sentences"] == 0  # the verdict pairs are held out of the tuning pairs
+    leak, parts = verdict["leakage"], verdict["words"]
+    assert leak["gendered_words_all_tuned"] + leak["gendered_words_unseen"] == leak["sentences_with_gendered_words"]
+    assert parts["unseen"]["pairs"] > 0 and sum(p["pairs"] for p in parts.values() if p) == len(data.feminine.sources)
 
 
 def read(run, name: str) -> dict:
