@@ -65,8 +65,9 @@ def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
         results["scoring"] = scoring(cfg.data.languages(), cfg.eval.paper_bleu)  # which score is which
         results["environment"] = environment(acc, zero_stage(acc), {s: len(d) for s, d in trainer.raw.items()})
     try:
-        control = train_control(cfg)[0] if cfg.mitigation.control_arm() else None  # training: every process
+        control = train_control(cfg) if cfg.mitigation.control_arm() else None  # training: every process
         if main:
+            results |= {"control": str(control.out)} if control else {}
             local_steps(cfg, trainer, record, control)
     finally:
         if main:

@@ -15,7 +15,6 @@ import torch.distributed as dist
 from accelerate.state import AcceleratorState, GradientState, PartialState
 
 from mtkit.config import RunConfig
-from mtkit.train.record import RunRecord
 from mtkit.train.trainer import Trainer
 
 #: the control arm's run folder, under the mitigation's
@@ -44,12 +43,12 @@ def fresh_accelerate_state(timeout: timedelta) -> None:
     GradientState._reset_state()
 
 
-def train_control(cfg: RunConfig) -> tuple[Trainer, RunRecord]:
-    """Train the control arm of the mitigation ``cfg`` on every process; its trainer and its record (written to its
+def train_control(cfg: RunConfig) -> Trainer:
+    """Train the control arm of the mitigation ``cfg`` on every process; its trainer (its record written to its
     ``results.json`` by the main process)."""
     fresh_accelerate_state(timedelta(seconds=cfg.train.ddp_timeout))
     trainer = Trainer(control_config(cfg))
     record = trainer.fit()
     if trainer.accelerator.is_main_process:
         record.write(trainer.out)
-    return trainer, record
+    return trainer

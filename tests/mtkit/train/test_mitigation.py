@@ -156,7 +156,8 @@ def test_the_demo_recipe_narrows_the_accuracy_gap_beyond_noise_within_the_budget
                            "--disable_tqdm")  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     verdict = json.loads((out / "verdict" / "verdict.json").read_text())
-    overall = verdict["overall"]  # narrowed: the paired bootstrap's CI of |gap after| - |gap before| lies below 0
+    # narrowed: the paired bootstrap's CI of |gap after| - |gap before| lies below 0
+    overall = verdict["mitigated_vs_start"]["overall"]
     assert overall["accuracy_gap_outcome"] == "narrowed", (overall["accuracy_gap"], overall["accuracy_gap_size"])
     assert overall["levelled_down"] is None, verdict  # not closed by the better-served gender's accuracy falling
     budget = verdict["budget"]
@@ -251,7 +252,21 @@ def test_three_processes_mitigate_as_one_process_accumulating_their_batches(demo
     assert d1.norm() > 0 and (d3 - d1).norm() / d1.norm() < 1e-4
     assert (d0 - d1).norm() / d1.norm() > 1e-2  # the pulls changed the updates
     verdicts = [json.loads((run / "verdict" / "verdict.json").read_text()) for run in (one, three)]
-    assert verdicts[0]["overall"] == verdicts[1]["overall"]  # the same verdict, decoded by 1 process or by 3
+    assert verdicts[0]["mitigated_vs_start"] == verdicts[1]["mitigated_vs_start"]  # decoded by 1 process or by 3
+
+
+@pytest.mark.slow  # the default tier keeps the control arm in one process (`mitigated`) and DDP at 3 for one arm
+def test_two_processes_train_the_control_arm_after_the_mitigated_one(demo_run, tmp_path) -> None:
+    """Under DDP the mitigated run ends its process group; the control arm starts one of its own on every process
+    (keys under their own prefix in the launcher's store), trains to the end and is judged."""
+    corpus, out = demo_run.parent / "demo_corpus", tmp_path / "run"
+    res = launch("cpu_ddp", "--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path",
+                 str(demo_run / "final"), "--gender_data", str(corpus / "mt-geneval"), "--output_dir", str(out),
+                 *SMALL, processes=2)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert read(out / "control", "results.json")["step"] == 4 and "2 process(es)" in res.stdout
+    verdict = read(out / "verdict", "verdict.json")
+    assert verdict["models"] == ["start", "control", "mitigated"] and verdict["mitigated_vs_control"]["overall"]
 
 
 class Wrapped(torch.nn.Module):
@@ -317,7 +332,8 @@ def test_every_family_runs_the_mitigation_recipe(family, family_dir, tmp_path) -
     steps = [r["step"] for r in jsonl(out / "metrics.jsonl") if "valid_general_bleu" in r]
     assert steps == [0, 1, 2]
     verdict = json.loads((out / "verdict" / "verdict.json").read_text())
-    assert list(verdict["languages"]) == [lang] and verdict["general_cost"] is None
+    assert list(verdict["mitigated_vs_start"]["languages"]) == [lang] and verdict["general_cost"] is None
+    assert verdict["control"] is None and "cannot separate the mitigation from further training" in verdict["summary"]
     assert verdict["leakage"]["verdict_sentences"] == 2 * round(0.4 * 16)
     assert "Gender-bias mitigation: verdict" in (out / "final" / "README.md").read_text(encoding="utf-8")
     assert (out / "final" / "config.json").is_file()  # LoRA's adapters merged: a plain model folder
