@@ -2,12 +2,14 @@
 selection and verdict, the verdict from a split of its own or held out, gendered words held out of tuning and
 selection, the replay share (alone in the control arm), and the refusals."""
 
+from dataclasses import replace
+
 import pytest
 from datasets import Dataset, DatasetDict
 from testing_utils import MTGENEVAL
 
 from mtkit.config import parse_config
-from mtkit.data.mitigation_data import mitigation_splits, write_pairs_layout
+from mtkit.data.mitigation_data import mitigation_splits, replay, write_pairs_layout
 from mtkit.errors import UserError
 from mtkit.evaluation.unseen import tuned_words, unseen_units
 
@@ -63,8 +65,8 @@ def test_the_verdict_split_of_its_own_is_never_tuned_on(tmp_path) -> None:
 
 def test_held_out_words_are_in_no_tuning_or_selection_pair_and_the_control_trains_on_the_replay_alone() -> None:
     """MT-GenEval's marked words: about --unseen_fraction of the pairs hold a word held out; they are in the verdict,
-    no tuning or selection reference holds that word, and every ID is in one part; the control arm's training data is
-    the mitigated arm's replay, the same rows."""
+    no tuning or selection reference holds that word, and every ID is in one part; the control arm's replay is the
+    mitigated arm's, the same rows."""
     cfg = config("--verdict_split", "none", "--target_lang", "de")
     raw = mitigation_splits(cfg, general())
     parts = [set(raw[name]["pair_id"]) for name in ("tuning", "validation", "verdict")]
@@ -72,10 +74,9 @@ def test_held_out_words_are_in_no_tuning_or_selection_pair_and_the_control_train
     seen = tuned_words(raw["tuning"].to_list() + raw["validation"].to_list())
     unseen = unseen_units(raw["verdict"].to_list(), seen)
     assert 0.1 < len(unseen) / sum(len(p) for p in parts) and raw["verdict"]["words"][0]  # the marks, read
-    control = mitigation_splits(config("--verdict_split", "none", "--target_lang", "de", "--tuning_pairs", "false"),
-                                general())  # fmt: skip
-    assert control["train"]["source"] == raw["train"]["source"][len(raw["tuning"]) :]
-    assert control["verdict"]["source"] == raw["verdict"]["source"]
+    control = replay(replace(cfg, mitigation=replace(cfg.mitigation, tuning_pairs=False)), general()["train"],
+                     len(raw["tuning"]))  # fmt: skip
+    assert control["source"] == raw["train"]["source"][len(raw["tuning"]) :]  # the control arm's: the same rows
 
 
 def test_refusals() -> None:
@@ -86,10 +87,14 @@ def test_refusals() -> None:
         mitigation_splits(config("--gender_data", "nowhere.jsonl"), general())
     with pytest.raises(UserError, match="--replay_ratio"):
         config("--replay_ratio", "1")
+
+
+def test_a_control_without_replay_and_more_unseen_than_verdict_pairs_are_refused(tmp_path) -> None:
+    path = gendered_table(tmp_path / "pairs.csv", {str(i): "fm" for i in range(20)})
     with pytest.raises(UserError, match="--replay_ratio 0: --control replay trains a control on the replay alone"):
-        mitigation_splits(config("--replay_ratio", "0"), general())
+        mitigation_splits(config("--gender_data", path, "--replay_ratio", "0"), general())
     with pytest.raises(UserError, match="--unseen_fraction 0.4: must be below --verdict_fraction 0.4"):
-        mitigation_splits(config("--verdict_split", "none", "--unseen_fraction", "0.4"), general())
+        mitigation_splits(config("--gender_data", path, "--unseen_fraction", "0.4"), general())
 
 
 def gendered_table(path, units: dict[str, str]) -> str:

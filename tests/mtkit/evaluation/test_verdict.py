@@ -224,8 +224,8 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
     mitigated vs control did not narrow, and the summary says so; a control that stays at the start's gap leaves the
     mitigation its own share (narrowed against the control too). Each comparison's outcome is the one of the same
     two systems compared alone, and the page shows the three models side by side."""
-    start, mitigated = (_right(400, 320), _right(400, 380)), (_right(400, 376, 5), _right(400, 380))
-    explained, _ = _three({"start": start, "control": (_right(400, 372, 9), _right(400, 380)), "mitigated": mitigated})
+    start, mitigated = (_right(200, 160), _right(200, 190)), (_right(200, 188, 5), _right(200, 190))
+    explained, _ = _three({"start": start, "control": (_right(200, 186, 9), _right(200, 190)), "mitigated": mitigated})
     assert explained["models"] == ["start", "control", "mitigated"] and explained["headline"] == "mitigated_vs_control"
     assert explained["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "did not narrow"
     assert explained["control_vs_start"]["overall"]["accuracy_gap_outcome"] == "narrowed"
@@ -234,7 +234,7 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
     alone, _ = _verdict(start, mitigated)
     assert explained["mitigated_vs_start"]["overall"] == alone["overall"]  # the same test without the control
     assert "cannot separate" not in explained["summary"] and "cannot separate" in alone["summary"]
-    own, _ = _three({"start": start, "control": (_right(400, 321, 2), _right(400, 380)), "mitigated": mitigated})
+    own, _ = _three({"start": start, "control": (_right(200, 161, 2), _right(200, 190)), "mitigated": mitigated})
     assert own["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "narrowed" and not own["control_explains"]
     assert "explains" not in own["summary"] and "The control against the start" in own["summary"]
     page = render_markdown(own)
@@ -243,7 +243,7 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
         "figure", "start [95% CI]", "control [95% CI]", "mitigated [95% CI]", "mitigated - control [95% CI]",
         "p (paired)", "mitigated - start [95% CI]", "p (paired)"]  # fmt: skip
     row = next(line for line in page.splitlines() if line.startswith("| accuracy f "))
-    assert [c.strip() for c in row.strip("|").split("|")][1:4] == ["80.0%", "80.2%", "94.0%"]  # no CIs given
+    assert [c.strip() for c in row.strip("|").split("|")][1:4] == ["80.0%", "80.5%", "94.0%"]  # no CIs given
 
 
 def test_refused_paired_tests_say_no_test_ran() -> None:
