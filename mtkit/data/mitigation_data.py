@@ -73,9 +73,10 @@ def replay(cfg: RunConfig, pool: Dataset, tuning: int) -> Dataset:
 def hold_out_words(cfg: RunConfig, pairs: Dataset, candidates: set[str] | None = None) -> tuple[Dataset, Dataset]:
     """``(withheld, kept)``: the rows of the units that hold a gendered word held out (:func:`word_holdout`,
     ``--unseen_fraction`` of the units, words drawn from ``candidates``, default every pair's), and the others; one
-    note line says how many and which words."""
+    note line says how many and which words. Without ``candidates`` the withheld pairs are part of the verdict's
+    ``--verdict_fraction``, which must leave room for others."""
     m = cfg.mitigation
-    if not own_verdict_split(cfg) and m.unseen_fraction >= m.verdict_fraction:
+    if candidates is None and m.unseen_fraction >= m.verdict_fraction:
         raise UserError(f"--unseen_fraction {m.unseen_fraction}: must be below --verdict_fraction "
                         f"{m.verdict_fraction} (the pairs held out by words are part of the verdict's)")  # fmt: skip
     words, withheld = word_holdout(unit_words(pairs.to_list()), m.unseen_fraction, cfg.train.seed, candidates)
@@ -114,7 +115,8 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
             _gendered(cfg, m.verdict_split), f"{where}: its {m.verdict_split} split has no complete pair"
         )
         words = set().union(*(g for g, _ in unit_words(verdict.to_list()).values()))
-        pairs = _need_pairs(hold_out_words(cfg, pairs, words)[1], f"--unseen_fraction {m.unseen_fraction}: {where}")
+        left = f"--unseen_fraction {m.unseen_fraction}: no complete pair of {where} left to tune on"
+        pairs = _need_pairs(hold_out_words(cfg, pairs, words)[1], left)
     else:
         unseen, pairs = hold_out_words(cfg, pairs)
         held, kept = (len(set(part["pair_id"][:])) for part in (unseen, pairs))
