@@ -43,7 +43,7 @@ def wilson(correct: int, total: int) -> list[float] | None:
     share = correct / total
     middle = (share + Z95**2 / (2 * total)) / (1 + Z95**2 / total)
     half = Z95 / (1 + Z95**2 / total) * math.sqrt(share * (1 - share) / total + Z95**2 / (4 * total**2))
-    return [100 * (middle - half), 100 * (middle + half)]
+    return [max(0.0, 100 * (middle - half)), min(100.0, 100 * (middle + half))]  # rounding kept inside [0, 100]
 
 
 def cells(scored: Sequence[Scored], data: WinoMT) -> np.ndarray:
