@@ -123,7 +123,8 @@ def figures(
     if samples and scored:
         replicates = summary(resample_counts(language_rng(seed, lang), len(scored), samples) @ per_line)
         for key in ("delta_g", "delta_s"):
-            found[f"{key}_ci95"] = percentile_interval(replicates[key])
+            if found[key] is not None and not np.isnan(replicates[key]).all():
+                found[f"{key}_ci95"] = percentile_interval(replicates[key])
     found["no_gender"] = {g: confusion[g][NEUTRAL] for g in GOLD}
     found["unaligned"] = {g: confusion[g][UNKNOWN] for g in GOLD}
     found["confusion"] = confusion

@@ -4,7 +4,6 @@ case worked by hand, and properties that hold for every corpus."""
 from __future__ import annotations
 
 import gzip
-import math
 from pathlib import Path
 
 import pytest
