@@ -63,6 +63,9 @@ class ReportRequest:
     bootstrap_samples: int = 1000
     seed: int = 12345
     examples: int = 10
+    benchmark: str = "mtgeneval"  # or "winomt" (mtkit.evaluation.winomt_run)
+    winomt_dir: str | None = None
+    hyp_file: str | None = None
 
 
 def load_data(args: ReportRequest) -> GenderedData:
