@@ -389,7 +389,7 @@ class Trainer:
         export_model(cfg, acc, self.model, self.tokenizer, final, prompt)
         if acc.is_main_process:
             acc.print(f"final model in {final}")
-            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
+            plot_curves(self.out, self.out / "curves.png")
         acc.wait_for_everyone()  # every process leaves the process group together
         acc.end_training()
         return RunRecord(results, self.counts)
