@@ -21,6 +21,7 @@ from bias_eval.comparison import compare_reports
 from bias_eval.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
+from mtkit.decode.mbr import MBR_KEYS
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
@@ -35,6 +36,7 @@ from mtkit.processes import is_main_process
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord
+from mtkit.train.tracking import read_metrics
 from mtkit.train.trainer import Trainer
 
 
@@ -137,7 +139,7 @@ def report_decoding(cfg: RunConfig) -> dict[str, Any]:
     found: dict[str, Any] = {"batch_size": cfg.eval.eval_batch_size, "force": cfg.train.force_coverage}
     if cfg.eval.decoding == "beam":
         return found
-    keys = ("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p")
+    keys = ("decoding", *MBR_KEYS)
     return found | {key: getattr(cfg.eval, key) for key in keys if getattr(cfg.eval, key) is not None}
 
 
@@ -180,9 +182,7 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path,
     start, end = translations / "test-start.jsonl", translations / "test.jsonl"
     cost = general_cost(_jsonl(start), _jsonl(end)) if start.is_file() and end.is_file() else None
     leak = leakage(trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list())
-    budget = selection_budget(
-        _jsonl(trainer.out / "metrics.jsonl"), results.get("best_step"), cfg.mitigation.max_bleu_drop
-    )
+    budget = selection_budget(read_metrics(trainer.out), results.get("best_step"), cfg.mitigation.max_bleu_drop)
     doc = verdict_document(*metrics, done.paired, cost, leak, budget)
     page = render_markdown(doc, names)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))

@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.balance import over_correction
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.comparability import generation_setting
@@ -135,15 +134,16 @@ def verdict_document(
     leak: Mapping[str, Any],
     budget: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """``verdict.json``: ``before``/``after`` are the two reports' ``metrics.json``, ``paired`` the comparison's
-    paired tests, ``cost`` :func:`general_cost`, ``leak`` :func:`leakage`, ``budget`` the selection's BLEU budget."""
+    """``verdict.json``: ``before``/``after`` are the two reports' ``metrics.json`` (the over-correction flag is
+    ``after``'s), ``paired`` the comparison's paired tests, ``cost`` :func:`general_cost`, ``leak``
+    :func:`leakage`, ``budget`` the selection's BLEU budget."""
     rows = paired.get("rows") or []
     langs = sorted(set(before["languages"]) & set(after["languages"]))
     scopes = {lang: _scope(lang, before["languages"][lang], after["languages"][lang], rows) for lang in langs}
     # several languages: the macro averages, with the comparison's macro rows (the paired bootstrap of the mean)
     overall = {**scopes[langs[0]]} if len(langs) == 1 else _scope("macro", before["macro"], after["macro"], rows)
     doc = {"languages": scopes, "overall": overall, "general_cost": cost, "budget": dict(budget)}
-    doc |= {"over_correction": over_correction(after), "leakage": dict(leak), "paired_refused": paired.get("refused")}
+    doc |= {"over_correction": after["over_correction"], "leakage": dict(leak), "paired_refused": paired.get("refused")}
     doc["decoding"] = decoding(before, after)
     doc["summary"] = summary(doc)
     return doc

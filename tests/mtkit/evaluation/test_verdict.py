@@ -12,9 +12,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bias_eval import bleu
+from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
 from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, verdict_document
+
+
+def saved(doc: dict) -> dict:
+    """``doc`` as ``metrics.json`` holds it: with its over-correction flag, computed by the library."""
+    return doc | {"over_correction": over_correction(doc)}
+
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
 
@@ -74,7 +81,7 @@ def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
 
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
-        return {"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)}
+        return saved({"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)})
 
     rows = [{"lang": lang, "figure": figure, "ci95": [-0.2, -0.1], "p_value": p, "test": "paired bootstrap"}
             for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))
@@ -94,7 +101,7 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
 
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
-        return {"languages": {"de": one}}
+        return saved({"languages": {"de": one}})
 
     def test(figure: str, p: float) -> dict:
         return {"lang": "de", "figure": figure, "ci95": [-0.1, -0.01], "p_value": p, "test": "t"}
@@ -142,7 +149,7 @@ def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray) ->
     f, m = float(np.mean(feminine)), float(np.mean(masculine))
     ci = np.percentile(_gap_replicates(feminine, masculine, counts), [2.5, 97.5]).tolist()
     one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f, "accuracy_gap_ci95": ci}
-    return {"languages": {"de": one}}
+    return saved({"languages": {"de": one}})
 
 
 def _verdict(before: tuple[list[bool], list[bool]], after: tuple[list[bool], list[bool]], refused: str | None = None):
