@@ -238,7 +238,10 @@ def render_markdown(
     return "\n".join(out) + "\n"
 
 
-_CSS = "tr.changed td { background: #fff3c4; } .cautions { border-left: 4px solid #d9822b; padding-left: 1em; }"
+_CSS = (
+    "tr.changed td { background: #fff3c4; } .cautions { border: 2px solid #D55E00; border-left-width: 8px; "
+    "background: #fff1e6; padding: 0.5em 0.9em; margin: 1em 0; }"
+)
 
 
 def render_html(
@@ -268,7 +271,7 @@ def render_html(
     ]
     if cautions:
         items = "".join(f"<li>{e(line)}</li>" for line in cautions)
-        parts.append(f'<div class="warning cautions" role="alert"><strong>{HEADING}</strong><ul>{items}</ul></div>')
+        parts.append(f'<div class="cautions" role="alert"><strong>{HEADING}</strong><ul>{items}</ul></div>')
     if figure is not None:
         svg, caption = figure
         links = " \u00b7 ".join(f'<a href="figures/comparison.{f}">{f.upper()}</a>' for f in ("svg", "pdf", "png"))

@@ -81,7 +81,8 @@ def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names
                   label)  # fmt: skip
     gap_ax.set_ylabel("accuracy gap, masculine \u2212 feminine (points)")
     gap_ax.set_title("Accuracy gap with 95% CI", fontsize=10)
-    gap_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
+    if gap_ax.get_legend_handles_labels()[0]:  # a report without accuracies has no points
+        gap_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
 
     x = _languages(acc_ax, labels)
     series = [(g, colour, system) for g, colour in (("feminine", FEMININE_COLOUR), ("masculine", MASCULINE_COLOUR))
@@ -98,7 +99,8 @@ def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names
     acc_ax.set_ylim(max(-3.0, low - 0.15 * max(100.0 - low, 2.0)), 102.0)
     acc_ax.set_ylabel("gender accuracy, %" + (" (axis not from 0)" if acc_ax.get_ylim()[0] > 0 else ""))
     acc_ax.set_title("Accuracy per gender with 95% CI", fontsize=10)
-    acc_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
+    if acc_ax.get_legend_handles_labels()[0]:  # a report without accuracies has no points
+        acc_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
     return fig
 
 

@@ -54,7 +54,7 @@ CAPTIONS = {
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em auto;
-  max-width: 70em; padding: 0 1.5em; color: #222; line-height: 1.45; }
+  max-width: 76em; padding: 0 1.5em; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 .meta { color: #555; margin-top: 0; font-size: 0.92em; }
 .takeaway { font-size: 1.15em; border-left: 5px solid #0072B2; background: #f2f7fb; padding: 0.6em 0.9em; }
@@ -64,6 +64,8 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 .warning ul { margin: 0.3em 0; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
+table.main { font-size: 0.86em; }
+table.main th, table.main td { padding: 0.3em 0.45em; }
 thead th { background: #f0f0f0; text-align: center; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.sig { font-weight: bold; }
@@ -125,7 +127,7 @@ def _over_correction_box(lines: Sequence[str]) -> list[str]:
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:
     head = "".join(f"<th>{_e(h)}</th>" for h in main_header(metrics))
-    parts = [f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>']
+    parts = [f'<div class="scroll"><table class="main"><thead><tr>{head}</tr></thead><tbody>']
     for cells, sig in main_rows(metrics):
         row_class = ' class="macro"' if cells[0].startswith("macro") else ""
         tds = [f'<td class="num{" sig" if sig and i == 3 else ""}">{_e(c)}</td>' for i, c in enumerate(cells[1:], 1)]

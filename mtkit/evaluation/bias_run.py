@@ -164,13 +164,16 @@ def run_report(args: ReportRequest) -> dict[str, Any]:
                 raise UserError(f"--{flag}: only used with --model")
         if args.decoding != "beam":
             raise UserError("--decoding: only used with --model")
-    if args.hyp_dir and not args.target_langs:  # the languages whose files the folder holds
-        args = replace(args, target_langs=hyp_dir_languages(Path(args.hyp_dir)))
-        print(f"--hyp_dir: scoring {', '.join(args.target_langs)}, the languages with files there", file=sys.stderr)
+    found = None
+    if args.hyp_dir and not args.target_langs and Path(args.hyp_dir).is_dir():  # the languages of its files
+        found = hyp_dir_languages(Path(args.hyp_dir))
+        args = replace(args, target_langs=found)
     data = load_data(args)
     decoding, origins = None, None
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
+        if found:  # said once they are read: a bad input stays one line
+            print(f"--hyp_dir: scoring {', '.join(found)}, the languages with files there", file=sys.stderr)
     else:
         if args.engine == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads

@@ -180,7 +180,7 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
             cell = f"{scope[key]:.3f} [{lo:.3f}, {hi:.3f}]"
             assert cell in md and cell in html, cell
     definitions = metrics["config"]["definitions"]
-    assert "distinguishing" in definitions["coverage"] and "same bootstrap resamples" in definitions["accuracy_ci95"]
+    assert "distinguishing" in definitions["coverage"] and "Wilson score interval" in definitions["accuracy_ci95"]
     assert "**coverage**" in md and "<b>accuracy_ci95</b>" in html
 
 
