@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from bias_eval.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, gap_limits, render
+from bias_eval.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, categories, gap_limits, render
 
 #: how each system is drawn: (marker, filled)
 SYSTEM_MARKERS = (("o", False), ("s", True))
@@ -49,25 +49,13 @@ def _draw(ax: Axes, x: float, value: Any, ci: Sequence[float] | None, colour: st
                 markersize=6, capsize=3, linewidth=1.1, label=label)  # fmt: skip
 
 
-def _languages(ax: Axes, labels: Sequence[str]) -> np.ndarray:
-    x = np.arange(len(labels), dtype=float)
-    ax.set_xticks(x, labels)
-    ax.set_xlim(-0.6, len(labels) - 0.4)
-    if labels and labels[-1] == "macro":
-        ax.axvline(len(labels) - 1.5, color="#999999", linewidth=0.8, linestyle=":")
-    ax.tick_params(length=0, axis="x")
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return x
-
-
 def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence[str]) -> Figure:
     """The figure described above, for the reports ``before`` and ``after`` (their ``metrics.json``)."""
     rows = scopes(before, after)
     labels = [label for label, _, _ in rows]
     fig = Figure(figsize=(max(7.5, 3.0 + 1.9 * len(labels)), 3.9), layout="constrained")
     gap_ax, acc_ax = fig.subplots(1, 2)
-    x = _languages(gap_ax, labels)
+    x = categories(gap_ax, labels)
     gaps = [_points(m.get("accuracy_gap")) for _, *pair in rows for m in pair]
     cis = [
         [_points(b) for b in m["accuracy_gap_ci95"]] for _, *pair in rows for m in pair if m.get("accuracy_gap_ci95")
@@ -84,7 +72,7 @@ def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names
     if gap_ax.get_legend_handles_labels()[0]:  # a report without accuracies has no points
         gap_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
 
-    x = _languages(acc_ax, labels)
+    x = categories(acc_ax, labels)
     series = [(g, colour, system) for g, colour in (("feminine", FEMININE_COLOUR), ("masculine", MASCULINE_COLOUR))
               for system in (0, 1)]  # fmt: skip
     lows = []
