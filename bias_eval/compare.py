@@ -240,7 +240,7 @@ def render_markdown(
 
 _CSS = (
     "tr.changed td { background: #fff3c4; } .cautions { border: 2px solid #D55E00; border-left-width: 8px; "
-    "background: #fff1e6; padding: 0.5em 0.9em; margin: 1em 0; }"
+    "background: #fff1e6; padding: 0.5em 0.9em; margin: 1em 0; } #fig-comparison img { width: 100%; max-width: 64em; }"
 )
 
 
