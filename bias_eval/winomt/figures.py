@@ -5,19 +5,17 @@ and ΔS. Figures are percentages (0-100) and points, as the benchmark reports th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from bias_eval import intervals
 from bias_eval.bootstrap import language_rng, percentile_interval, resample_counts
 from bias_eval.winomt.data import GOLD, WinoMT
 from bias_eval.winomt.gender import FEMALE, MALE, NEUTRAL, PREDICTIONS, UNKNOWN
 from bias_eval.winomt.score import Scored
 
-#: z of a two-sided 95% interval
-Z95 = 1.959963984540054
 #: the columns counted per line: (gold, predicted) for every pair, then pro (correct, all), anti (correct, all)
 CELLS = [(g, p) for g in GOLD for p in PREDICTIONS]
 DEFINITIONS = {
@@ -30,20 +28,17 @@ DEFINITIONS = {
     "stereotypical roles translated better)",
     "unknown": "no_gender: the aligned words carry no gender (predicted neutral); unaligned: no word was aligned to "
     "the profession (predicted unknown); both count as wrong unless the gold is neutral (no_gender only)",
-    "accuracy_ci95": "Wilson score interval, 95%",
+    "accuracy_ci95": intervals.WILSON_DEFINITION,
     "delta_ci95": "percentile interval of ΔG and ΔS over bootstrap resamples of the translations (drawn with "
     "replacement), numpy Generator seeded with (seed, crc32(language))",
 }
 
 
 def wilson(correct: int, total: int) -> list[float] | None:
-    """The 95% Wilson score interval of ``correct`` out of ``total``, in percent; never zero-width."""
-    if not total:
-        return None
-    share = correct / total
-    middle = (share + Z95**2 / (2 * total)) / (1 + Z95**2 / total)
-    half = Z95 / (1 + Z95**2 / total) * math.sqrt(share * (1 - share) / total + Z95**2 / (4 * total**2))
-    return [max(0.0, 100 * (middle - half)), min(100.0, 100 * (middle + half))]  # rounding kept inside [0, 100]
+    """The 95% Wilson score interval of ``correct`` out of ``total`` (:func:`bias_eval.intervals.wilson`), in
+    percent."""
+    found = intervals.wilson(correct, total)
+    return None if found is None else [100 * found[0], 100 * found[1]]
 
 
 def cells(scored: Sequence[Scored], data: WinoMT) -> np.ndarray:

@@ -30,8 +30,9 @@ EPILOG = """examples:
   %(prog)s --benchmark winomt --hyp_file google.de.txt --target_lang de --out reports/winomt_de
 
 --hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
-one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
-them when model, settings and sources are unchanged. Without --num_beams, --length_penalty,
+one hypothesis per source line in dataset order; without --target_langs, the languages of its files
+are scored. --model writes its hypotheses to OUTDIR/hyps/ and reuses them when model, settings and
+sources are unchanged. Without --num_beams, --length_penalty,
 --max_new_tokens and --prompt, --model decodes with the settings saved with the model
 (generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
 penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
@@ -148,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
+    out.add_argument(
+        "--name",
+        help="the system's name in the report's title and metrics.json, and in a comparison (default: the model, else "
+        "the hypothesis folder)",
+    )
     out.add_argument(
         *option("bootstrap_samples"),
         type=ranged("bootstrap_samples"),

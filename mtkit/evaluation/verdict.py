@@ -15,7 +15,7 @@ from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.metrics import accuracy_words, bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
-from bias_eval.paired import compare_figure, corpus_figure
+from bias_eval.paired import compare_figure, corpus_figure, p_text
 
 SAMPLES, SEED, LEVEL = 1000, 12345, 0.05
 #: the figures of the verdict, per language and overall (key, label); gaps are masculine - feminine
@@ -54,7 +54,7 @@ def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: i
         figs = [corpus_figure({"all": extract[name]([r["hypothesis"] for r in x])}, scorer) for x in (before, after)]
         change = compare_figure(*figs, {"all": len(refs)}, counts)
         out[name] = {"before": change.before, "after": change.after, "change": change.change}
-        out[name] |= {"ci95": change.ci95, "p_value": change.p_value}
+        out[name] |= {"ci95": change.ci95, "p_value": change.p_value, "p_floor": change.p_floor}
     return out
 
 
@@ -102,6 +102,7 @@ def _scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) 
         if key in paired:
             test = paired[key]
             entry |= {"change_ci95": test["ci95"], "p_value": test["p_value"], "test": test["test"]}
+            entry["p_floor"] = test.get("p_floor")
         out[key] = entry
     out["accuracy_gap_outcome"], out["levelled_down"] = outcome(out)
     out["accuracy_gap_narrowed"] = out["accuracy_gap_outcome"] in (NARROWED, LEVELLED_DOWN)
@@ -186,7 +187,7 @@ def _gap_sentence(doc: Mapping[str, Any]) -> str:
         return f"{went}: no test ran ({why}), so nothing is claimed about the change."
     ci = size["change_ci95"]
     went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
-        f"{100 * ci[1]:+.1f}], p = {size['p_value']:.3g})"  # fmt: skip
+        f"{100 * ci[1]:+.1f}], p {_p(size)})"  # fmt: skip
     if said == OVER_CORRECTED:
         return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
     verdict = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
@@ -199,7 +200,7 @@ def summary(doc: Mapping[str, Any]) -> str:
     if doc["overall"].get("levelled_down"):
         fell = doc["overall"][doc["overall"]["levelled_down"]]
         parts.append(f"Levelling down: {fell['label']} fell {100 * -fell['change']:.1f} points beyond noise "
-                     f"(p = {fell['p_value']:.3g}); the gap closed from that side.")  # fmt: skip
+                     f"(p {_p(fell)}); the gap closed from that side.")  # fmt: skip
     cost = doc.get("general_cost")
     if cost:
         b = cost["bleu"]
@@ -216,6 +217,12 @@ def summary(doc: Mapping[str, Any]) -> str:
     if share:
         parts.append(f"{_share(share)} of the verdict's sentences have gendered words all seen in the mitigation data.")
     return " ".join(parts)
+
+
+def _p(figure: Mapping[str, Any]) -> str:
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`)."""
+    text = p_text(figure["p_value"], figure.get("p_floor"))
+    return text if text.startswith("<") else f"= {text}"
 
 
 def _fmt(key: str, value: Any) -> str:
@@ -247,7 +254,7 @@ def _table(figures: Mapping[str, Any], header: Sequence[str]) -> list[str]:
         cells = [e["label"], _fmt(key, e["before"]) + _ci(key, e["before_ci95"])]
         cells += [_fmt(key, e["after"]) + _ci(key, e["after_ci95"]), _delta(key, e.get("change"))]
         cells += [f"[{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "n/a"]
-        cells += [f"{e['p_value']:.3g} ({e['test']})" if "p_value" in e else "n/a"]
+        cells += [f"{p_text(e['p_value'], e.get('p_floor'))} ({e['test']})" if "p_value" in e else "n/a"]
         rows.append(cells)
     return table(header, rows, right_from=1) + [""]
 
@@ -277,7 +284,7 @@ def render_markdown(doc: Mapping[str, Any], names: Sequence[str] = ("start", "mi
             c = cost[name]
             out.append(
                 f"- {name}: {c['before']:.2f} -> {c['after']:.2f} ({c['change']:+.2f}, 95% CI "
-                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p = {c['p_value']:.3g}; {cost['n']} sentences)"
+                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)}; {cost['n']} sentences)"
             )
         out.append("")
     start, chosen = budget.get("start_valid_general_bleu"), budget.get("chosen_valid_general_bleu")

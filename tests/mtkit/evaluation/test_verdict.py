@@ -201,6 +201,8 @@ def test_a_gap_whose_size_shrinks_beyond_noise_narrowed() -> None:
     doc, _ = _verdict(before, (_right(400, 376, 5), _right(400, 380)))
     assert doc["overall"]["accuracy_gap_outcome"] == "narrowed" and doc["overall"]["accuracy_gap_narrowed"]
     assert doc["overall"]["accuracy_gap_size"]["change_ci95"][1] < 0 and "narrowed beyond noise" in doc["summary"]
+    assert np.isclose(doc["overall"]["accuracy_gap_size"]["p_value"], 2 / (SAMPLES + 1))  # no resample across 0
+    assert "p < 0.005)" in doc["summary"]  # its floor 2 / 401 = 0.00499, as the bound it is, rounded up
     down, _ = _verdict(before, (_right(400, 320), _right(400, 324, 5)))
     assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
     assert down["overall"]["levelled_down"] == "accuracy_masculine" and "Levelling down" in down["summary"]
