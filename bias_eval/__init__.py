@@ -1,6 +1,7 @@
 """bias_eval: gender-bias evaluation of translation models on MT-GenEval and gendered parallel data, a library of
 its own (it imports nothing of ``mtkit``). :func:`make_report` makes a report from hypotheses and
-:func:`compare_reports` compares two; both are imported when first used, so that ``bias_eval.markdown`` stays light."""
+:func:`compare_reports` compares two; :func:`make_winomt_report` reports on translations of WinoMT; each is
+imported when first used, so that ``bias_eval.markdown`` stays light."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ _HOMES = {
     "make_report": "bias_eval.make",
     "Comparison": "bias_eval.comparison",
     "compare_reports": "bias_eval.comparison",
+    "make_winomt_report": "bias_eval.winomt.report",
 }
 __all__ = sorted(_HOMES)
 

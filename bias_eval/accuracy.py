@@ -1,8 +1,9 @@
-"""Gender accuracy and coverage of one language, with bootstrap CIs from the resamples of the gap CIs.
+"""Gender accuracy and coverage of one language, with Wilson score CIs and bootstrap replicates.
 
-A replicate of a share (accuracy, coverage) is the share among the hypotheses drawn in one resample, counted
-with the resample counts of :func:`bias_eval.bootstrap.resample_counts`; the same counts give the gap
-replicates, so every CI of a language comes from one set of resamples.
+A share's CI is Wilson's score interval of its hits and counted items (:func:`bias_eval.intervals.wilson`), never of
+zero width at 0 or 1. A replicate of a share is the share among the hypotheses drawn in one resample, counted with
+the resample counts of :func:`bias_eval.bootstrap.resample_counts`; the same counts give the gap replicates, so the
+accuracy gaps' CIs (:mod:`bias_eval.balance`) come from the same resamples as the BLEU gap's.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from bias_eval.bootstrap import percentile_interval
 from bias_eval.gendered import GENDERS
+from bias_eval.intervals import wilson
 from bias_eval.metrics import GenderDecision
 
 Decisions = Mapping[str, Sequence[GenderDecision] | None]  # gender -> decisions (None: no counterfactual)
@@ -35,8 +36,18 @@ ACCURACY_KEYS = (
 
 def share(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> float | None:
     """All hits over all counted items (summed over the genders given); ``None`` when nothing is counted."""
-    total = sum(float(counted[g].sum()) for g in hits)
+    total = counted_items(hits, counted)
     return sum(float(hits[g].sum()) for g in hits) / total if total else None
+
+
+def counted_items(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> float:
+    """How many items a share counts (summed over the genders in ``hits``): its Wilson interval's n."""
+    return sum(float(counted[g].sum()) for g in hits)
+
+
+def share_interval(hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> list[float] | None:
+    """The Wilson score interval of a share (:func:`bias_eval.intervals.wilson`)."""
+    return wilson(sum(float(hits[g].sum()) for g in hits), counted_items(hits, counted))
 
 
 def replicate_shares(counts: Counts, hits: Mapping[str, np.ndarray], counted: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -49,8 +60,9 @@ def replicate_shares(counts: Counts, hits: Mapping[str, np.ndarray], counted: Ma
 
 def accuracy_figures(
     decisions: Decisions, paired: bool, counts: Counts | None
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The :data:`ACCURACY_KEYS` figures and their bootstrap replicates (by figure name; none without ``counts``)."""
+) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, float]]:
+    """The :data:`ACCURACY_KEYS` figures, their bootstrap replicates (by figure name; none without ``counts``) and the
+    number of items each share with a CI counts (the n of its Wilson interval)."""
     have = [g for g in GENDERS if decisions[g]]
     correct = {g: np.array([d.correct for d in decisions[g]], dtype=float) for g in have}
     ones = {g: np.ones_like(correct[g]) for g in have}
@@ -59,6 +71,7 @@ def accuracy_figures(
 
     figures: dict[str, Any] = dict.fromkeys(ACCURACY_KEYS)
     replicates: dict[str, np.ndarray] = {}
+    sizes: dict[str, float] = {}
     groups: dict[str, tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = {}
     for g in have:
         groups[f"accuracy_{g}"] = ({g: correct[g]}, {g: ones[g]})
@@ -69,11 +82,11 @@ def accuracy_figures(
     if have:
         groups["coverage"] = (covers, gendered)
     for name, (hits, counted) in groups.items():
-        figures[name] = share(hits, counted)
+        figures[name], sizes[name] = share(hits, counted), counted_items(hits, counted)
         if counts is not None and figures[name] is not None:
             replicates[name] = replicate_shares(counts, hits, counted)
-            figures[f"{name}_ci95"] = percentile_interval(replicates[name])
-    return figures, replicates
+            figures[f"{name}_ci95"] = share_interval(hits, counted)
+    return figures, replicates, sizes
 
 
 #: Below this coverage (share of hypotheses with a gendered word of either reference), the accuracies say little.

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bias_eval.accuracy import Counts, Decisions, replicate_shares, share
+from bias_eval.accuracy import Counts, Decisions, counted_items, replicate_shares, share, share_interval
 from bias_eval.bootstrap import percentile_interval
 from bias_eval.gendered import GENDERS
 from bias_eval.metrics import GenderDecision
@@ -33,8 +33,9 @@ BALANCE_KEYS = (
     "predicted_feminine",
     "mf_ratio",
     "mf_ratio_ci95",
+    "neutral_pairs",
 )
-PREDICTION_COUNTS = frozenset({"predicted_masculine", "predicted_feminine"})
+PREDICTION_COUNTS = frozenset({"predicted_masculine", "predicted_feminine", "neutral_pairs"})
 #: The gaps whose interval, entirely below 0, flags over-correction (gender choice, not general quality).
 OVER_CORRECTION_GAPS = ("accuracy_gap", "strict_accuracy_gap")
 
@@ -43,7 +44,13 @@ STRICT_ACCURACY_DEFINITION = (
     "of the correct reference that the counterfactual lacks, after the accuracy normalisation) and none of the other "
     "gender's, over the sentences whose two references differ in some word. Unlike MT-GenEval's accuracy, a "
     "hypothesis with no gendered word at all (empty, another language, a rephrasing) is not counted correct. "
-    "CIs over the same bootstrap resamples as the other accuracies"
+    "CIs: Wilson score intervals, as the other accuracies'"
+)
+NEUTRAL_PAIRS_DEFINITION = (
+    "neutral_pairs: the sentence pairs whose feminine and masculine references have the same words (after the "
+    "accuracy normalisation), so the target language does not mark the gender there (Spanish 'su'); for data not "
+    "paired across genders, the sentences whose reference and counterfactual are alike. MT-GenEval's accuracy counts "
+    "every hypothesis of such a pair correct, whatever it says; coverage and strict accuracy leave them out"
 )
 ACCURACY_GAP_DEFINITION = (
     "accuracy_gap = accuracy_masculine - accuracy_feminine and strict_accuracy_gap = strict_accuracy_masculine - "
@@ -57,8 +64,9 @@ MF_RATIO_DEFINITION = (
     "none only the feminine one has) over the number whose gendered words are feminine; hypotheses with no gendered "
     "word, or words of both genders, are neither (predicted_masculine and predicted_feminine give the two counts). "
     "On a test set with as many feminine as masculine sentences a model that follows the source scores 1; above 1 "
-    "it says masculine more often. None when no hypothesis is feminine. mf_ratio_ci95: percentile interval of the "
-    "ratio over the same bootstrap resamples"
+    "it says masculine more often. Infinite when no hypothesis is feminine and some are masculine: metrics.json holds "
+    "null there (strict JSON has no infinity) and the pages show \u221e with the two counts; null and n/a when no "
+    "hypothesis says either. mf_ratio_ci95: percentile interval of the ratio over the same bootstrap resamples"
 )
 OVER_CORRECTION_DEFINITION = (
     "over_correction: set when the 95% CI of accuracy_gap or strict_accuracy_gap lies entirely below 0 in a language "
@@ -99,22 +107,31 @@ def _ratio_replicates(
 
 
 def balance_figures(
-    decisions: Decisions, counts: Counts | None, accuracy: Mapping[str, Any], replicates: Mapping[str, np.ndarray]
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The :data:`BALANCE_KEYS` figures and their replicates, given the accuracy figures and replicates of
-    :func:`bias_eval.accuracy.accuracy_figures` (made with the same ``counts``)."""
+    decisions: Decisions,
+    counts: Counts | None,
+    accuracy: Mapping[str, Any],
+    replicates: Mapping[str, np.ndarray],
+    paired: bool = True,
+) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, float]]:
+    """The :data:`BALANCE_KEYS` figures, their replicates and the n of each strict accuracy's Wilson interval, given
+    the accuracy figures and replicates of :func:`bias_eval.accuracy.accuracy_figures` (made with the same
+    ``counts``); ``paired``: line i of both genders is one pair (its neutral pair counted once)."""
     have = [g for g in GENDERS if decisions[g]]
     figures: dict[str, Any] = dict.fromkeys(BALANCE_KEYS)
     reps: dict[str, np.ndarray] = {}
+    sizes: dict[str, float] = {}
     for g in have:
         strict = [strict_correct(d) for d in decisions[g]]
         hits = {g: np.array([s is True for s in strict], dtype=float)}
         counted = {g: np.array([s is not None for s in strict], dtype=float)}
         name = f"strict_accuracy_{g}"
-        figures[name] = share(hits, counted)
+        figures[name], sizes[name] = share(hits, counted), counted_items(hits, counted)
         if counts is not None and figures[name] is not None:
             reps[name] = replicate_shares(counts, hits, counted)
-            figures[f"{name}_ci95"] = percentile_interval(reps[name])
+            figures[f"{name}_ci95"] = share_interval(hits, counted)
+    if have:
+        sides = have[:1] if paired and len(have) == 2 else have
+        figures["neutral_pairs"] = sum(not d.gendered for g in sides for d in decisions[g])
     known, pool = {**accuracy, **figures}, {**replicates, **reps}
     for name in ("accuracy", "strict_accuracy"):
         gap = figures[f"{name}_gap"] = _gap(known, name)
@@ -132,7 +149,23 @@ def balance_figures(
             if counts is not None:
                 reps["mf_ratio"] = _ratio_replicates(counts, masculine, feminine)
                 figures["mf_ratio_ci95"] = percentile_interval(reps["mf_ratio"])
-    return figures, reps
+    return figures, reps, sizes
+
+
+def infinite_ratio(figures: Mapping[str, Any]) -> bool:
+    """Whether a language's M:F ratio is infinite: no hypothesis feminine, some masculine."""
+    return figures.get("predicted_feminine") == 0 and bool(figures.get("predicted_masculine"))
+
+
+def mf_ratio_text(figures: Mapping[str, Any], infinite: bool | None = None) -> str:
+    """The M:F prediction ratio as a reader sees it: ``1.25``, ``\u221e (2,140 : 0)`` when no hypothesis is feminine
+    and some are masculine, ``n/a`` when it is unknown. ``infinite`` overrides the counts' say (a macro mean is
+    infinite when one of its languages is; its counts are shown only when none of its hypotheses is feminine)."""
+    if infinite if infinite is not None else infinite_ratio(figures):
+        m, f = figures.get("predicted_masculine"), figures.get("predicted_feminine")
+        return f"\u221e ({m:,} : {f:,})" if f == 0 and m is not None else "\u221e"
+    ratio = figures.get("mf_ratio")
+    return "n/a" if ratio is None else f"{ratio:.2f}"
 
 
 def below_zero(ci: Sequence[float] | None) -> bool:

@@ -1,8 +1,10 @@
 """Compare two bias reports (the ``metrics.json`` of two ``scripts/bias_report.py`` folders): every figure per
-language and macro-averaged, before and after, its change, and whether the change clears both bootstrap CIs."""
+language and macro-averaged, before and after, its change, and whether the interval of the change made from the two
+reports' own intervals (:func:`bias_eval.intervals.difference_interval`) excludes 0."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import math
@@ -13,7 +15,9 @@ from typing import Any
 
 from bias_eval.comparability import HEADING
 from bias_eval.errors import UserError
+from bias_eval.intervals import difference_interval
 from bias_eval.markdown import escape, table
+from bias_eval.page import CSS
 from bias_eval.report import fmt, fmt_ci
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
@@ -26,17 +30,20 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("acc f", "accuracy_feminine"),
     ("acc m", "accuracy_masculine"),
     ("acc pair", "accuracy_pair"),
+    ("strict acc f", "strict_accuracy_feminine"),
+    ("strict acc m", "strict_accuracy_masculine"),
+    ("acc gap", "accuracy_gap"),
     ("fair BLEU", "fair_bleu"),
     ("coverage", "coverage"),
 )
-SHARES = ("accuracy", "coverage")  # key prefixes of figures on the 0-1 scale
+SHARES = ("accuracy", "coverage", "strict_accuracy")  # key prefixes of figures on the 0-1 scale
 CHANGE_NOTE = (
-    "change = {after} - {before}, computed before rounding. changed: for a figure with a 95% bootstrap CI in "
-    "both reports, 'yes' when the {after} value lies outside {before}'s CI and the {before} value lies outside "
-    "{after}'s CI (strictly below the lower or above the upper bound), otherwise 'no'; 'n/a' for figures "
-    "without a CI (BLEU, BLEU f, BLEU m, fair BLEU) or missing from either report. Each CI is one report's own "
-    "percentile interval, not an interval of the difference, so this is a conservative screen, not a "
-    "significance test. macro: each report's unweighted mean over its languages."
+    "change = {after} - {before}, computed before rounding. changed: for a figure with a 95% CI in both reports, "
+    "'yes' when the 95% interval of the change made from the two CIs excludes 0 (MOVER: change - sqrt(({after} - "
+    "its low)^2 + ({before}'s high - {before})^2) to change + sqrt(({after}'s high - {after})^2 + ({before} - its "
+    "low)^2)), otherwise 'no'; 'n/a' for figures without a CI (BLEU, BLEU f, BLEU m, fair BLEU) or missing from "
+    "either report. It takes the two reports as independent, so on the same sentences it is a conservative screen, "
+    "not the test: the paired tests are. macro: each report's unweighted mean over its languages."
 )
 
 
@@ -59,18 +66,19 @@ class Row:
 
     @property
     def changed(self) -> bool | None:
-        """See :func:`outside_both`."""
-        return outside_both(self.before, self.before_ci, self.after, self.after_ci)
+        """See :func:`changed_beyond_noise`."""
+        return changed_beyond_noise(self.before, self.before_ci, self.after, self.after_ci)
 
 
-def outside_both(
+def changed_beyond_noise(
     before: float | None, before_ci: Sequence[float] | None, after: float | None, after_ci: Sequence[float] | None
 ) -> bool | None:
-    """Whether ``after`` lies outside ``before_ci`` and ``before`` outside ``after_ci``; ``None`` if anything is
-    missing."""
+    """Whether the interval of ``after - before`` made from the two intervals (:func:`difference_interval`) excludes
+    0; ``None`` if anything is missing."""
     if before is None or after is None or before_ci is None or after_ci is None:
         return None
-    return not before_ci[0] <= after <= before_ci[1] and not after_ci[0] <= before <= after_ci[1]
+    low, high = difference_interval(before, before_ci, after, after_ci)
+    return low > 0 or high < 0
 
 
 def _number(value: Any) -> float | None:
@@ -108,6 +116,13 @@ def load_metrics(folder: str, argument: str) -> dict[str, Any]:
     if not metrics["languages"] or not all(isinstance(m, dict) for m in metrics["languages"].values()):
         raise UserError(f"{argument}: {file} holds no language results")
     return metrics
+
+
+def report_names(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The two systems' names in a comparison: the reports' own (``config.name``, ``--name``) when both have one and
+    they differ, else ``before`` and ``after``."""
+    names = [str((m.get("config") or {}).get("name") or "") for m in (before, after)]
+    return names if all(names) and names[0] != names[1] else ["before", "after"]
 
 
 def _figure_rows(scope: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Row]:
@@ -161,7 +176,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence
 def cells(row: Row) -> list[str]:
     """The table cells of ``row``: scope, figure, before, its CI, after, its CI, change, changed."""
     share = row.key.startswith(SHARES)
-    digits, signed = (3, False) if share else (2, row.key.endswith("_gap"))
+    digits, signed = (3 if share else 2), row.key.endswith("_gap")
 
     def interval(ci: list[float] | None) -> str:
         if ci is None:
@@ -203,17 +218,30 @@ def render_markdown(
     appendix: str = "",
     *,
     cautions=(),
+    summary: str = "",
+    figure: str = "",
 ) -> str:
-    """The comparison as markdown: where the reports come from, the ``cautions`` (:mod:`bias_eval.comparability`),
-    the table, the note, the differences, then ``appendix`` (the paired tests' section)."""
-    out = ["# Bias report comparison", "", *[f"- {escape(s)}" for s in sources], ""]
+    """The comparison as markdown: the ``summary`` paragraph, the ``cautions`` (:mod:`bias_eval.comparability`),
+    the figure (``figures/comparison.svg``, with ``figure`` as its caption, when given), where the reports come
+    from, the table, the note, the differences, then ``appendix`` (the paired tests' section)."""
+    out = ["# Bias report comparison", "", *([summary, ""] if summary else [])]
     if cautions:
         out += [f"> **{HEADING}**", ">", *[f"> - {escape(line)}" for line in cautions], ""]
+    if figure:
+        files = ", ".join(f"[{f.upper()}](figures/comparison.{f})" for f in ("pdf", "png"))
+        out += [f"![comparison](figures/comparison.svg) ({files})", "", f"*{figure}*", ""]
+    out += [*[f"- {escape(s)}" for s in sources], "", "## Both reports side by side", ""]
     out += table(header(names), [cells(r) for r in rows], right_from=2)
     out += ["", "Note: " + CHANGE_NOTE.format(before=names[0], after=names[1])]
     out += [f"- {escape(n)}" for n in notes]
     out += ["", appendix.rstrip("\n")] if appendix else []
     return "\n".join(out) + "\n"
+
+
+_CSS = (
+    "tr.changed td { background: #fff3c4; } .cautions { border: 2px solid #D55E00; border-left-width: 8px; "
+    "background: #fff1e6; padding: 0.5em 0.9em; margin: 1em 0; } #fig-comparison img { width: 100%; max-width: 64em; }"
+)
 
 
 def render_html(
@@ -224,26 +252,38 @@ def render_html(
     appendix: str = "",
     *,
     cautions=(),
+    summary: str = "",
+    figure: tuple[bytes, str] | None = None,
 ) -> str:
-    """The comparison as a self-contained, XML-parsable HTML page (the ``cautions`` first, changed rows
-    highlighted), then ``appendix`` (the paired tests' section, as HTML)."""
+    """The comparison as a self-contained, XML-parsable HTML page in the report page's style: the ``summary``, the
+    ``cautions``, the ``figure`` (its SVG embedded, and its caption), then the side-by-side table (folded; changed
+    rows highlighted) and ``appendix`` (the paired tests' section, as HTML)."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en" xmlns="http://www.w3.org/1999/xhtml">',
-        '<head><meta charset="utf-8" /><title>Bias report comparison</title>',
-        "<style>body { font-family: sans-serif; margin: 2em; } table { border-collapse: collapse; } "
-        "th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; } td.num { text-align: right; } "
-        "tr.changed td { background: #fff3c4; } div.cautions { border-left: 4px solid #d9822b; padding-left: 1em; }"
-        "</style></head>",
+        '<head><meta charset="utf-8" /><meta name="viewport" content="width=device-width, initial-scale=1" />',
+        f"<title>Bias report comparison: {e(names[1])} against {e(names[0])}</title>",
+        f"<style>{CSS}{_CSS}</style></head>",
         "<body>",
         "<h1>Bias report comparison</h1>",
-        "<ul>" + "".join(f"<li>{e(s)}</li>" for s in sources) + "</ul>",
-        "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header(names)) + "</tr></thead><tbody>",
+        *([f'<p class="takeaway">{e(summary)}</p>'] if summary else []),
     ]
-    if cautions:  # before the table
+    if cautions:
         items = "".join(f"<li>{e(line)}</li>" for line in cautions)
-        parts.insert(-1, f'<div class="cautions"><p><strong>{HEADING}</strong></p><ul>{items}</ul></div>')
+        parts.append(f'<div class="cautions" role="alert"><strong>{HEADING}</strong><ul>{items}</ul></div>')
+    if figure is not None:
+        svg, caption = figure
+        links = " \u00b7 ".join(f'<a href="figures/comparison.{f}">{f.upper()}</a>' for f in ("svg", "pdf", "png"))
+        data = base64.b64encode(svg).decode("ascii")
+        parts.append(f'<figure id="fig-comparison"><img src="data:image/svg+xml;base64,{data}" alt="{e(caption)}" />'
+                     f"<figcaption>{e(caption)} Files: {links}.</figcaption></figure>")  # fmt: skip
+    parts += [
+        '<ul class="meta">' + "".join(f"<li>{e(s)}</li>" for s in sources) + "</ul>",
+        f"<details><summary>Both reports side by side ({len(rows)} rows)</summary>",
+        '<div class="scroll"><table><thead><tr>' + "".join(f"<th>{e(h)}</th>" for h in header(names)),
+        "</tr></thead><tbody>",
+    ]
     for row in rows:
         values = cells(row)
         mark = ' class="changed"' if row.changed else ""
@@ -251,12 +291,11 @@ def render_html(
             f'<td class="num">{e(c)}</td>' for c in values[2:]
         )
         parts.append(f"<tr{mark}>{body}</tr>")
-    parts.append("</tbody></table>")
-    parts.append(f"<p>Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>")
+    parts.append("</tbody></table></div>")
+    parts.append(f'<p class="note">Note: {e(CHANGE_NOTE.format(before=names[0], after=names[1]))}</p>')
     if notes:
         parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
-    parts += [appendix] if appendix else []
-    parts += ["</body>", "</html>"]
+    parts += ["</details>", *([appendix] if appendix else []), "</body>", "</html>"]
     return "\n".join(parts) + "\n"
 
 

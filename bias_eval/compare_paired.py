@@ -25,6 +25,7 @@ from bias_eval.paired import (
     gap_figure,
     mcnemar,
     mean_change,
+    p_text,
     share_figure,
     size_change,
 )
@@ -57,12 +58,12 @@ PAIRED_NOTE = (
     "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
     "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
     "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
-    "the other side of 0. gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: "
-    "the gap shrank, whichever gender it favours). The accuracies' CIs come from the same resamples. macro (when both "
-    "reports have the same "
-    "languages): the unweighted mean over languages, tested by the mean of their bootstrap changes (accuracies "
-    "too). significant: p < 0.05. Gaps are "
-    "masculine - feminine; a gap narrowed when its size row's change is below 0, not when the gap only moved."
+    "the other side of 0 (with none, p is at its floor 2 / (B + 1) and shown as a bound, '< 0.002' for 1000 "
+    "resamples). gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: the gap "
+    "shrank, whichever gender it favours). The accuracies' CIs come from the same resamples. macro (when both "
+    "reports have the same languages): the unweighted mean over languages, tested by the mean of their bootstrap "
+    "changes (accuracies too). significant: p < 0.05. Gaps are masculine - feminine; a gap narrowed when its size "
+    "row's change is below 0, not when the gap only moved."
 )
 
 
@@ -164,8 +165,8 @@ def _row(lang: str, title: str, key: str, test: str, change: Any, extra: Mapping
     if any(v is None or np.isnan(v) for v in values):
         return {"lang": lang, "title": title, "figure": key, "test": test, "missing": True, **extra}
     row = {"lang": lang, "title": title, "figure": key, "test": test, "before": change.before, "after": change.after}
-    row |= {"change": change.change, "ci95": change.ci95, "p_value": change.p_value, **extra}
-    return row | {"significant": change.p_value < LEVEL}
+    row |= {"change": change.change, "ci95": change.ci95, "p_value": change.p_value, "p_floor": change.p_floor}
+    return row | extra | {"significant": change.p_value < LEVEL}
 
 
 def language_tests(
@@ -199,7 +200,7 @@ def language_tests(
         extra = {"before_only": test.before_only, "after_only": test.after_only}
         row = _row(lang, title, key, "McNemar exact", change, extra)
         if "missing" not in row:
-            row |= {"p_value": test.p_value, "significant": test.p_value < LEVEL}
+            row |= {"p_value": test.p_value, "p_floor": None, "significant": test.p_value < LEVEL}
         rows.append(row)
     return rows
 
@@ -280,7 +281,7 @@ def paired_cells(row: Mapping[str, Any]) -> list[str]:
         _number(key, row["change"], True),
         f"[{_number(key, lo, True)}, {_number(key, hi, True)}]",
         test,
-        "< 0.001" if p < 0.001 else f"{p:.3g}",
+        p_text(p, row.get("p_floor")),
         "yes" if row["significant"] else "no",
     ]
 

@@ -1,6 +1,7 @@
 """One call compares two reports: :func:`compare_reports` puts their figures side by side, runs the paired tests
-of their changes on the same sentences (from each report folder's details) and, given ``out``, writes
-``comparison.md``, ``comparison.html`` and ``comparison.json``."""
+of their changes on the same sentences (from each report folder's details), says in a first paragraph what changed
+beyond noise and, given ``out``, writes ``comparison.md``, ``comparison.html``, ``comparison.json``,
+``comparison.tex`` and the figure of both systems on shared axes (``figures/comparison.svg``, ``.pdf``, ``.png``)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,20 @@ from typing import Any
 from bias_eval.comparability import cautions
 from bias_eval.compare import Row, compare, describe_sources, render_html, render_markdown
 from bias_eval.compare_paired import paired_html, paired_markdown, paired_tests
+from bias_eval.compare_paper import render_latex, summary
+from bias_eval.compare_plot import CAPTION, comparison_figures
 from bias_eval.report import write_report
 
-#: the files :func:`compare_reports` writes
-COMPARISON_FILES = ("comparison.md", "comparison.html", "comparison.json")
+#: the files :func:`compare_reports` writes, the figure's aside
+COMPARISON_FILES = ("comparison.md", "comparison.html", "comparison.json", "comparison.tex")
+FIGURE_FILES = tuple(f"figures/comparison.{fmt}" for fmt in ("svg", "pdf", "png"))
 
 
 @dataclass(frozen=True)
 class Comparison:
     """Two reports compared: the table's rows and notes, each report's source line, the cautions (each report's
-    warnings, different decoding or data), the paired tests (``refused`` says why none ran) and the markdown."""
+    warnings, different decoding or data), the paired tests (``refused`` says why none ran), the first paragraph
+    (``summary``: what changed beyond noise) and the markdown."""
 
     names: list[str]
     rows: list[Row]
@@ -30,11 +35,12 @@ class Comparison:
     sources: list[str]
     cautions: list[str]
     paired: dict[str, Any]
+    summary: str
     markdown: str
 
     def document(self) -> dict[str, Any]:
         """The content of ``comparison.json``."""
-        return {"names": self.names, "sources": self.sources, "paired": self.paired}
+        return {"names": self.names, "sources": self.sources, "summary": self.summary, "paired": self.paired}
 
 
 def compare_reports(
@@ -52,10 +58,17 @@ def compare_reports(
     common = sorted(set(before["languages"]) & set(after["languages"]))
     paired = paired_tests([Path(f) for f in folders], [before, after], names, common)
     flagged = cautions(before, after, names)
-    markdown = render_markdown(rows, notes, names, sources, paired_markdown(paired, names), cautions=flagged)
-    done = Comparison(names, rows, notes, sources, flagged, paired, markdown)
+    said = summary(paired, names)
+    caption = CAPTION.format(before=names[0], after=names[1])
+    markdown = render_markdown(
+        rows, notes, names, sources, paired_markdown(paired, names), cautions=flagged, summary=said, figure=caption
+    )
+    done = Comparison(names, rows, notes, sources, flagged, paired, said, markdown)
     if out is not None:
-        page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged)
-        texts = (markdown, page, json.dumps(done.document(), indent=2) + "\n")
-        write_report(out, {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)})
+        figure = comparison_figures(before, after, names)
+        page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged, summary=said,
+                           figure=(figure["svg"], caption))  # fmt: skip
+        texts = (markdown, page, json.dumps(done.document(), indent=2) + "\n", render_latex(rows, paired, names))
+        files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}
+        write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES})
     return done

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.accuracy import MIN_BLEU, MIN_COVERAGE, low_signal
-from bias_eval.balance import below_zero
+from bias_eval.balance import below_zero, infinite_ratio, mf_ratio_text
 from bias_eval.bootstrap import significant
 
 MINUS = "\u2212"
@@ -16,8 +16,15 @@ ARROW = "\u2192"
 
 
 def percent(share: float) -> str:
-    """A share as a percentage: whole percent, one decimal below 10% (so that 0.4% does not read 0%)."""
-    return f"{share:.0%}" if share >= 0.1 or share == 0 else f"{share:.1%}"
+    """A share as a percentage as measured: one decimal, more when one would round it to 0% or 100% (99.96% is
+    ``99.96%``, not ``100.0%``); exactly 0 and 1 as ``0%`` and ``100%``."""
+    if share in (0, 1):
+        return f"{share:.0%}"
+    for digits in range(1, 7):
+        text = f"{share:.{digits}%}"
+        if text not in (f"{0:.{digits}%}", f"{1:.{digits}%}"):
+            return text
+    return f"{share:%}"
 
 
 def data_label(config: Mapping[str, Any]) -> str:
@@ -30,7 +37,10 @@ def data_label(config: Mapping[str, Any]) -> str:
 
 
 def system_label(config: Mapping[str, Any]) -> str:
-    """The translation system: the model's folder or hub id, else the hypothesis folder."""
+    """The translation system: the report's ``name`` (``--name``), else the model's folder or hub id, else the
+    hypothesis folder."""
+    if config.get("name"):
+        return str(config["name"])
     hypotheses = config.get("hypotheses", {})
     if hypotheses.get("model"):
         return str(hypotheses["model"])
@@ -75,13 +85,18 @@ def accuracy_clause(figures: Mapping[str, Any]) -> str | None:
     if gap is None:
         return None
     f, m = figures["accuracy_feminine"], figures["accuracy_masculine"]
+    strict = [figures.get(f"strict_accuracy_{g}") for g in ("feminine", "masculine")]
     if gap == 0:
         said = "gender accuracy is the same on the feminine and the masculine sentences"
     else:
         side = "lower" if gap > 0 else "higher"
         said = f"gender accuracy is {100 * abs(gap):.1f} points {side} on the feminine sentences"
     ci = figures.get("accuracy_gap_ci95")
-    detail = f"{100 * f:.1f}% against {100 * m:.1f}%; gap masculine {MINUS} feminine {_points(gap)} points"
+    detail = f"{percent(f)} against {percent(m)}"
+    if None not in strict:
+        detail += f", strictly (a word of the right gender, none of the other) {percent(strict[0])} against " \
+            f"{percent(strict[1])}"  # fmt: skip
+    detail += f"; gap masculine {MINUS} feminine {_points(gap)} points"
     if ci is None:
         return f"{said} ({detail}; no confidence interval (bootstrap off), so no test)"
     where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
@@ -114,7 +129,23 @@ def takeaway(metrics: Mapping[str, Any]) -> str:
     coverage = figures.get("coverage")
     if coverage is not None:
         sentence += f", and {percent(coverage)} of the hypotheses contain a gendered word (coverage)"
+    ratio = mf_ratio_text(figures, any(map(infinite_ratio, languages.values())) or None)
+    if ratio != "n/a":
+        sentence += f"; the M:F prediction ratio is {ratio}"
+    neutral, pairs = figures.get("neutral_pairs"), pair_count(metrics, figures)
+    if neutral:
+        sentence += (
+            f"; {neutral:,} of {pairs:,} pairs have references that do not differ by gender: the accuracy counts "
+            "them correct, strict accuracy and coverage leave them out"
+        )
     return sentence + "."
+
+
+def pair_count(metrics: Mapping[str, Any], figures: Mapping[str, Any]) -> int | None:
+    """The sentence pairs a language (or the macro row) holds: its feminine sentences when the data is paired, its
+    sentences when not (each with its counterfactual)."""
+    paired = (metrics.get("config") or {}).get("paired", True)
+    return figures.get("n_feminine") if paired else figures.get("n")
 
 
 def warnings(metrics: Mapping[str, Any]) -> list[str]:
@@ -152,12 +183,26 @@ MAIN_HEADER = (
     f"Gap, masculine {MINUS} feminine [95% CI]",
     "Accuracy feminine",
     "Accuracy masculine",
+    "Strict accuracy feminine",
+    "Strict accuracy masculine",
+    "M:F",
     "Coverage",
+    "Neutral pairs",
+)
+
+
+MAIN_NOTE = (
+    "Gap above 0: the masculine sentences score higher; in bold when its 95% interval excludes 0. Accuracy: share of "
+    "hypotheses without a word of the other gender (MT-GenEval's, lenient: a hypothesis with no gendered word counts "
+    "correct). Strict accuracy: share with a word of their own gender and none of the other, over the pairs whose "
+    "references differ. M:F: hypotheses saying masculine over those saying feminine (\u221e with the two counts when "
+    "none says feminine). Coverage: share of hypotheses with a gendered word at all. Neutral pairs: pairs whose two "
+    "references do not differ by gender, which the accuracy counts correct."
 )
 
 
 def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    return "n/a" if value is None else percent(value)
 
 
 def _gap_cell(figures: Mapping[str, Any]) -> str:
@@ -179,14 +224,16 @@ def _with_context(metrics: Mapping[str, Any]) -> bool:
 def main_rows(metrics: Mapping[str, Any]) -> list[tuple[list[str], bool | None]]:
     """The main table's rows (one per language, then the macro mean when there are several; cells as in
     :func:`main_header`), each with whether its gap is significant."""
-    named = list(metrics["languages"].items())
+    named = [(lang, m, infinite_ratio(m)) for lang, m in metrics["languages"].items()]
     if len(named) > 1:
-        named.append(("macro (mean)", metrics["macro"]))
+        named.append(("macro (mean)", metrics["macro"], any(infinite for _, _, infinite in named)))
     rows = []
-    for lang, m in named:
+    for lang, m, infinite in named:
         bleu = ["n/a" if m.get(k) is None else f"{m[k]:.2f}" for k in ("bleu_feminine", "bleu_masculine")]
-        cells = [lang, *bleu, _gap_cell(m), _share(m.get("accuracy_feminine")), _share(m.get("accuracy_masculine"))]
-        cells.append(_share(m.get("coverage")))
+        shares = ("accuracy_feminine", "accuracy_masculine", "strict_accuracy_feminine", "strict_accuracy_masculine")
+        cells = [lang, *bleu, _gap_cell(m), *(_share(m.get(k)) for k in shares), mf_ratio_text(m, infinite)]
+        neutral, pairs = m.get("neutral_pairs"), pair_count(metrics, m)
+        cells += [_share(m.get("coverage")), "n/a" if neutral is None else f"{neutral:,} of {pairs:,}"]
         if _with_context(metrics):
             cells.append(_share(m.get("accuracy_context")))
         rows.append((cells, significant(m.get("bleu_gap_ci95"))))

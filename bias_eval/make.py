@@ -13,11 +13,13 @@ from bias_eval.accuracy import WARNING_DEFINITION
 from bias_eval.balance import (
     ACCURACY_GAP_DEFINITION,
     MF_RATIO_DEFINITION,
+    NEUTRAL_PAIRS_DEFINITION,
     OVER_CORRECTION_DEFINITION,
     STRICT_ACCURACY_DEFINITION,
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
 from bias_eval.gendered import GENDERS, GenderedData
+from bias_eval.intervals import WILSON_DEFINITION
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
 from bias_eval.plots import make_figures
@@ -39,6 +41,7 @@ class ReportSettings:
     bootstrap_samples: int = 1000  # resamples for the CIs (0: none)
     seed: int = 12345
     examples: int = 10  # worst examples per language
+    name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
 
 
 def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
@@ -59,19 +62,19 @@ def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
         f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
         f"Generator seeded with (seed={settings.seed}, crc32(language)); chrf_gap_ci95 likewise",
         "accuracy": ACCURACY_DEFINITION,
-        "accuracy_ci95": "95% percentile interval of accuracy_feminine, accuracy_masculine and accuracy_pair "
-        "over the same bootstrap resamples as the gap CIs (same counts, seed and resampling); a replicate "
-        "is the share of correct hypotheses among those drawn (with multiplicity)",
+        "accuracy_ci95": "accuracy_feminine, accuracy_masculine, accuracy_pair, coverage and the strict accuracies: "
+        + WILSON_DEFINITION,
         "coverage": COVERAGE_DEFINITION,
         "strict_accuracy": STRICT_ACCURACY_DEFINITION,
         "accuracy_gap": ACCURACY_GAP_DEFINITION,
         "mf_ratio": MF_RATIO_DEFINITION,
+        "neutral_pairs": NEUTRAL_PAIRS_DEFINITION,
         "over_correction": OVER_CORRECTION_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
         "warning": WARNING_DEFINITION,
-        "macro": "unweighted mean over languages of each figure (n: sum); a macro CI (gaps, accuracies, "
-        "coverage) is the percentile interval of the mean over languages of their bootstrap replicates "
-        "(languages resampled independently), not a mean of the per-language bounds",
+        "macro": "unweighted mean over languages of each figure (counts: sum); a macro gap's CI is the percentile "
+        "interval of the mean over languages of their bootstrap replicates (languages resampled independently), not a "
+        "mean of the per-language bounds; a macro share's CI is Wilson's around the mean (see accuracy_ci95)",
         "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
         f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
     }
@@ -109,6 +112,7 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
     """The ``config`` block of metrics.json: inputs, settings, signatures, definitions, the reproduce command."""
     langs = sorted(data.languages)
     return {
+        "name": settings.name,
         "data": data.name,
         "split": data.split,
         "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",

@@ -1,5 +1,6 @@
-"""Markdown for reports, comparisons and model cards: one escape for text in a table cell or a list line, and one
-table builder, for ``bias_eval`` and :mod:`mtkit` alike. Standard library only."""
+"""Markdown for reports, comparisons, model cards and benchmark tables: one escape for text in a table cell or a list
+line, and one table builder (:func:`records_table` lays records out through it), for ``bias_eval`` and :mod:`mtkit`
+alike. Standard library only."""
 
 from __future__ import annotations
 
@@ -30,3 +31,11 @@ def table(header: Sequence[object], rows: Iterable[Sequence[object]], *, right_f
             raise ValueError(f"a row of {len(cells)} cells in a table of {width} columns: {list(cells)}")
         lines.append(_row(cells))
     return lines
+
+
+def records_table(records: Sequence[dict], columns: Sequence[tuple[str, str, str]], label: str = "system") -> str:
+    """``records`` as a markdown table (:func:`table`): the ``label`` column, then one per ``(key, title, format)`` in
+    ``columns`` (``n/a`` where a record lacks the key)."""
+    head = [label, *(title for _, title, _ in columns)]
+    rows = [[str(r[label]), *(fmt.format(r[k]) if k in r else "n/a" for k, _, fmt in columns)] for r in records]
+    return "\n".join(table(head, rows))

@@ -52,7 +52,7 @@ COVERAGE_DEFINITION = (
     "counterfactual does not cover itself). coverage_feminine and "
     "coverage_masculine over one gender's hypotheses, coverage over both. A hypothesis that does not cover is "
     "counted correct by the accuracy metric, so low coverage means the accuracies say little. coverage_ci95 "
-    "as the accuracy CIs (replicate = covered / counted hypotheses of the resample)"
+    "as the accuracy CIs (Wilson score interval of covered out of counted hypotheses)"
 )
 
 _PUNCT_TO_SPACE = str.maketrans(string.punctuation, " " * len(string.punctuation))

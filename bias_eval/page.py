@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bias_eval.headline import (
+    MAIN_NOTE,
     OVER_CORRECTION_HEADING,
     OVER_CORRECTION_NOTE,
     THRESHOLDS,
@@ -32,6 +33,7 @@ from bias_eval.report import (
     definitions,
     fmt,
     jsonl,
+    render_latex,
     render_markdown,
     reproduce_lines,
     table_rows,
@@ -50,9 +52,9 @@ CAPTIONS = {
     "accuracies say little.",
 }
 
-_CSS = """
+CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em auto;
-  max-width: 70em; padding: 0 1.5em; color: #222; line-height: 1.45; }
+  max-width: 76em; padding: 0 1.5em; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 .meta { color: #555; margin-top: 0; font-size: 0.92em; }
 .takeaway { font-size: 1.15em; border-left: 5px solid #0072B2; background: #f2f7fb; padding: 0.6em 0.9em; }
@@ -62,6 +64,8 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 .warning ul { margin: 0.3em 0; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
+table.main { font-size: 0.86em; }
+table.main th, table.main td { padding: 0.3em 0.45em; }
 thead th { background: #f0f0f0; text-align: center; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.sig { font-weight: bold; }
@@ -122,17 +126,14 @@ def _over_correction_box(lines: Sequence[str]) -> list[str]:
 
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:
-    parts = ["<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in main_header(metrics)) + "</tr></thead><tbody>"]
+    head = "".join(f"<th>{_e(h)}</th>" for h in main_header(metrics))
+    parts = [f'<div class="scroll"><table class="main"><thead><tr>{head}</tr></thead><tbody>']
     for cells, sig in main_rows(metrics):
         row_class = ' class="macro"' if cells[0].startswith("macro") else ""
         tds = [f'<td class="num{" sig" if sig and i == 3 else ""}">{_e(c)}</td>' for i, c in enumerate(cells[1:], 1)]
         parts.append(f"<tr{row_class}><th>{_e(cells[0])}</th>" + "".join(tds) + "</tr>")
-    parts.append("</tbody></table>")
-    parts.append(
-        '<p class="note">Gap above 0: the masculine sentences score higher; in bold when its 95% interval '
-        "excludes 0. Accuracy: share of hypotheses without a word of the other gender (MT-GenEval). Coverage: "
-        "share of hypotheses with a gendered word at all.</p>"
-    )
+    parts.append("</tbody></table></div>")
+    parts.append(f'<p class="note">{_e(MAIN_NOTE)}</p>')
     return parts
 
 
@@ -188,7 +189,7 @@ def render_html(results: Sequence[LanguageResult], metrics: Mapping[str, Any], f
         '<meta charset="utf-8" />',
         '<meta name="viewport" content="width=device-width, initial-scale=1" />',
         f"<title>{_e(heading)}</title>",
-        f"<style>{_CSS}</style>",
+        f"<style>{CSS}</style>",
         "</head>",
         "<body>",
         f"<h1>{_e(heading)}</h1>",
@@ -227,6 +228,7 @@ def report_files(results: Sequence[LanguageResult], metrics: Mapping[str, Any], 
         "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
         "report.md": render_markdown(results, metrics, figures).encode("utf-8"),
         "report.html": render_html(results, metrics, figures).encode("utf-8"),
+        "report.tex": render_latex(metrics).encode("utf-8"),
     }
     for name, rendered in figures.items():
         for fmt_name, data in rendered.items():

@@ -58,6 +58,22 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemar:
     return McNemar(len(before), b, c, mcnemar_p(b, c))
 
 
+def bootstrap_floor(changes: np.ndarray) -> float:
+    """The smallest p-value :func:`bootstrap_p` can give with these replicates (NaN ones left out): ``2 / (B + 1)``,
+    when no replicate lies on the other side of 0. A p at its floor says only that the p-value is below it."""
+    return min(1.0, 2 / (int((~np.isnan(changes)).sum()) + 1))
+
+
+def p_text(p: float, floor: float | None = None) -> str:
+    """A p-value for a reader: three significant digits, ``< 0.001`` below 0.001 (an exact p), and a bootstrap p at
+    its ``floor`` (:func:`bootstrap_floor`) as a bound, ``< 0.002`` for 1000 replicates: the floor rounded up at
+    its second significant digit, so that the bound is never below it."""
+    if floor is not None and p <= floor:
+        step = 10.0 ** (math.floor(math.log10(floor)) - 1)
+        return f"< {(math.floor(round(floor / step, 6)) + 1) * step:.2g}"
+    return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
 def bootstrap_p(changes: np.ndarray, change: float) -> float:
     """Two-sided bootstrap p-value of a change (NaN replicates left out): see the module docstring."""
     valid = changes[~np.isnan(changes)]
@@ -85,6 +101,11 @@ class Change:
     def change(self) -> float:
         """``after - before``."""
         return self.after - self.before
+
+    @property
+    def p_floor(self) -> float | None:
+        """The smallest p its replicates can give (:func:`bootstrap_floor`; ``None`` without replicates)."""
+        return None if self.changes is None else bootstrap_floor(self.changes)
 
 
 def paired_change(before: float, after: float, before_replicates: np.ndarray, after_replicates: np.ndarray) -> Change:

@@ -66,7 +66,7 @@ def _value(row: Mapping[str, Any], key: str) -> float:
     return float("nan") if value is None else float(value)
 
 
-def _categories(ax: Axes, labels: Sequence[str]) -> np.ndarray:
+def categories(ax: Axes, labels: Sequence[str]) -> np.ndarray:
     """Language ticks, the macro column set off by a dotted line."""
     x = np.arange(len(labels), dtype=float)
     ax.set_xticks(x, labels)
@@ -89,7 +89,7 @@ def gap_limits(gaps: Sequence[float], cis: Sequence[Sequence[float] | None]) -> 
 
 
 def _gap_panel(ax: Axes, labels: list[str], rows: list[Mapping[str, Any]], name: str, title: str) -> None:
-    x = _categories(ax, labels)
+    x = categories(ax, labels)
     gaps = [_value(r, f"{name}_gap") for r in rows]
     cis = [r.get(f"{name}_gap_ci95") for r in rows]
     low, high = gap_limits(gaps, cis)
@@ -136,7 +136,7 @@ def bleu_figure(metrics: Mapping[str, Any]) -> Figure:
     labels, rows = _columns(metrics)
     fig = Figure(figsize=(max(4.0, 2.4 + 0.9 * len(labels)), 3.8), layout="constrained")
     ax = fig.add_subplot()
-    x = _categories(ax, labels)
+    x = categories(ax, labels)
     f = np.array([_value(r, "bleu_feminine") for r in rows])
     m = np.array([_value(r, "bleu_masculine") for r in rows])
     ax.vlines(x, np.fmin(f, m), np.fmax(f, m), color="#999999", linewidth=2)
@@ -169,7 +169,7 @@ def accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
         return None
     fig = Figure(figsize=(max(4.5, 2.6 + 0.9 * len(labels)), 3.8), layout="constrained")
     ax = fig.add_subplot()
-    x = _categories(ax, labels)
+    x = categories(ax, labels)
     series = (
         ("accuracy_feminine", "accuracy, feminine", FEMININE_COLOUR, "o"),
         ("accuracy_masculine", "accuracy, masculine", MASCULINE_COLOUR, "s"),

@@ -12,10 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval import latex
 from bias_eval.accuracy import low_signal
-from bias_eval.balance import over_correction
+from bias_eval.balance import infinite_ratio, mf_ratio_text, over_correction
 from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from bias_eval.headline import (
+    MAIN_NOTE,
     OVER_CORRECTION_HEADING,
     OVER_CORRECTION_NOTE,
     THRESHOLDS,
@@ -100,6 +102,7 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("accuracy gap, masculine - feminine [95% CI]", "accuracy_gap"),
     ("strict accuracy gap [95% CI]", "strict_accuracy_gap"),
     ("M:F prediction ratio [95% CI]", "mf_ratio"),
+    ("neutral pairs", "neutral_pairs"),
 )
 
 
@@ -110,7 +113,7 @@ def fmt_share(value: float | None, ci: Sequence[float] | None = None) -> str:
     return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
 
 
-def _cell(key: str, row: Mapping[str, Any]) -> str:
+def _cell(key: str, row: Mapping[str, Any], infinite: bool | None = None) -> str:
     value = row.get(key)
     if key.endswith("_ci95"):
         return fmt_ci(value)
@@ -118,7 +121,7 @@ def _cell(key: str, row: Mapping[str, Any]) -> str:
         return fmt_share(value, row.get(f"{key}_ci95"))
     if key == "mf_ratio":
         ci = row.get(f"{key}_ci95")
-        return fmt(value) + ("" if value is None or ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+        return mf_ratio_text(row, infinite) + ("" if value is None or ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
     return fmt(value, 2, signed=key.endswith("_gap"))
 
 
@@ -130,7 +133,8 @@ def table_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = ["language", *(title for title, _ in columns)]
     rows = [[lang, *(_cell(key, m) for _, key in columns)] for lang, m in metrics["languages"].items()]
     if len(rows) > 1:  # one language: its macro row would repeat it
-        rows.append(["macro", *(_cell(key, metrics["macro"]) for _, key in columns)])
+        infinite = any(map(infinite_ratio, metrics["languages"].values()))
+        rows.append(["macro", *(_cell(key, metrics["macro"], infinite) for _, key in columns)])
     return header, rows
 
 
@@ -195,7 +199,7 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
         cells[3] = f"**{cells[3]}**" if sig else cells[3]
         rows.append(cells)
     out += table(main_header(metrics), rows, right_from=1)
-    out += ["", "Gap in bold: its 95% interval excludes 0.", ""]
+    out += ["", f"{MAIN_NOTE}", ""]
     out += [f"![{name}](figures/{name}.svg) ([PDF](figures/{name}.pdf))" for name in figures]
     out += ["", "## Every figure", ""]
     out += [f"- Data: {config['data']}", f"- Hypotheses: {config['hypotheses_description']}"]
@@ -230,6 +234,20 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
             out += table(["", "feminine", "masculine"], [*texts, correct])
             out.append("")
     return "\n".join(out) + "\n"
+
+
+def render_latex(metrics: Mapping[str, Any]) -> str:
+    """``report.tex``: the main table (:func:`~bias_eval.headline.main_rows`) as a booktabs table for a paper, the
+    gap in bold where its interval excludes 0, the macro row below a rule; the caption the title and the table's
+    note."""
+    rows: list[list[str] | None] = []
+    for cells, sig in main_rows(metrics):
+        rows.append([latex.escape(c) for c in cells])
+        rows[-1][3] = latex.bold(rows[-1][3]) if sig else rows[-1][3]
+    if len(rows) > 1:
+        rows.insert(-1, None)
+    caption = f"{title(metrics['config'])}. {MAIN_NOTE}"
+    return "\n".join(latex.table(main_header(metrics), rows, caption=caption, label="tab:gender-bias")) + "\n"
 
 
 def decision(detail: Mapping[str, Any], gender: str) -> str:

@@ -12,6 +12,7 @@ from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.gendered import GENDERS, SEP, GenderedData, LanguageData
+from bias_eval.intervals import mean_wilson
 from bias_eval.metrics import (
     GenderDecision,
     bleu_from_stats,
@@ -61,6 +62,7 @@ class LanguageResult:
     context_details: list[dict[str, Any]] | None = None
     worst: list[int] = field(default_factory=list)  # detail indices, largest |feminine - masculine| first
     replicates: dict[str, np.ndarray] = field(default_factory=dict)
+    sizes: dict[str, float] = field(default_factory=dict)  # share -> the items it counts (its Wilson interval's n)
 
 
 def _mean(values: Sequence[bool]) -> float:
@@ -110,10 +112,13 @@ def score_language(
             reps = gap_replicates(stats["feminine"], stats["masculine"], scorer, counts_f, counts_m)
             replicates[f"{name}_gap"] = reps
             ci[name] = percentile_interval(reps)
-    accuracy, accuracy_replicates = accuracy_figures(decisions, data.paired, counts)
+    accuracy, accuracy_replicates, sizes = accuracy_figures(decisions, data.paired, counts)
     replicates.update(accuracy_replicates)
-    balance, balance_replicates = balance_figures(decisions, counts, accuracy, accuracy_replicates)
+    balance, balance_replicates, strict_sizes = balance_figures(
+        decisions, counts, accuracy, accuracy_replicates, data.paired
+    )
     replicates.update(balance_replicates)
+    sizes.update(strict_sizes)
 
     metrics: dict[str, Any] = {
         "n": len(hyp["feminine"]) + len(hyp["masculine"]),
@@ -145,7 +150,7 @@ def score_language(
         order = sorted(range(len(details)), key=lambda i: (-abs(details[i]["sentence_bleu_diff"]), i))
         worst = order[:examples]
 
-    result = LanguageResult(data.lang, data.paired, metrics, details, worst=worst, replicates=replicates)
+    result = LanguageResult(data.lang, data.paired, metrics, details, worst=worst, replicates=replicates, sizes=sizes)
     if data.context is not None:
         _score_context(result, data, list(hyps["context"]))
     return result
@@ -270,9 +275,10 @@ def _macro_value(values: list[Any]) -> Any:
 def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
     """Unweighted mean over languages of every figure; ``n`` is summed.
 
-    Every CI (gaps, accuracies, coverage) is the percentile interval of the per-replicate mean: each language
-    is resampled on its own (languages are independent test sets), and replicate b of a macro figure is the
-    mean of the languages' replicate b. Averaging the languages' bounds would not give a valid interval.
+    A share's CI (accuracies, coverage) is Wilson's interval of the mean (:func:`bias_eval.intervals.mean_wilson`).
+    Every other CI (the gaps) is the percentile interval of the per-replicate mean: each language is resampled on
+    its own (languages are independent test sets), and replicate b of a macro figure is the mean of the languages'
+    replicate b. Averaging the languages' bounds would not give a valid interval.
     """
     macro: dict[str, Any] = {}
     keys = list(METRIC_KEYS)
@@ -284,7 +290,9 @@ def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
             macro[key] = None if any(v is None for v in values) else int(sum(values))
         elif key.endswith("_ci95"):
             name = key.removesuffix("_ci95")
-            if all(name in r.replicates for r in results):
+            if all(r.metrics[key] is not None and name in r.sizes for r in results):
+                macro[key] = mean_wilson([r.metrics[name] for r in results], [r.sizes[name] for r in results])
+            elif all(name in r.replicates for r in results):
                 joint = np.mean([r.replicates[name] for r in results], axis=0)
                 macro[key] = percentile_interval(joint)
             else:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.errors import UserError
-from bias_eval.markdown import table
 
 #: Longer lines are refused: no sentence is this long; a file without line ends (or with ``\r`` alone) is.
 MAX_LINE_CHARS = 1 << 20
@@ -273,11 +272,3 @@ def atomic_write(path: Path, data: bytes) -> None:
 def write_jsonl(path: Path, rows) -> None:
     """``rows`` (dicts) as JSON lines, UTF-8, written atomically."""
     atomic_write(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8"))
-
-
-def markdown_table(records: list[dict], columns: list[tuple[str, str, str]], label: str = "system") -> str:
-    """``records`` as a markdown table: the ``label`` column, then one per ``(key, title, format)`` in ``columns``
-    (``n/a`` where a record lacks the key)."""
-    head = [label, *(title for _, title, _ in columns)]
-    rows = [[str(r[label]), *(fmt.format(r[k]) if k in r else "n/a" for k, _, fmt in columns)] for r in records]
-    return "\n".join(table(head, rows))

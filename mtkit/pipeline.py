@@ -20,6 +20,7 @@ from bias_eval.comparison import compare_reports
 from bias_eval.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
+from mtkit.decode.mbr import MBR_KEYS
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
@@ -38,6 +39,7 @@ from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.control import train_control
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord
+from mtkit.train.tracking import read_metrics
 from mtkit.train.trainer import Trainer
 
 
@@ -148,7 +150,7 @@ def report_decoding(cfg: RunConfig) -> dict[str, Any]:
     found: dict[str, Any] = {"batch_size": cfg.eval.eval_batch_size, "force": cfg.train.force_coverage}
     if cfg.eval.decoding == "beam":
         return found
-    keys = ("decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p")
+    keys = ("decoding", *MBR_KEYS)
     return found | {key: getattr(cfg.eval, key) for key in keys if getattr(cfg.eval, key) is not None}
 
 
@@ -201,8 +203,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"])
     leak = leakage(tuning, verdict)
     m = cfg.mitigation
-    budget = selection_budget(_jsonl(trainer.out / "metrics.jsonl"), record.results.get("best_step"),
-                              m.max_bleu_drop, m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
+    budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
+                              m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
     doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words)
     record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 
-def is_main_process() -> bool:
+def is_main_process(env: Mapping[str, str] | None = None) -> bool:
     """Whether this is the main process of a launch: ``RANK`` 0, or no ``RANK`` (a script run without a launcher).
-    Read from the environment, so it holds before any process group or accelerator exists."""
-    return os.environ.get("RANK", "0") == "0"
+    Read from the environment (``env``, else this process'), so it holds before any process group or accelerator
+    exists."""
+    return (os.environ if env is None else env).get("RANK", "0") == "0"
+
+
+def is_local_main_process(env: Mapping[str, str] | None = None) -> bool:
+    """Whether this is the main process of its host (``LOCAL_RANK`` 0, or none), as :func:`is_main_process` reads
+    the launch's."""
+    return (os.environ if env is None else env).get("LOCAL_RANK", "0") == "0"

@@ -48,7 +48,7 @@ def show_curves(run_dir: str | Path, handle=None):
     from mtkit.train.tracking import plot_curves
 
     with tempfile.TemporaryDirectory() as tmp:
-        png = plot_curves(Path(run_dir) / "metrics.jsonl", Path(tmp) / "curves.png")
+        png = plot_curves(Path(run_dir), Path(tmp) / "curves.png")
         if png is None:
             return handle
         image = Image(data=png.read_bytes(), format="png")

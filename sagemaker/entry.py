@@ -35,6 +35,7 @@ if str(SOURCE_DIR) not in sys.path:
     sys.path.insert(0, str(SOURCE_DIR))  # mtkit and bias_eval are not installed in the container, only shipped
 
 from mtkit.errors import UserError  # noqa: E402
+from mtkit.processes import is_local_main_process, is_main_process  # noqa: E402
 
 TRAIN_SCRIPT = "scripts/train.py"
 DEFAULT_ACCELERATE_CONFIG = "accelerate_configs/deepspeed_zero3.yaml"
@@ -247,7 +248,7 @@ def plan(argv: Sequence[str], env: Mapping[str, str]) -> Plan:
             "--channel output_dir=fsx://...) or pass --output_dir on one"
         )
     accelerate = accelerate_env(own.accelerate_config, launch)
-    return Plan(accelerate, args, output_dir, model_dir, _whole(env, "RANK", default=0) == 0)
+    return Plan(accelerate, args, output_dir, model_dir, is_main_process(env))
 
 
 def copy_outputs(output_dir: Path, model_dir: Path) -> list[str]:
@@ -271,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         job = plan(argv, os.environ)
     except UserError as err:
-        if os.environ.get("LOCAL_RANK", "0") == "0":  # once per host, not once per GPU
+        if is_local_main_process():  # once per host, not once per GPU
             print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     os.environ.update(job.env)

@@ -69,7 +69,8 @@ from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
 from benchmarks import translation as translation_bench
 
-from bias_eval.textio import atomic_write, markdown_table, read_lines
+from bias_eval.markdown import records_table
+from bias_eval.textio import atomic_write, read_lines
 from mtkit.cli.args import Parser, ranged
 from mtkit.errors import UserError, cli_entry
 from mtkit.flags import option
@@ -273,7 +274,7 @@ def decoding_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list
             {"system": name, **decoding_bench.gender_run(args.model, geneval, langs, work, flags)}
             for name, flags in (("beam", engine), (f"MBR chrF, N={middle}", mbr))
         ]
-        print(markdown_table(rows, decoding_bench.GENDER_COLUMNS) + "\n")
+        print(records_table(rows, decoding_bench.GENDER_COLUMNS) + "\n")
         settings["mtgeneval"] = rows
     return records, decoding_bench.COLUMNS, settings
 
@@ -325,7 +326,7 @@ def peers_benchmark(args: argparse.Namespace, flags: list[str]) -> tuple[list[di
         raise UserError(f"--data_dir {args.data_dir}: no train.en(.gz) there")
     rows, side, runs = peers_bench.run(args)
     if side:
-        print(markdown_table(side, [("mtkit", "mtkit", "{}"), ("eole", "eole", "{}")], "setting") + "\n")
+        print(records_table(side, [("mtkit", "mtkit", "{}"), ("eole", "eole", "{}")], "setting") + "\n")
     raw = Path(args.work, "runs.json")
     atomic_write(raw, json.dumps(runs).encode("utf-8"))
     settings = {k: v for k, v in vars(args).items() if k not in ("json", "benchmark")} | {"raw": str(raw)}
@@ -354,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     records, columns, settings = benchmark[args.benchmark](args, flags)
     record = json.dumps({"settings": settings | {"command": " ".join(sys.argv)}, "systems": records})
-    print(markdown_table(records, columns) + "\n" + record)
+    print(records_table(records, columns) + "\n" + record)
     if args.json:
         atomic_write(Path(args.json), (record + "\n").encode("utf-8"))
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from benchmarks import step
 
-from bias_eval.textio import atomic_write, markdown_table
+from bias_eval.markdown import records_table
+from bias_eval.textio import atomic_write
 from mtkit.allocator import allocator
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry
@@ -101,7 +102,7 @@ def main() -> None:
     if own.profile:
         step.profile(trainer, Path(own.profile))
     if acc.is_main_process:
-        print(markdown_table([{**record, **row, "run": f"{label}, {row['workers']} workers"} for row in rows],
+        print(records_table([{**record, **row, "run": f"{label}, {row['workers']} workers"} for row in rows],
                              COLUMNS, label="run"))  # fmt: skip
         print(json.dumps(record))
         if own.json:

@@ -27,6 +27,7 @@ def data_root(repo: Path = REPO) -> Path:
 SHARED_DATA = data_root()
 MULTI30K = SHARED_DATA / "multi30k"
 MTGENEVAL = SHARED_DATA / "mt-geneval"
+WINOMT = SHARED_DATA / "winomt"
 
 BIN = str(Path(sys.executable).parent)  # the venv's bin: accelerate, torchrun
 OFFLINE_ENV = {

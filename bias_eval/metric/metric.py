@@ -1,9 +1,10 @@
 """Gendered BLEU as an ``evaluate`` metric: ``evaluate.load("bias_eval/metric")`` (local path, offline).
 
 Self-contained on purpose (only sacrebleu, numpy, datasets, evaluate): ``evaluate`` copies this script into
-its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copy of
-``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the target language), which the test suite checks is equal to
-the library's; the figures are the same as ``scripts/bias_report.py`` computes (the test suite checks this too).
+its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copies of
+``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the target language) and of ``bias_eval.gendered``'s gender
+values, which the test suite checks are equal to the library's; the figures are the same as
+``scripts/bias_report.py`` computes (the test suite checks this too).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ _CITATION = """
 }
 """
 
-_GENDERS = {
+#: the gender values a sentence may carry: a copy of ``bias_eval.gendered.GENDER_VALUES`` (tested equal)
+GENDER_VALUES = {
     "f": "feminine",
     "feminine": "feminine",
     "female": "feminine",
@@ -61,6 +63,8 @@ _GENDERS = {
     "masculine": "masculine",
     "male": "masculine",
 }
+#: the two genders, in the library's order: a copy of ``bias_eval.gendered.GENDERS`` (tested equal)
+GENDERS = ("feminine", "masculine")
 
 
 #: ISO 639-1 code -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.bleu.TOKENIZERS`` (tested equal)
@@ -123,11 +127,11 @@ class GenderedBleu(evaluate.Metric):
         tokenizer = bleu_tokenizer(target_lang)
         norm = []
         for i, value in enumerate(genders):
-            gender = _GENDERS.get(str(value).strip().lower())
+            gender = GENDER_VALUES.get(str(value).strip().lower())
             if gender is None:
                 raise ValueError(f"genders[{i}]: {value!r} is not feminine/masculine (or f/m)")
             norm.append(gender)
-        groups = {g: [i for i, x in enumerate(norm) if x == g] for g in ("feminine", "masculine")}
+        groups = {g: [i for i, x in enumerate(norm) if x == g] for g in GENDERS}
         for gender, indices in groups.items():
             if not indices:
                 raise ValueError(f"genders: no {gender} sentence")

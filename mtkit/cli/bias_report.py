@@ -17,6 +17,7 @@ from mtkit.decode.generate import DTYPES
 from mtkit.decode.settings import DEFAULTS
 from mtkit.errors import UserError, cli_entry
 from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.winomt_run import WINOMT_DIR, run_winomt
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
 
@@ -26,10 +27,12 @@ EPILOG = """examples:
   %(prog)s --mtgeneval_dir DIR --model google/flan-t5-xl --prompt t5 --out reports/t5
   %(prog)s --data gendered.csv --hyp_dir hyps/ --out reports/csv
   %(prog)s --mtgeneval_dir DIR --model runs/demo/final --max_samples 200 --out reports/quick   # a quick look
+  %(prog)s --benchmark winomt --hyp_file google.de.txt --target_lang de --out reports/winomt_de
 
 --hyp_dir holds <lang>.feminine.txt and <lang>.masculine.txt (and <lang>.context.txt with --context),
-one hypothesis per source line in dataset order. --model writes its hypotheses to OUTDIR/hyps/ and reuses
-them when model, settings and sources are unchanged. Without --num_beams, --length_penalty,
+one hypothesis per source line in dataset order; without --target_langs, the languages of its files
+are scored. --model writes its hypotheses to OUTDIR/hyps/ and reuses them when model, settings and
+sources are unchanged. Without --num_beams, --length_penalty,
 --max_new_tokens and --prompt, --model decodes with the settings saved with the model
 (generation_config.json: num_beams, length_penalty, max_new_tokens; prompt.json), else beam 4, length
 penalty 1.0, 256 new tokens and no prompt; metrics.json records the settings used and where each came from.
@@ -37,28 +40,57 @@ With --update_card and --model a local model folder, its model card (README.md) 
 section for this data set and split (a report on another set or split gets a section of its own).
 When fewer than half the hypotheses of a language contain a gendered word, or its BLEU is below 5,
 the console, metrics.json ("warning") and the card say that the accuracies say little.
+--benchmark winomt scores WinoMT (--winomt_dir, default %(winomt)s) in one target language: a
+--hyp_file of the benchmark's 'source ||| translation' lines or one translation per line of en.txt, or
+--model's translations of en.txt (docs/bias_evaluation.md#winomt).
 Flags take underscores (as train.py and translate.py); the dashed spellings of earlier versions
 (--mtgeneval-dir, --beam-size, --max-new-tokens, --langs, ...) are still accepted.
 """
 
 
+class ReportParser(Parser):
+    """The report's parser: one data source and one kind of hypotheses for MT-GenEval or a table, none of them
+    (``--winomt_dir`` and ``--hyp_file`` or ``--model``) for WinoMT, said as argparse says a missing one."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, rest = super().parse_known_args(args, namespace)
+        if parsed.benchmark == "mtgeneval":
+            for flag in ("winomt_dir", "hyp_file"):
+                if getattr(parsed, flag) is not None:
+                    self.error(f"--{flag}: only used with --benchmark winomt")
+            if not (parsed.mtgeneval_dir or parsed.hub or parsed.data):
+                self.error("one of the arguments --mtgeneval_dir --hub --data is required")
+            if not (parsed.model or parsed.hyp_dir):
+                self.error("one of the arguments --model --hyp_dir is required")
+        return parsed, rest
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the report script."""
-    parser = Parser(
+    parser = ReportParser(
         prog="bias_report.py",
         description="Gender-bias report for a translation model: BLEU and chrF per gender, their gap with a "
         "bootstrap CI, MT-GenEval gender accuracy and fair BLEU.",
-        epilog=EPILOG,
+        epilog=EPILOG % {"winomt": WINOMT_DIR, "prog": "%(prog)s"},
         formatter_class=HelpFormatter,
     )
-    data = parser.add_argument_group("data (give one of --mtgeneval_dir, --hub, --data)")
-    source = data.add_mutually_exclusive_group(required=True)
+    data = parser.add_argument_group("data (give one of --mtgeneval_dir, --hub, --data; or --benchmark winomt)")
+    data.add_argument(
+        "--benchmark",
+        choices=("mtgeneval", "winomt"),
+        default="mtgeneval",
+        help="mtgeneval: MT-GenEval or a gendered table (default); winomt: WinoMT, one --target_lang",
+    )
+    data.add_argument(
+        *option("winomt_dir"), metavar="DIR", help=f"WinoMT's en.txt, en_pro.txt, en_anti.txt ({WINOMT_DIR})"
+    )
+    source = data.add_mutually_exclusive_group()
     source.add_argument(*option("mtgeneval_dir"), metavar="DIR", help="MT-GenEval in its repository layout")
     source.add_argument("--hub", action="store_true", help=f"MT-GenEval from the Hugging Face hub ({HUB_ID})")
     source.add_argument("--data", metavar="FILE", help="a gendered CSV, TSV or JSONL table, read as training reads it")
     data.add_argument("--split", choices=SPLITS, default="dev", help="MT-GenEval split (default: dev)")
     data.add_argument(
-        *option("target_langs", "langs"),
+        *option("target_langs", "langs", "target_lang"),
         nargs="+",
         metavar="LANG",
         help="target languages, comma-separated: de,es (default: all present)",
@@ -72,10 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         "pairs (a quick look on a CPU; default: all)",
     )
 
-    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp_dir)")
-    which = hyp.add_mutually_exclusive_group(required=True)
+    hyp = parser.add_argument_group("hypotheses (give one of --model, --hyp_dir; --hyp_file for WinoMT)")
+    which = hyp.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="DIR_OR_HUB_ID", help="translate the sources with this model")
     which.add_argument(*option("hyp_dir"), metavar="DIR", help="folder of <lang>.{feminine,masculine}.txt files")
+    which.add_argument(*option("hyp_file"), metavar="FILE", help="WinoMT: translations of en.txt, one file")
     hyp.add_argument(
         "--prompt",
         metavar="PRESET_OR_TEMPLATE",
@@ -117,6 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     out = parser.add_argument_group("report")
     out.add_argument("--out", required=True, metavar="OUTDIR", help="output folder")
     out.add_argument(
+        "--name",
+        help="the system's name in the report's title and metrics.json, and in a comparison (default: the model, else "
+        "the hypothesis folder)",
+    )
+    out.add_argument(
         *option("bootstrap_samples"),
         type=ranged("bootstrap_samples"),
         default=1000,
@@ -139,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
     args = parse_args(argv)
-    metrics = run_report(ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest)}))
+    request = ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest)})
+    metrics = (run_winomt if args.benchmark == "winomt" else run_report)(request)
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:
         try:  # the report is written already: a card that cannot be updated is a warning
@@ -157,6 +196,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
         args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
         check_codes(args.target_langs, "--target_langs")
+    if args.update_card and args.benchmark == "winomt":
+        raise UserError("--update_card: the model card takes MT-GenEval reports only, not --benchmark winomt")
     if args.update_card and not local_model_dir(args.model):
         raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
     return args

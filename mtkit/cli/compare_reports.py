@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.compare import load_metrics
-from bias_eval.comparison import COMPARISON_FILES, compare_reports
+from bias_eval.compare import load_metrics, report_names
+from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES, compare_reports
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
@@ -37,9 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system")
     parser.add_argument("after", metavar="AFTER", help="report folder of the second system")
-    parser.add_argument("--out", metavar="DIR", help="write comparison.md and comparison.html here "
-                        "(default: print the markdown table)")  # fmt: skip
-    parser.add_argument("--names", default="before,after", help="column names, comma-separated (default: before,after)")
+    parser.add_argument("--out", metavar="DIR", help="write comparison.md, .html, .json, .tex and the figure "
+                        "(figures/comparison.svg, .pdf, .png) here (default: print the markdown)")  # fmt: skip
+    parser.add_argument(
+        "--names",
+        help="the two systems' names, comma-separated (default: the reports' --name when both have one, else "
+        "before,after)",
+    )
     return parser
 
 
@@ -47,11 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare the reports; bad input ends as one ``error: ...`` line, exit status 2 and nothing written."""
     args = build_parser().parse_args(argv)
-    names = parse_names(args.names)
+    names = None if args.names is None else parse_names(args.names)
     check_apart({"BEFORE": args.before, "AFTER": args.after}, {"--out": args.out})
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UserError(f"--out: {args.out} exists and is not a folder")
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
+    names = names or report_names(before, after)
     out = None if args.out is None else Path(args.out)
     done = compare_reports(before, after, [args.before, args.after], names, out)
     if done.paired["refused"]:
@@ -61,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         for line in done.cautions:
             print(f"warning: {line}", file=sys.stderr)
-        print(f"comparison written to {args.out}/: " + ", ".join(sorted(COMPARISON_FILES)))
+        print(f"comparison written to {args.out}/: " + ", ".join(sorted([*COMPARISON_FILES, *FIGURE_FILES])))
     model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))
     if model_dir is not None:  # AFTER's model, when it is a folder here: its card gets the before/after table
         try:

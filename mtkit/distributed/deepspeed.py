@@ -1,6 +1,7 @@
 """DeepSpeed glue: the launcher's DeepSpeed JSON checked (readable, and what the end of the run needs), the ZeRO
-stage of a run, the config values accelerate would otherwise fill with its own defaults, and model unwrapping that
-leaves DeepSpeed unimported in runs without it."""
+stage of a run, the config values accelerate would otherwise fill with its own defaults, the one scope in which
+transformers creates models sharded (:func:`sharded_creation`), and model unwrapping that leaves DeepSpeed
+unimported in runs without it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 from accelerate.utils import DeepSpeedPlugin, DistributedType
+from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
@@ -86,6 +88,26 @@ def zero_stage(accelerator: Accelerator) -> int | None:
     return int(accelerator.state.deepspeed_plugin.zero_stage)
 
 
+@contextmanager
+def sharded_creation(accelerator: Accelerator) -> Iterator[None]:
+    """The one scope in which transformers creates models sharded across the processes (DeepSpeed's ``zero.Init``):
+    under ZeRO-3 with accelerate's ``zero3_init_flag``, the run's DeepSpeed config is registered with transformers
+    within it and withdrawn when it ends. Every model created outside it (the CTranslate2 converter's, the bias
+    report's, a verdict's start model) is a plain one, whatever the run's strategy.
+
+    accelerate registers the config for the life of the process when it creates the Accelerator;
+    :func:`configure_deepspeed` withdraws that registration at once, so this scope is the only one."""
+    plugin = accelerator.state.deepspeed_plugin if zero_stage(accelerator) == 3 else None
+    if plugin is None or not plugin.is_zero3_init_enabled():
+        yield
+        return
+    plugin.set_deepspeed_weakref()  # accelerate's own registration: the config with its "auto" batch values settled
+    try:
+        yield
+    finally:
+        unset_hf_deepspeed_config()
+
+
 def unwrapped(accelerator: Accelerator, model: torch.nn.Module) -> torch.nn.Module:
     """``accelerator.unwrap_model(model)``, without importing DeepSpeed in a run that does not use it: accelerate
     imports it whenever it is installed (to recognise its engine), and that import prints DeepSpeed's "Setting
@@ -134,10 +156,12 @@ def configure_deepspeed(cfg: RunConfig, accelerator: Accelerator) -> None:
     ``train_batch_size`` are bookkeeping: the micro-batch is 1 (a number the JSON gives is replaced, with a line) and
     the total left to accelerate (1 x accumulation x processes). ``gradient_clipping`` follows ``--max_grad_norm``
     (0 = off): accelerate fills ``"auto"`` with 1.0, and ``accelerator.clip_grad_norm_`` does nothing under DeepSpeed,
-    which clips inside its engine step.
+    which clips inside its engine step. The registration of the config with transformers that the Accelerator made
+    is withdrawn: models are created sharded within :func:`sharded_creation` alone.
     """
     if accelerator.distributed_type != DistributedType.DEEPSPEED:
         return
+    unset_hf_deepspeed_config()
     ds, source = accelerator.state.deepspeed_plugin.deepspeed_config, config_source()
     counts = {k: ds.get(k, "auto") for k in ("train_micro_batch_size_per_gpu", "train_batch_size")}
     if counts["train_micro_batch_size_per_gpu"] not in ("auto", 1) or counts["train_batch_size"] != "auto":

@@ -5,7 +5,8 @@ at its end: the inputs checked, the data loaded, the model's translations made (
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding, resolve_report
-from mtkit.evaluation.hyps import read_hyp_dir, translate_dataset
+from mtkit.evaluation.hyps import hyp_dir_languages, read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
@@ -63,6 +64,10 @@ class ReportRequest:
     bootstrap_samples: int = 1000
     seed: int = 12345
     examples: int = 10
+    benchmark: str = "mtgeneval"  # or "winomt" (mtkit.evaluation.winomt_run)
+    winomt_dir: str | None = None
+    hyp_file: str | None = None
+    name: str | None = None
 
 
 def load_data(args: ReportRequest) -> GenderedData:
@@ -113,6 +118,7 @@ def reproduce_command(args: ReportRequest, decoding: ReportDecoding | None) -> s
         parts += ["--force"] if args.force else []
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
+    parts += ["--name", args.name] if args.name else []
     return shlex.join(parts)
 
 
@@ -142,6 +148,7 @@ def report_settings(
         bootstrap_samples=args.bootstrap_samples,
         seed=args.seed,
         examples=args.examples,
+        name=args.name,
     )
 
 
@@ -160,10 +167,16 @@ def run_report(args: ReportRequest) -> dict[str, Any]:
                 raise UserError(f"--{flag}: only used with --model")
         if args.decoding != "beam":
             raise UserError("--decoding: only used with --model")
+    found = None
+    if args.hyp_dir and not args.target_langs and Path(args.hyp_dir).is_dir():  # the languages of its files
+        found = hyp_dir_languages(Path(args.hyp_dir))
+        args = replace(args, target_langs=found)
     data = load_data(args)
     decoding, origins = None, None
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)
+        if found:  # said once they are read: a bad input stays one line
+            print(f"--hyp_dir: scoring {', '.join(found)}, the languages with files there", file=sys.stderr)
     else:
         if args.engine == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads

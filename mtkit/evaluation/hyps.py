@@ -29,6 +29,17 @@ def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def hyp_dir_languages(hyp_dir: Path) -> list[str]:
+    """The languages of the ``<lang>.feminine.txt`` and ``<lang>.masculine.txt`` files in ``hyp_dir``, sorted (a
+    language with one of the two is listed: reading it names the missing one)."""
+    if not hyp_dir.is_dir():
+        raise UserError(f"--hyp_dir: {hyp_dir} is not a directory")
+    found = sorted({path.name.split(".")[0] for g in GENDERS for path in hyp_dir.glob(f"*.{g}.txt")})
+    if not found:
+        raise UserError(f"--hyp_dir: {hyp_dir} holds no <lang>.feminine.txt or <lang>.masculine.txt file")
+    return found
+
+
 def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
     """Read ``<lang>.feminine.txt``, ``<lang>.masculine.txt`` (and ``<lang>.context.txt``) of ``hyp_dir``."""
     if not hyp_dir.is_dir():
@@ -92,34 +103,46 @@ def _cached(path: Path, key_path: Path, key: str, count: int) -> list[str] | Non
     return lines if len(lines) == count else None
 
 
-def translate_dataset(model: str, data: GenderedData, cache_dir: Path, decoding: ReportDecoding) -> Hyps:
-    """Translate every source with ``model``; reuse ``cache_dir/<lang>.<kind>.txt`` when its key matches.
+def translate_lines(
+    model: str, jobs: dict[tuple[str, str], list[str]], cache_dir: Path, decoding: ReportDecoding
+) -> dict[tuple[str, str], list[str]]:
+    """Translate the sources of every ``(lang, kind)`` job with ``model``; reuse ``cache_dir/<lang>.<kind>.txt``
+    when its key matches.
 
     Each file is written (atomically, with its ``.key``) as soon as it is translated, so an interrupted
     run resumes where it stopped. These are the only files written before the report itself.
     """
     fingerprint, settings = model_fingerprint(model), decoding.settings
     translator = None
-    hyps: Hyps = {}
-    for lang, kinds in sources_to_translate(data).items():
-        hyps[lang] = {}
+    done: dict[tuple[str, str], list[str]] = {}
+    for (lang, kind), sources in jobs.items():
         prompt = decoding.prompt_for(lang)
-        for kind, sources in kinds.items():
-            path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
-            key = cache_key(fingerprint, decoding, prompt, sources, lang)
-            lines = _cached(path, key_path, key, len(sources))
-            if lines is not None:
-                print(f"reusing cached hypotheses {path}", file=sys.stderr)
-                hyps[lang][kind] = lines
-                continue
-            if translator is None:
-                from mtkit.decode.engines import load_translator
+        path, key_path = cache_dir / f"{lang}.{kind}.txt", cache_dir / f"{lang}.{kind}.key"
+        key = cache_key(fingerprint, decoding, prompt, sources, lang)
+        lines = _cached(path, key_path, key, len(sources))
+        if lines is not None:
+            print(f"reusing cached hypotheses {path}", file=sys.stderr)
+            done[(lang, kind)] = lines
+            continue
+        if translator is None:
+            from mtkit.decode.engines import load_translator
 
-                translator = load_translator(model, settings.engine, device=decoding.device, dtype=settings.dtype)
-            print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
-            out = translator.translate(settings.render(sources, lang), settings, progress=True, target_langs=lang)
-            out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
-            atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))
-            atomic_write(key_path, (key + "\n").encode("utf-8"))
-            hyps[lang][kind] = out
+            translator = load_translator(model, settings.engine, device=decoding.device, dtype=settings.dtype)
+        print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
+        out = translator.translate(settings.render(sources, lang), settings, progress=True, target_langs=lang)
+        out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
+        atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))
+        atomic_write(key_path, (key + "\n").encode("utf-8"))
+        done[(lang, kind)] = out
+    return done
+
+
+def translate_dataset(model: str, data: GenderedData, cache_dir: Path, decoding: ReportDecoding) -> Hyps:
+    """Translate every source of ``data`` with ``model`` (:func:`translate_lines`, cached in ``cache_dir``)."""
+    jobs = {
+        (lang, kind): sources for lang, kinds in sources_to_translate(data).items() for kind, sources in kinds.items()
+    }
+    hyps: Hyps = {lang: {} for lang in data.languages}
+    for (lang, kind), lines in translate_lines(model, jobs, cache_dir, decoding).items():
+        hyps[lang][kind] = lines
     return hyps

@@ -52,6 +52,7 @@ def scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) -
         if key in paired:
             test = paired[key]
             entry |= {"change_ci95": test["ci95"], "p_value": test["p_value"], "test": test["test"]}
+            entry["p_floor"] = test.get("p_floor")
         out[key] = entry
     out["accuracy_gap_outcome"], out["levelled_down"] = outcome(out)
     out["accuracy_gap_narrowed"] = out["accuracy_gap_outcome"] in (NARROWED, LEVELLED_DOWN)

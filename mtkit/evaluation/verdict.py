@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.balance import over_correction
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
@@ -43,7 +42,7 @@ def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: i
         figs = [corpus_figure({"all": extract[name]([r["hypothesis"] for r in x])}, scorer) for x in (before, after)]
         change = compare_figure(*figs, {"all": len(refs)}, counts)
         out[name] = {"before": change.before, "after": change.after, "change": change.change}
-        out[name] |= {"ci95": change.ci95, "p_value": change.p_value}
+        out[name] |= {"ci95": change.ci95, "p_value": change.p_value, "p_floor": change.p_floor}
     return out
 
 
@@ -91,10 +90,11 @@ def verdict_document(
     words: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``verdict.json``: ``reports`` are the models' ``metrics.json`` by name (:data:`MODELS`; ``control`` absent with
-    ``--control none``), ``paired`` their comparisons' paired tests by comparison name (:data:`COMPARISONS`),
-    ``costs`` :func:`general_cost` of ``mitigated_vs_start`` and ``mitigated_vs_control`` (``None``: no test split),
-    ``leak`` :func:`leakage`, ``budget`` :func:`selection_budget`, ``words`` the comparisons of the pairs with seen
-    and unseen gendered words (:func:`mtkit.evaluation.unseen.part_comparisons`)."""
+    ``--control none``; the over-correction flag is the mitigated model's), ``paired`` their comparisons' paired
+    tests by comparison name (:data:`COMPARISONS`), ``costs`` :func:`general_cost` of ``mitigated_vs_start`` and
+    ``mitigated_vs_control`` (``None``: no test split), ``leak`` :func:`leakage`, ``budget``
+    :func:`selection_budget`, ``words`` the comparisons of the pairs with seen and unseen gendered words
+    (:func:`mtkit.evaluation.unseen.part_comparisons`)."""
     doc: dict[str, Any] = {"models": [name for name in MODELS if name in reports]}
     doc |= {name: model_figures(reports[name]) if name in reports else None for name in MODELS}
     for name, (before, after) in COMPARISONS.items():
@@ -105,7 +105,7 @@ def verdict_document(
     doc["control_explains"] = control_explains(own["overall"], total["overall"]) if own else None
     doc["general_cost"] = costs.get("mitigated_vs_start")
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
-    doc |= {"budget": dict(budget), "over_correction": over_correction(reports["mitigated"]), "leakage": dict(leak)}
+    doc |= {"budget": dict(budget), "over_correction": reports["mitigated"]["over_correction"], "leakage": dict(leak)}
     doc["decoding"] = decoding(reports)
     doc["words"] = dict(words) if words else None
     doc["summary"] = summary(doc)

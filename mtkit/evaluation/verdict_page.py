@@ -10,6 +10,7 @@ from typing import Any
 
 from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
+from bias_eval.paired import p_text
 from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
 
 SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
@@ -47,7 +48,7 @@ def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
         return f"{went}: no test ran ({why}), so nothing is claimed about the change."
     ci = size["change_ci95"]
     went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
-        f"{100 * ci[1]:+.1f}], p = {size['p_value']:.3g})"  # fmt: skip
+        f"{100 * ci[1]:+.1f}], p {_p(size)})"  # fmt: skip
     if said == OVER_CORRECTED:
         return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
     return f"{went}: {SAID.get(said, 'did not narrow beyond noise')}."
@@ -59,7 +60,7 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
         return []
     fell = o[o["levelled_down"]]
     return [f"Levelling down against the {against}: {fell['label']} fell {100 * -fell['change']:.1f} points beyond "
-            f"noise (p = {fell['p_value']:.3g}); the gap closed from that side."]  # fmt: skip
+            f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
 
 
 def summary(doc: Mapping[str, Any]) -> str:
@@ -110,6 +111,12 @@ def summary(doc: Mapping[str, Any]) -> str:
     return " ".join(p[0].upper() + p[1:] for p in parts)
 
 
+def _p(figure: Mapping[str, Any]) -> str:
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`)."""
+    text = p_text(figure["p_value"], figure.get("p_floor"))
+    return text if text.startswith("<") else f"= {text}"
+
+
 def _fmt(key: str, value: Any) -> str:
     if value is None:
         return "n/a"
@@ -135,7 +142,7 @@ def _change(key: str, e: Mapping[str, Any]) -> list[str]:
     """A change's two cells: its value with the 95% CI, and the paired p-value with its test."""
     ci = e.get("change_ci95")
     cell = _delta(key, e.get("change")) + (f" [{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "")
-    return [cell, f"{e['p_value']:.3g} ({e['test']})" if "p_value" in e else "n/a"]
+    return [cell, f"{p_text(e['p_value'], e.get('p_floor'))} ({e['test']})" if "p_value" in e else "n/a"]
 
 
 def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
@@ -223,7 +230,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             c = cost[name]
             out.append(
                 f"- {name}: {c['before']:.2f} ({title}) -> {c['after']:.2f} (mitigated) ({c['change']:+.2f}, 95% CI "
-                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p = {c['p_value']:.3g}; {cost['n']} sentences)"
+                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)}; {cost['n']} sentences)"
             )
         out.append("")
     out += _words(doc.get("words"))

@@ -13,26 +13,19 @@ import os
 import shlex
 from pathlib import Path
 
-from bias_eval.textio import read_jsonl
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import selection_value
 from mtkit.export.card import Weights
 from mtkit.export.checkpoint import check_out, check_tokenizer, read_run_config, run_inputs, write_model
 from mtkit.paths import check_apart
 from mtkit.train.checkpoint import CheckpointManager, problem_with, step_folder, step_folders, step_of
+from mtkit.train.tracking import read_metrics, validation_records
 from mtkit.train.weights import mean_weights
 
 
 def complete_checkpoints(run: Path) -> list[Path]:
     """The run's complete step folders, oldest first (damaged or half-written ones left out)."""
     return [p for p in step_folders(run / "checkpoints") if problem_with(p) is None]
-
-
-def validation_scores(run: Path) -> dict[int, dict]:
-    """The validation scores the run logged, by update."""
-    path = run / "metrics.jsonl"
-    rows = [row for _, row in read_jsonl(path, missing_ok=True)]
-    return {row["step"]: row for row in rows if "valid_loss" in row}
 
 
 def epoch_checkpoints(run: Path) -> list[Path]:
@@ -63,7 +56,7 @@ def choose(run: Path, last: int | None, best: int | None, metric: str, last_epoc
         return chosen
     folders = complete_checkpoints(run)
     if last is None:
-        scores = validation_scores(run)
+        scores = validation_records(read_metrics(run))
         step = {p: step_of(p) for p in folders}
         folders = [p for p in folders if step[p] in scores]
         folders = sorted(folders, key=lambda p: selection_value(scores[step[p]], metric), reverse=True)

@@ -21,15 +21,17 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from bias_eval.markdown import table
-from bias_eval.textio import atomic_write, read_jsonl
+from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.data.corpus import describe_counts
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.origin import DEMO_ID, DEMO_NAME, demo_corpus_root
 from mtkit.data.prompts import Prompt
 from mtkit.evaluation.scores import scoring
+from mtkit.model.folders import index_shards
 from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.train.record import RunRecord
+from mtkit.train.tracking import read_metrics, validation_records
 
 CARD = "README.md"
 MTKIT_TAG = "mtkit"
@@ -96,7 +98,7 @@ def parameter_count(model_dir: Path) -> int | None:
 
     index = model_dir / "model.safetensors.index.json"
     if index.is_file():
-        files = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        files = index_shards(index)
     else:
         files = ["model.safetensors"] if (model_dir / "model.safetensors").is_file() else []
     total = 0
@@ -111,13 +113,12 @@ def parameter_count(model_dir: Path) -> int | None:
 def training_log(run_dir: Path, up_to: int) -> dict[str, Any]:
     """From ``metrics.jsonl``: target tokens and seconds of the updates up to ``up_to`` (the sum over logging
     intervals of ``tgt_tok_s x elapsed_s`` and of ``elapsed_s``), and the validation records by update."""
-    path = run_dir / "metrics.jsonl"
-    rows = [row for _, row in read_jsonl(path, missing_ok=True)]
+    rows = read_metrics(run_dir)
     trained = [r for r in rows if "elapsed_s" in r and r["step"] <= up_to]
     return {
         "tokens": round(sum(r["tgt_tok_s"] * r["elapsed_s"] for r in trained)),
         "seconds": sum(r["elapsed_s"] for r in trained),
-        "valid": {r["step"]: r for r in rows if "valid_loss" in r},
+        "valid": validation_records(rows),
     }
 
 

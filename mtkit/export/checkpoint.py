@@ -27,6 +27,7 @@ from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card
 from mtkit.paths import check_apart
 from mtkit.train.checkpoint import STATE_FILE, CheckpointManager, best_complete, newest_complete, problem_with
+from mtkit.train.tracking import METRICS_FILE
 from mtkit.train.weights import checkpoint_weights, load_weights_strictly
 
 CONFIG_FILE = "config.yaml"
@@ -87,7 +88,7 @@ def read_run_config(run_dir: Path) -> RunConfig:
 def run_inputs(run: Path) -> list[Path]:
     """What an export reads from a run folder: its checkpoints, tokenizer, recipe and logged scores (an export may go
     into the run folder beside them, not over or inside them)."""
-    return [run / name for name in ("checkpoints", "tokenizer", CONFIG_FILE, "metrics.jsonl")]
+    return [run / name for name in ("checkpoints", "tokenizer", CONFIG_FILE, METRICS_FILE)]
 
 
 def check_out(out: Path) -> None:

@@ -15,6 +15,11 @@ from mtkit.errors import UserError
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
 
+def index_shards(index: Path) -> list[str]:
+    """The weight files a sharded folder's index (``*.index.json``) names, each once, sorted."""
+    return sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+
+
 def looks_local(value: str) -> bool:
     """Whether ``value`` names a local path rather than a hub id (``user/name``): it exists, starts like a path
     (``/``, ``.``, ``~``), has more than one ``/``, or its first part is a folder here (``runs/final``)."""
@@ -65,7 +70,7 @@ def _check_weights(path: Path, where: str) -> None:
         check_weights_file(path / name, where)
         return
     try:
-        shards = sorted(set(json.loads((path / name).read_text(encoding="utf-8"))["weight_map"].values()))
+        shards = index_shards(path / name)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
         raise UserError(f"{where}: {name} cannot be read (no weight_map of shard files)") from None
     for shard in shards:

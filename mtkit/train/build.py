@@ -60,8 +60,9 @@ def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
 
     Master weights are fp32 either way: checkpoints stored in bf16/fp16 are upcast, since half-precision
     master weights lose small Adam updates (bf16) or fail at unscaling (fp16). Compute precision comes from
-    ``--mixed_precision`` or DeepSpeed. Under ZeRO-3 with accelerate's ``zero3_init_flag`` the weights are
-    created already sharded (``zero.Init``), so a model larger than one device's memory can be loaded.
+    ``--mixed_precision`` or DeepSpeed. Under ZeRO-3 with accelerate's ``zero3_init_flag``, called within
+    :func:`mtkit.distributed.deepspeed.sharded_creation` (as the trainer calls it), the weights are created already
+    sharded (``zero.Init``), so a model larger than one device's memory can be loaded.
     """
     model = _load_model(cfg, tokenizer)
     if cfg.train.gradient_checkpointing:

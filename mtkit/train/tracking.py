@@ -1,4 +1,5 @@
-"""Metrics out of the loop: ``metrics.jsonl``, accelerate trackers (TensorBoard, W&B), ``curves.png``."""
+"""Metrics out of the loop: ``metrics.jsonl`` (written by :class:`MetricsLog`, read by :func:`read_metrics`),
+accelerate trackers (TensorBoard, W&B), ``curves.png``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from accelerate.utils import LoggerType
 
 from bias_eval.textio import read_jsonl
 from mtkit.errors import UserError
+
+#: the file of a run folder that holds what the run logged, one JSON object a line
+METRICS_FILE = "metrics.jsonl"
 
 
 def tracker_names(report_to: str) -> list[str]:
@@ -32,15 +36,25 @@ def tracker_names(report_to: str) -> list[str]:
     return names
 
 
+def read_metrics(run: Path) -> list[dict[str, Any]]:
+    """The records ``run`` logged (its :data:`METRICS_FILE`), in order; none before the first."""
+    return [row for _, row in read_jsonl(run / METRICS_FILE, missing_ok=True)]
+
+
+def validation_records(records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The evaluations among ``records`` (those with a validation loss), by update."""
+    return {row["step"]: row for row in records if "valid_loss" in row}
+
+
 class MetricsLog:
     """Append-only ``metrics.jsonl`` (one JSON object per record) mirrored to the trackers."""
 
     def __init__(self, output_dir: Path, accelerator: Accelerator, resume_step: int) -> None:
-        self.path = output_dir / "metrics.jsonl"
+        self.path = output_dir / METRICS_FILE
         self.accelerator = accelerator
         if accelerator.is_main_process and self.path.exists():
             # A resumed run rewrites what came after its checkpoint.
-            kept = [row for _, row in read_jsonl(self.path, missing_ok=True) if row["step"] <= resume_step]
+            kept = [row for row in read_metrics(output_dir) if row["step"] <= resume_step]
             self.path.write_text("".join(json.dumps(row) + "\n" for row in kept))
 
     def log(self, record: dict[str, Any], step: int) -> None:
@@ -51,15 +65,15 @@ class MetricsLog:
         self.accelerator.log({k: v for k, v in record.items() if k != "step"}, step=step)
 
 
-def plot_curves(metrics_file: Path, out_file: Path) -> Path | None:
+def plot_curves(run: Path, out_file: Path) -> Path | None:
     """Training/validation loss, validation BLEU and (for gendered data) the gender gap and accuracy against the
-    update step, as a PNG."""
+    update step, from what ``run`` logged, as a PNG; ``None`` before anything is logged."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    records = [row for _, row in read_jsonl(metrics_file, missing_ok=True)]
+    records = read_metrics(run)
     if not records:
         return None
     keys = ("loss", "valid_loss", "valid_bleu", "valid_bleu_gap", "valid_accuracy_pair", "valid_fair_bleu")

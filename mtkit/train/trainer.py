@@ -18,7 +18,6 @@ from pathlib import Path
 import torch
 from accelerate.utils import set_seed
 from tqdm.auto import tqdm
-from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
 from bias_eval.textio import atomic_write, check_writable, write_jsonl
 from mtkit.config import RunConfig
@@ -29,7 +28,7 @@ from mtkit.data.languages import check_run_languages
 from mtkit.data.mitigation_data import mitigation_splits
 from mtkit.data.preprocess import prepare_tokenizer, tokenize_splits
 from mtkit.data.prompts import Prompt
-from mtkit.distributed.deepspeed import zero_stage
+from mtkit.distributed.deepspeed import sharded_creation, zero_stage
 from mtkit.distributed.fsdp import shard_tied_embeddings, uses_fsdp
 from mtkit.distributed.reshard import resharding
 from mtkit.errors import Stopped, UserError
@@ -116,7 +115,8 @@ class Trainer:
     def _build(self, data: dict) -> None:
         """Model, loaders, optimizer and schedule, prepared by accelerate for the run's strategy."""
         cfg, acc = self.cfg, self.accelerator
-        model = build_model(cfg, self.tokenizer, zero_stage(acc))
+        with sharded_creation(acc):  # ZeRO-3: zero.Init here; every model created after the run is a plain one
+            model = build_model(cfg, self.tokenizer, zero_stage(acc))
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self.train_data = data["train"]
         self.counts = language_counts(data, self.raw.left_out)  # what trains: long pairs dropped
@@ -389,10 +389,7 @@ class Trainer:
         export_model(cfg, acc, self.model, self.tokenizer, final, prompt)
         if acc.is_main_process:
             acc.print(f"final model in {final}")
-            plot_curves(self.out / "metrics.jsonl", self.out / "curves.png")
+            plot_curves(self.out, self.out / "curves.png")
         acc.wait_for_everyone()  # every process leaves the process group together
         acc.end_training()
-        # Models loaded from here on (the CTranslate2 converter, the bias report) are plain ones: without this,
-        # transformers would still create them partitioned for the finished ZeRO-3 engine, with empty weights.
-        unset_hf_deepspeed_config()
         return RunRecord(results, self.counts)

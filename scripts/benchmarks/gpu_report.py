@@ -286,9 +286,10 @@ def figures(name: str, output: str) -> list[dict]:
 
 def report(records: list[dict], out: Path) -> str:
     """Write ``report.json`` and ``report.md``; return the markdown table."""
-    from bias_eval.textio import atomic_write, markdown_table
+    from bias_eval.markdown import records_table
+    from bias_eval.textio import atomic_write
 
-    table = markdown_table(records, COLUMNS, label="step")
+    table = records_table(records, COLUMNS, label="step")
     atomic_write(out / "report.json", (json.dumps(records, indent=2) + "\n").encode())
     atomic_write(out / "report.md", (table + "\n").encode())
     return table

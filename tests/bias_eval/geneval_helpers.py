@@ -69,3 +69,20 @@ def reference_hyps(root: Path, langs: Sequence[str], split: str, use: Callable[[
     for lang in langs:
         hyps[lang] = {g: read_plain(geneval_file(root, lang, use(g), lang, split)) for g in GENDERS}
     return hyps
+
+
+def score_test_interval(hits: float, n: float, z: float = 1.959963984540054) -> list[float]:
+    """The 95% score interval found by bisection, not by Wilson's closed form: the true shares ``q`` in [0, 1] that a
+    two-sided score test does not reject, ``(hits/n - q)^2 <= z^2 q (1 - q) / n``."""
+    p = hits / n
+
+    def rejected(q: float) -> bool:
+        return (p - q) ** 2 > z * z * q * (1 - q) / n
+
+    def edge(inside: float, outside: float) -> float:
+        for _ in range(200):
+            middle = (inside + outside) / 2
+            inside, outside = (inside, middle) if rejected(middle) else (middle, outside)
+        return inside
+
+    return [0.0 if not rejected(0.0) else edge(p, 0.0), 1.0 if not rejected(1.0) else edge(p, 1.0)]

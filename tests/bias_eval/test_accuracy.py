@@ -1,15 +1,15 @@
-"""Accuracy CIs and coverage: against a resampling written here with numpy, on crafted sentences, in the report."""
+"""Accuracy CIs and coverage: against counts and a score-test interval found here by bisection, on crafted sentences,
+in the report."""
 
 from __future__ import annotations
 
 import json
 import string
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from geneval_helpers import make_subset, reference_hyps, write_hyps
+from geneval_helpers import make_subset, reference_hyps, score_test_interval, write_hyps
 
 from bias_eval.gendered import LanguageData, Side
 from bias_eval.scoring import score_dataset, score_language
@@ -23,15 +23,6 @@ SHARES = ("accuracy_feminine", "accuracy_masculine", "accuracy_pair", "coverage"
 def words(text: str) -> set[str]:
     """The official accuracy script's normalisation: lowercase, ASCII punctuation to spaces, split."""
     return set(text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split())
-
-
-def draws(lang: str, n: int) -> np.ndarray:
-    """The documented resampling: numpy Generator seeded with (seed, crc32(language)), n indices per replicate."""
-    return np.random.default_rng([SEED, zlib.crc32(lang.encode("utf-8"))]).integers(0, n, size=(SAMPLES, n))
-
-
-def interval(replicates: np.ndarray) -> list[float]:
-    return list(np.percentile(replicates, [2.5, 97.5]))
 
 
 @pytest.fixture(scope="module")
@@ -64,31 +55,34 @@ def expected_arrays(ld: LanguageData, hyp: dict[str, list[str]]) -> dict[str, np
     return out
 
 
-def test_accuracy_and_coverage_cis_equal_a_direct_resampling(scored) -> None:
+def test_accuracy_and_coverage_cis_are_score_intervals_of_their_counts(scored) -> None:
+    """Each share's CI is the interval a score test would not reject, of its hits and counted hypotheses; the macro
+    CI the same around the mean, with n = L^2 / sum(1/n_i)."""
     data, hyps, results, macro = scored
-    replicates: dict[str, list[np.ndarray]] = {key: [] for key in SHARES}
+    sizes: dict[str, list[float]] = {key: [] for key in SHARES}
     for result in results:
         m, arrays = result.metrics, expected_arrays(data.languages[result.lang], hyps[result.lang])
-        idx = draws(result.lang, len(arrays["pair"]))
         gendered = arrays["gendered"]
         covered = (arrays["covers_feminine"] + arrays["covers_masculine"]) * gendered
         own = {
-            "accuracy_feminine": (arrays["feminine"].mean(), arrays["feminine"][idx].mean(axis=1)),
-            "accuracy_masculine": (arrays["masculine"].mean(), arrays["masculine"][idx].mean(axis=1)),
-            "accuracy_pair": (arrays["pair"].mean(), arrays["pair"][idx].mean(axis=1)),
-            "coverage": (covered.sum() / (2 * gendered.sum()), covered[idx].sum(1) / (2 * gendered[idx].sum(1))),
+            "accuracy_feminine": (arrays["feminine"].sum(), len(arrays["feminine"])),
+            "accuracy_masculine": (arrays["masculine"].sum(), len(arrays["masculine"])),
+            "accuracy_pair": (arrays["pair"].sum(), len(arrays["pair"])),
+            "coverage": (covered.sum(), 2 * gendered.sum()),
         }
-        for key, (point, reps) in own.items():
-            assert m[key] == pytest.approx(point, abs=1e-12), (result.lang, key)
-            assert m[f"{key}_ci95"] == pytest.approx(interval(reps), abs=1e-12), (result.lang, key)
-            replicates[key].append(reps)
+        for key, (hits, n) in own.items():
+            assert m[key] == pytest.approx(hits / n, abs=1e-12), (result.lang, key)
+            assert m[f"{key}_ci95"] == pytest.approx(score_test_interval(hits, n), abs=1e-9), (result.lang, key)
+            sizes[key].append(n)
         for g in ("feminine", "masculine"):
             expected = (arrays[f"covers_{g}"] * gendered).sum() / gendered.sum()
             assert m[f"coverage_{g}"] == pytest.approx(expected, abs=1e-12)
         assert 0.6 < m["accuracy_feminine"] < 0.75 and m["accuracy_masculine"] > 0.8  # neither 0 nor 1
-    for key in SHARES:  # macro: percentile interval of the mean over languages of replicate b
-        assert macro[key] == pytest.approx(np.mean([r.metrics[key] for r in results]), abs=1e-12)
-        assert macro[f"{key}_ci95"] == pytest.approx(interval(np.mean(replicates[key], axis=0)), abs=1e-12)
+    for key in SHARES:
+        mean = np.mean([r.metrics[key] for r in results])
+        size = len(results) ** 2 / sum(1 / n for n in sizes[key])
+        assert macro[key] == pytest.approx(mean, abs=1e-12)
+        assert macro[f"{key}_ci95"] == pytest.approx(score_test_interval(mean * size, size), abs=1e-9), key
 
 
 def test_point_estimate_inside_and_ci_narrows_with_more_data(shared_geneval: Path) -> None:
@@ -163,8 +157,9 @@ def test_unpaired_data_with_counterfactuals(tmp_path: Path) -> None:
     assert m["coverage_feminine"] == pytest.approx(27 / 30) and m["coverage"] == pytest.approx(44 / 47)
     assert m["accuracy_pair"] is None and m["accuracy_pair_ci95"] is None
     lo, hi = m["accuracy_feminine_ci95"]
-    assert lo < 18 / 30 < hi and m["accuracy_masculine_ci95"] == [1.0, 1.0]
-    assert macro["accuracy_feminine_ci95"] == m["accuracy_feminine_ci95"]  # one language: the same replicates
+    assert lo < 18 / 30 < hi and m["accuracy_masculine_ci95"] == pytest.approx(score_test_interval(17, 17))
+    assert m["accuracy_masculine_ci95"][0] < 1.0  # all right, and still an interval of positive width
+    assert macro["accuracy_feminine_ci95"] == pytest.approx(m["accuracy_feminine_ci95"])  # one language: the same
 
 
 def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tmp_path: Path) -> None:
@@ -185,7 +180,7 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
             cell = f"{scope[key]:.3f} [{lo:.3f}, {hi:.3f}]"
             assert cell in md and cell in html, cell
     definitions = metrics["config"]["definitions"]
-    assert "distinguishing" in definitions["coverage"] and "same bootstrap resamples" in definitions["accuracy_ci95"]
+    assert "distinguishing" in definitions["coverage"] and "Wilson score interval" in definitions["accuracy_ci95"]
     assert "**coverage**" in md and "<b>accuracy_ci95</b>" in html
 
 

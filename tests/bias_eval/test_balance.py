@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from geneval_helpers import score_test_interval
 
 from bias_eval.balance import over_correction
 from bias_eval.gendered import LanguageData, Side
@@ -77,9 +78,9 @@ def test_strict_accuracy_and_mf_ratio_against_a_direct_count(german: LanguageDat
     for g in ("feminine", "masculine"):
         strict, gendered = own[f"strict_{g}"], own[f"gendered_{g}"]
         assert m[f"strict_accuracy_{g}"] == pytest.approx(strict.sum() / gendered.sum(), abs=1e-12)
-        reps = strict[idx].sum(axis=1) / gendered[idx].sum(axis=1)
-        assert m[f"strict_accuracy_{g}_ci95"] == pytest.approx(list(np.percentile(reps, [2.5, 97.5])), abs=1e-12)
+        assert m[f"strict_accuracy_{g}_ci95"] == pytest.approx(score_test_interval(strict.sum(), gendered.sum()))
         assert m[f"strict_accuracy_{g}"] < m[f"accuracy_{g}"]  # no gendered word: right for MT-GenEval only
+    assert m["neutral_pairs"] == N - own["gendered_feminine"].sum()  # pairs whose references share their words
     masculine = own["m_feminine"].sum() + own["m_masculine"].sum()
     feminine = own["f_feminine"].sum() + own["f_masculine"].sum()
     assert (m["predicted_masculine"], m["predicted_feminine"]) == (masculine, feminine)

@@ -242,11 +242,33 @@ def test_good_small_run_then_bad_runs_leave_it_untouched(
     assert status == 0 and "macro" in stdout
     before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     figures = {f"figures/{n}.{f}" for n in ("gap", "bleu_by_gender", "accuracy") for f in ("svg", "pdf", "png")}
-    assert set(before) == {"metrics.json", "report.md", "report.html", "de.details.jsonl", "es.details.jsonl", *figures}
+    files = {"metrics.json", "report.md", "report.html", "report.tex", "de.details.jsonl", "es.details.jsonl"}
+    assert set(before) == {*files, *figures}
     (good_hyps / "es.masculine.txt").write_text("only one line\n", encoding="utf-8")
     status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
     assert status == 2 and "es.masculine.txt: 1 lines, but the data has 25" in err
     assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_hyp_dir_without_target_langs_scores_its_languages_under_a_name(
+    run_cli, shared_geneval: Path, tmp_path: Path
+) -> None:
+    """A folder of de and es hypotheses for data that also has fr: de and es are scored, stderr says so, and the
+    command that rebuilds the report names them; --name is the report's title and metrics.json's name."""
+    root = make_subset(shared_geneval, tmp_path / "geneval", ("de", "es", "fr"), 25)
+    hyps = write_hyps(tmp_path / "hyps", reference_hyps(root, ("de", "es"), "test", lambda g: g))
+    out = tmp_path / "report"
+    args = ("--mtgeneval_dir", str(root), "--split", "test", "--hyp_dir", str(hyps), "--out", str(out))
+    status, _, err = run_cli(*args, "--bootstrap_samples", "0", "--name", "system A & B")
+    assert status == 0, err
+    assert "--hyp_dir: scoring de, es" in err
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert sorted(metrics["languages"]) == ["de", "es"] and metrics["config"]["name"] == "system A & B"
+    command = metrics["config"]["command"]
+    assert "--target_langs de es" in command and "--name 'system A & B'" in command
+    title = "Gender bias of system A & B on MT-GenEval test, EN\u2192de, es"
+    assert (out / "report.md").read_text(encoding="utf-8").startswith(f"# {title}\n")
+    assert f"<h1>{title.replace('&', '&amp;')}</h1>" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_hyp_line_count(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:

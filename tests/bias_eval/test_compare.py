@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bias_eval.compare import cells, compare, outside_both
+from bias_eval.accuracy import accuracy_figures
+from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.compare import cells, changed_beyond_noise, compare
+from bias_eval.metrics import gender_decision
+from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.errors import UserError
 
 
 @pytest.mark.parametrize(
     ("before", "before_ci", "after", "after_ci", "expected"),
-    [
-        (1.0, [0.5, 1.5], 2.0, [1.8, 2.2], True),  # each value outside the other's interval
-        (2.0, [1.8, 2.2], 1.0, [0.5, 1.5], True),  # the same, downwards
-        (1.0, [0.5, 2.5], 2.0, [0.9, 3.1], False),  # each inside the other's
-        (1.0, [0.9, 1.1], 1.5, [0.8, 2.2], False),  # after outside before's CI, but before inside after's
-        (1.0, [0.9, 1.1], 1.1, [1.05, 1.2], False),  # on the bound counts as inside
+    [  # the change's interval (MOVER), by hand: change - sqrt(...) to change + sqrt(...)
+        (1.0, [0.5, 1.5], 2.0, [1.8, 2.2], True),  # low: 1 - sqrt(0.2^2 + 0.5^2) = 0.46 > 0
+        (2.0, [1.8, 2.2], 1.0, [0.5, 1.5], True),  # high: -1 + sqrt(0.5^2 + 0.2^2) = -0.46 < 0
+        (1.0, [0.5, 2.5], 2.0, [0.9, 3.1], False),  # low: 1 - sqrt(1.1^2 + 1.5^2) = -0.86
+        (1.0, [0.9, 1.1], 1.5, [0.8, 2.2], False),  # low: 0.5 - sqrt(0.7^2 + 0.1^2) = -0.21
+        (1.0, [0.9, 1.1], 1.3, [1.2, 1.4], True),  # low: 0.3 - sqrt(0.1^2 + 0.1^2) = 0.16
+        (1.0, [0.9, 1.1], 1.12, [1.05, 1.2], False),  # each outside the other's interval, yet low: 0.12 - 0.122 < 0
         (1.0, None, 2.0, [1.8, 2.2], None),  # a figure without a CI
         (None, None, 2.0, [1.8, 2.2], None),
     ],
 )
 def test_changed_rule(before, before_ci, after, after_ci, expected) -> None:
-    assert outside_both(before, before_ci, after, after_ci) is expected
+    assert changed_beyond_noise(before, before_ci, after, after_ci) is expected
 
 
 def _metrics(langs: dict[str, dict], **config) -> dict:
@@ -39,7 +46,7 @@ def test_rows_cells_and_notes() -> None:
     )
     rows, notes = compare(before, after, ["a", "b"])
     by_key = {row.key: row for row in rows if row.scope == "de"}
-    assert [row.scope for row in rows] == ["de"] * 10 + ["macro"] * 10
+    assert [row.scope for row in rows] == ["de"] * 13 + ["macro"] * 13
     accuracy = by_key["accuracy_feminine"]
     assert accuracy.change == pytest.approx(0.05) and accuracy.changed is False
     assert cells(accuracy) == ["de", "acc f", "0.800", "[0.780, 0.820]", "0.850", "[0.700, 0.950]", "+0.050", "no"]
@@ -51,3 +58,27 @@ def test_rows_cells_and_notes() -> None:
 def test_no_common_language() -> None:
     with pytest.raises(UserError, match=r"^AFTER: no language in common with BEFORE \(BEFORE: de; AFTER: es fr\)$"):
         compare(_metrics({"de": {}}), _metrics({"es": {}, "fr": {}}), ["a", "b"])
+
+
+def test_a_share_of_one_has_an_interval_and_a_few_misses_are_not_a_change(shared_geneval: Path) -> None:
+    """Coverage 1.000 against 0.993 (4 of 600 hypotheses of 300 German pairs without a gendered word; McNemar would
+    give p = 0.125), 1,000 resamples: the 1.000 has an interval of positive width, and the comparison does not call
+    the change beyond noise (a percentile interval of a share of 1 is [1, 1], which called it changed)."""
+    whole = load_mtgeneval(shared_geneval, "dev", ["de"]).languages["de"]
+    ref_f, ref_m = whole.feminine.references[:300], whole.masculine.references[:300]
+    both = [f"{f} {m}" for f, m in zip(ref_f, ref_m)]  # every gendered word of the pair: covers
+    missing = ["" if i in (3, 50, 100, 200) else line for i, line in enumerate(both)]
+    rng = language_rng(12345, "de")
+    counts = dict.fromkeys(("feminine", "masculine"), resample_counts(rng, 300, 1000))
+    metrics = []
+    for feminine in (both, missing):
+        decisions = {
+            "feminine": [gender_decision(h, f, m) for h, f, m in zip(feminine, ref_f, ref_m)],
+            "masculine": [gender_decision(h, m, f) for h, f, m in zip(both, ref_f, ref_m)],
+        }
+        figures = accuracy_figures(decisions, True, counts)[0]
+        metrics.append({"languages": {"de": figures}, "macro": {}, "config": {}})
+    rows, _ = compare(*metrics, ["a", "b"])
+    (coverage,) = [r for r in rows if r.scope == "de" and r.key == "coverage"]
+    assert coverage.before == 1.0 and coverage.after == pytest.approx(1 - 4 / 600)
+    assert coverage.before_ci[0] < 1.0 and coverage.changed is False

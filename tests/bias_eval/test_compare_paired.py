@@ -1,13 +1,17 @@
 """Reading a report's per-sentence details for the paired tests (:func:`bias_eval.compare_paired.read_sentences`):
-each line one sentence pair, whatever line-separator characters the sentences hold."""
+each line one sentence pair, whatever line-separator characters the sentences hold; a p-value at the bootstrap's
+floor printed as the bound it is."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from bias_eval.compare_paired import Refused, read_sentences
+from bias_eval.bootstrap import resample_counts
+from bias_eval.compare_paired import Refused, _row, paired_cells, read_sentences
+from bias_eval.paired import compare_figure, gap_figure, p_text, share_figure
 from bias_eval.report import jsonl
 
 
@@ -30,3 +34,28 @@ def test_details_that_are_not_json_are_refused_with_their_line(tmp_path: Path) -
         read_sentences(tmp_path, "de", "AFTER")
     with pytest.raises(Refused, match=r"^AFTER: .*fr.details.jsonl is missing"):
         read_sentences(tmp_path, "fr", "AFTER")
+
+
+@pytest.mark.parametrize(("samples", "shown"), [(1000, "< 0.002"), (300, "< 0.0067")])
+def test_a_bootstrap_p_at_its_floor_is_printed_as_the_bound(samples: int, shown: str) -> None:
+    """An accuracy gap of 0.5 that closes to 0 on 200 pairs: no resample on the other side of 0, so p is at its
+    floor 2 / (B + 1) (0.001998 for 1000 resamples), which is printed as the bound it is, not as "0.002"."""
+    right, half = np.ones(200), (np.arange(200) % 2).astype(float)
+    counted = {g: np.ones(200) for g in ("feminine", "masculine")}
+    gap = {
+        name: gap_figure(share_figure({"feminine": f}, counted), share_figure({"masculine": right}, counted))
+        for name, f in (("before", half), ("after", right))
+    }
+    counts = dict.fromkeys(("feminine", "masculine"), resample_counts(np.random.default_rng(0), 200, samples))
+    change = compare_figure(gap["before"], gap["after"], {"feminine": 200, "masculine": 200}, counts)
+    assert change.p_value == pytest.approx(2 / (samples + 1))  # k = 0
+    cells = paired_cells(_row("de", "acc gap", "accuracy_gap", "paired bootstrap", change, {}))
+    assert cells[7] == shown
+    assert float(shown.removeprefix("< ")) > change.p_value  # a bound above the p, rounded up
+
+
+@pytest.mark.parametrize(
+    ("p", "floor", "shown"), [(0.0312, 2 / 1001, "0.0312"), (0.0004, None, "< 0.001"), (1.0, 2 / 1001, "1")]
+)
+def test_other_p_values_print_as_they_are(p: float, floor: float | None, shown: str) -> None:
+    assert p_text(p, floor) == shown

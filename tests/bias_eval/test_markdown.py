@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from testing_utils import REPO
 
-from bias_eval.markdown import escape, table
+from bias_eval.markdown import escape, records_table, table
 
 PARSER = MarkdownIt("commonmark").enable("table")
 #: characters that open inline markup (emphasis, code, links, HTML, entities): text with them keeps its cells, but
@@ -87,6 +87,14 @@ def test_columns_from_right_from_on_align_right_and_empty_cells_stay_cells():
     assert [[a for _, a in row] for row in got] == [["", "", "text-align:right"]] * 3
     assert [[t for t, _ in row] for row in got] == [["", "name", "n"], ["", "a", "1"], ["x", "", "2.5"]]
     assert parsed(table(["a", "b"], [["1", "2"]]))[1] == [("1", ""), ("2", "")]  # no right_from: all left
+
+
+def test_records_lay_out_by_their_columns_with_n_a_where_a_key_is_missing():
+    records = [{"system": "ours", "bleu": 31.456, "speed": 120}, {"system": "a|b", "bleu": 2.0}]
+    columns = [("bleu", "BLEU", "{:.1f}"), ("speed", "sent/s", "{:d}")]
+    got = parsed(records_table(records, columns).splitlines())
+    assert [[text for text, _ in row] for row in got] == [["system", "BLEU", "sent/s"], ["ours", "31.5", "120"],
+                                                          ["a|b", "2.0", "n/a"]]  # fmt: skip
 
 
 def test_a_row_of_another_width_is_refused():

@@ -107,17 +107,20 @@ def test_metric_tokenizes_bleu_for_the_target_language(metric, lang: str, tokeni
         assert out["bleu"] != sacrebleu.corpus_bleu(hyps, [refs], tokenize="13a").score
 
 
-def test_the_modules_tokenizer_map_is_the_librarys() -> None:
-    """The module's own copy (it loads where bias_eval is not importable) cannot drift from bias_eval.bleu."""
+def test_the_modules_copies_are_the_librarys() -> None:
+    """The module's own copies (it loads where bias_eval is not importable) cannot drift from bias_eval.bleu's
+    tokenizer map and bias_eval.gendered's gender values."""
     import importlib.util
 
     from bias_eval.bleu import TOKENIZERS, bleu_tokenizer
+    from bias_eval.gendered import GENDER_VALUES, GENDERS
     from bias_eval.langtag import ISO3
 
     spec = importlib.util.spec_from_file_location("_metric_copy", METRIC_DIR / "metric.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.TOKENIZERS == TOKENIZERS
+    assert module.GENDER_VALUES == GENDER_VALUES and module.GENDERS == GENDERS
     assert module.ISO3 == {three: two for two in TOKENIZERS for three in ISO3.get(two, ())}
     for tag in ("de", "zh", "zh-Hant", "zh_TW", "ZH-CN", "ja", "jpn", "ko", "kor", "th", "tha", "my", "mya", "pt_BR",
                 "deu", "cmn", "km", "lo"):  # fmt: skip

@@ -4,6 +4,7 @@ against the two metrics.json files read here, the HTML against the markdown, and
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import string
@@ -28,6 +29,9 @@ FIGURES = {
     "acc f": "accuracy_feminine",
     "acc m": "accuracy_masculine",
     "acc pair": "accuracy_pair",
+    "strict acc f": "strict_accuracy_feminine",
+    "strict acc m": "strict_accuracy_masculine",
+    "acc gap": "accuracy_gap",
     "fair BLEU": "fair_bleu",
     "coverage": "coverage",
 }
@@ -104,7 +108,7 @@ def _check_table(rows: list[list[str]], before: dict, after: dict) -> list[str]:
         key = FIGURES[title]
         mb = before["macro"] if scope == "macro" else before["languages"][scope]
         ma = after["macro"] if scope == "macro" else after["languages"][scope]
-        tolerance = 0.0005 if key.startswith(("accuracy", "coverage")) else 0.005
+        tolerance = 0.0005001 if key.startswith(("accuracy", "coverage", "strict")) else 0.005  # half the last digit
         assert _number(b) == pytest.approx(mb[key], abs=tolerance), (scope, title)
         assert _number(a) == pytest.approx(ma[key], abs=tolerance), (scope, title)
         assert _number(change) == pytest.approx(ma[key] - mb[key], abs=tolerance), (scope, title)
@@ -114,8 +118,10 @@ def _check_table(rows: list[list[str]], before: dict, after: dict) -> list[str]:
         else:
             assert _interval(b_ci) == pytest.approx(ci_b, abs=tolerance)
             assert _interval(a_ci) == pytest.approx(ci_a, abs=tolerance)
-            outside = not ci_b[0] <= ma[key] <= ci_b[1] and not ci_a[0] <= mb[key] <= ci_a[1]
-            assert changed == ("yes" if outside else "no"), (scope, title)
+            change = ma[key] - mb[key]  # its interval from the two (MOVER), written out here
+            low = change - math.hypot(ma[key] - ci_a[0], ci_b[1] - mb[key])
+            high = change + math.hypot(ci_a[1] - ma[key], mb[key] - ci_b[0])
+            assert changed == ("yes" if low > 0 or high < 0 else "no"), (scope, title)
         verdicts.append(changed)
     return verdicts
 
@@ -127,12 +133,17 @@ def test_table_matches_both_metrics_files(reports: tuple[Path, Path], tmp_path: 
     table = res.stdout.split("## Paired tests")[0]  # the paired tests: test_paired_tests_on_the_same_sentences
     verdicts = _check_table(_markdown_rows(table), _metrics(before), _metrics(after))
     assert {"yes", "no", "n/a"} <= set(verdicts)  # the damaged feminine side moves, the masculine accuracy not
-    assert "Note: change = tuned - base" in res.stdout and "outside base's CI" in res.stdout
+    assert "Note: change = tuned - base" in res.stdout and "MOVER" in res.stdout
 
     out = tmp_path / "cmp"
     res = compare(str(before), str(after), "--names", "base,tuned", "--out", str(out))
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["comparison.html", "comparison.json", "comparison.md"]
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    figure = [f"figures/comparison.{f}" for f in ("pdf", "png", "svg")]
+    assert written == ["comparison.html", "comparison.json", "comparison.md", "comparison.tex", *figure]
+    svg = ET.parse(out / "figures" / "comparison.svg").getroot()
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg" and {"base", "tuned"} <= set(svg.itertext())
+    assert (out / figure[0]).read_bytes().startswith(b"%PDF-") and (out / figure[1]).read_bytes()[:4] == b"\x89PNG"
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     root = ET.fromstring((out / "comparison.html").read_text(encoding="utf-8").split("\n", 1)[1])
     ns = {"h": "http://www.w3.org/1999/xhtml"}
@@ -252,6 +263,19 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
         assert macro["test"] == "paired bootstrap" and macro["ci95"][0] <= macro["change"] <= macro["ci95"][1]
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     assert "## Paired tests on the same sentences" in markdown and "McNemar exact (b=" in markdown
+    # the first paragraph: base's accuracy gap is 0 (the references), tuned's widens it by |gap after| - |gap before|
+    first = markdown.split("\n\n")[1]
+    for lang in LANGS:
+        m_b, m_a = _metrics(before)["languages"][lang], _metrics(after)["languages"][lang]
+        size = 100 * (abs(m_a["accuracy_gap"]) - abs(m_b["accuracy_gap"]))
+        assert m_b["accuracy_gap"] == 0 and size > 10
+        low, high = (100 * x for x in rows[(lang, "accuracy_gap_size")]["ci95"])
+        said = f"In {lang}, tuned widens the accuracy gap by {size:.1f} points [{low:.1f}, {high:.1f}], p < 0.01"
+        assert said in first, first
+    assert first.startswith("Against base, on the same sentences: In de, tuned widens the accuracy gap by")
+    assert json.loads((out / "comparison.json").read_text(encoding="utf-8"))["summary"] == first
+    page = (out / "comparison.html").read_text(encoding="utf-8")
+    assert page.index(first.split(":")[0]) < page.index('<figure id="fig-comparison">') < page.index("<details>")
 
     changed = tmp_path / "changed"
     shutil.copytree(after, changed)
@@ -264,3 +288,4 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
     said = "es: feminine sentence 0 has another reference in after: not the same sentences"
     assert res.stderr == f"note: paired tests not run: {said}\n"
     assert f"Paired tests not run: {said}." in res.stdout
+    assert f"The paired tests did not run ({said}), so this comparison claims no change" in res.stdout

@@ -1,6 +1,7 @@
 """A run without DeepSpeed never imports it: its import prints DeepSpeed's "Setting accelerator to CPU" warning
 (and costs seconds), which used to appear in the middle of a plain run, at its first evaluation. A DeepSpeed run's
-settings are checked for what its end needs before anything is written."""
+settings are checked for what its end needs before anything is written. Under ZeRO-3 the model is created sharded
+within one scope, and every model created outside it is a plain one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testing_utils import FAST_RUN, REPO, launch, run_script, train_in_process
+from testing_utils import FAST_RUN, REPO, free_port, launch, run_script, train_in_process
 
 from mtkit.config import parse_config
 from mtkit.distributed.deepspeed import GATHER, check_deepspeed_config
@@ -36,6 +37,50 @@ def test_a_plain_run_leaves_deepspeed_unimported(multi30k_small, tmp_path):
     assert "deepspeed imported: False" in res.stdout and "warning printed: False" in res.stdout, res.stdout
     assert (tmp_path / "run" / "final" / "model.safetensors").is_file()
     assert (tmp_path / "run" / "final_ct2" / "model.bin").is_file()
+
+
+#: one ZeRO-3 process: the accelerator and the run's model built as the trainer builds them, then a model loaded after
+SHARDED_SCOPE = """
+import sys
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForSeq2SeqLM
+from transformers.integrations.deepspeed import is_deepspeed_zero3_enabled
+from mtkit.config import parse_config
+from mtkit.distributed.deepspeed import sharded_creation, zero_stage
+from mtkit.train.build import build_accelerator, build_model
+model_dir, out = sys.argv[1:]
+cfg = parse_config(["--model_name_or_path", model_dir, "--output_dir", out])
+acc = build_accelerator(cfg)
+print("stage:", zero_stage(acc), "registered before:", is_deepspeed_zero3_enabled())
+with sharded_creation(acc):
+    print("registered within:", is_deepspeed_zero3_enabled())
+    model = build_model(cfg, None, zero_stage(acc))
+print("run's model sharded:", all(hasattr(p, "ds_id") for p in model.parameters()))
+later = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32)
+state, saved = later.state_dict(), load_file(f"{model_dir}/model.safetensors")
+print("registered after:", is_deepspeed_zero3_enabled())
+print("later model sharded:", any(hasattr(p, "ds_id") for p in later.parameters()))
+print("later model whole:", all(torch.equal(state[k], w.float()) for k, w in saved.items()))
+"""
+
+
+def test_zero3_creates_the_run_s_model_sharded_and_every_later_model_plain(tiny_t5, tmp_path):
+    """accelerate registers ZeRO-3 with transformers when it creates the Accelerator, for the life of the process;
+    the run's model is created sharded (zero.Init) within ``sharded_creation`` alone, and a model loaded afterwards in
+    the same process (as the bias report loads final/) is whole: its weights equal to the file's."""
+    env = deepspeed_env(str(REPO / "ds_configs" / "zero3.json"), PYTHONPATH=str(REPO), RANK="0", LOCAL_RANK="0")
+    env |= {"WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": free_port()}
+    res = run_script("-", sys.executable, "-c", SHARDED_SCOPE, str(tiny_t5), str(tmp_path / "run"), env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.splitlines()[-6:] == [
+        "stage: 3 registered before: False",
+        "registered within: True",
+        "run's model sharded: True",
+        "registered after: False",
+        "later model sharded: False",
+        "later model whole: True",
+    ], res.stdout
 
 
 def no_gather(tmp_path) -> Path:

@@ -12,11 +12,18 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bias_eval import bleu
+from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
+
+
+def saved(doc: dict) -> dict:
+    """``doc`` as ``metrics.json`` holds it: with its over-correction flag, computed by the library."""
+    return doc | {"over_correction": over_correction(doc)}
+
 
 REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
 
@@ -79,7 +86,7 @@ def test_leakage_found_when_the_mitigation_data_holds_verdict_sentences() -> Non
 def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
-        return {"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)}
+        return saved({"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)})
 
     rows = [{"lang": lang, "figure": figure, "ci95": [-0.2, -0.1], "p_value": p, "test": "paired bootstrap"}
             for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))
@@ -100,7 +107,7 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
 
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
-        return {"languages": {"de": one}}
+        return saved({"languages": {"de": one}})
 
     def test(figure: str, p: float) -> dict:
         return {"lang": "de", "figure": figure, "ci95": [-0.1, -0.01], "p_value": p, "test": "t"}
@@ -149,7 +156,7 @@ def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray) ->
     f, m = float(np.mean(feminine)), float(np.mean(masculine))
     ci = np.percentile(_gap_replicates(feminine, masculine, counts), [2.5, 97.5]).tolist()
     one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f, "accuracy_gap_ci95": ci}
-    return {"languages": {"de": one}}
+    return saved({"languages": {"de": one}})
 
 
 def _verdict(before: tuple[list[bool], list[bool]], after: tuple[list[bool], list[bool]], refused: str | None = None):
@@ -214,6 +221,8 @@ def test_a_gap_whose_size_shrinks_beyond_noise_narrowed() -> None:
     doc, _ = _verdict(before, (_right(400, 376, 5), _right(400, 380)))
     assert doc["overall"]["accuracy_gap_outcome"] == "narrowed" and doc["overall"]["accuracy_gap_narrowed"]
     assert doc["overall"]["accuracy_gap_size"]["change_ci95"][1] < 0 and "narrowed beyond noise" in doc["summary"]
+    assert np.isclose(doc["overall"]["accuracy_gap_size"]["p_value"], 2 / (SAMPLES + 1))  # no resample across 0
+    assert "p < 0.005)" in doc["summary"]  # its floor 2 / 401 = 0.00499, as the bound it is, rounded up
     down, _ = _verdict(before, (_right(400, 320), _right(400, 324, 5)))
     assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
     assert down["overall"]["levelled_down"] == "accuracy_masculine" and "Levelling down" in down["summary"]

@@ -7,7 +7,7 @@ from accelerate.utils import LoggerType
 from testing_utils import FAST_RUN, train_in_process
 
 from mtkit.errors import UserError
-from mtkit.train.tracking import MetricsLog, plot_curves, tracker_names
+from mtkit.train.tracking import MetricsLog, plot_curves, read_metrics, tracker_names, validation_records
 
 
 def test_tracker_names():
@@ -45,6 +45,8 @@ def test_metrics_log_resumes_after_its_checkpoint_and_plots(tmp_path):
     MetricsLog(tmp_path, acc, resume_step=20)  # a run resumed from the update-20 checkpoint
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [10, 20, 20]
-    png = plot_curves(tmp_path / "metrics.jsonl", tmp_path / "curves.png")
+    assert read_metrics(tmp_path) == records and read_metrics(tmp_path / "missing") == []
+    assert validation_records(records) == {20: records[2]}
+    png = plot_curves(tmp_path, tmp_path / "curves.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
-    assert plot_curves(tmp_path / "missing.jsonl", tmp_path / "none.png") is None
+    assert plot_curves(tmp_path / "missing", tmp_path / "none.png") is None

@@ -1,0 +1,71 @@
+"""LaTeX for papers: one escape for text in a table cell or a caption, and one booktabs table builder
+(``\\toprule``, ``\\midrule``, ``\\bottomrule``), for the report's ``report.tex`` and the comparison's
+``comparison.tex``. Standard library only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+#: characters LaTeX reads as commands, and the typographic signs the pages use, as LaTeX writes them
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "\u2212": "$-$",  # minus sign
+    "\u221e": r"$\infty$",
+    "\u2192": r"$\rightarrow$",
+}
+PREAMBLE = "% needs \\usepackage{booktabs} and \\usepackage{graphicx} (for \\resizebox)"
+
+
+def escape(text: object) -> str:
+    """``text`` as LaTeX text: its special characters escaped, the minus, infinity and arrow signs in math mode."""
+    return "".join(_SPECIAL.get(char, char) for char in str(text))
+
+
+def bold(text: str) -> str:
+    """Already escaped ``text`` in bold."""
+    return f"\\textbf{{{text}}}"
+
+
+def table(
+    header: Sequence[object],
+    rows: Iterable[Sequence[str] | None],
+    *,
+    caption: str,
+    label: str,
+    right_from: int = 1,
+) -> list[str]:
+    """The lines of a ``table`` float holding a booktabs ``tabular`` scaled to the text width: the header and every
+    caption word escaped here, the cells already escaped by the caller (:func:`escape`, :func:`bold`); ``None`` in
+    ``rows`` is a ``\\midrule``; the columns from ``right_from`` on aligned right. A row of another width than the
+    header is a :class:`ValueError`."""
+    width = len(header)
+    lines = [
+        PREAMBLE,
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\resizebox{\\textwidth}{!}{%",
+        f"\\begin{{tabular}}{{{'l' * right_from}{'r' * (width - right_from)}}}",
+        "\\toprule",
+        " & ".join(escape(h) for h in header) + " \\\\",
+        "\\midrule",
+    ]
+    for cells in rows:
+        if cells is None:
+            lines.append("\\midrule")
+            continue
+        if len(cells) != width:
+            raise ValueError(f"a row of {len(cells)} cells in a table of {width} columns: {list(cells)}")
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}}", f"\\caption{{{escape(caption)}}}", f"\\label{{{label}}}"]
+    return [*lines, "\\end{table}"]

@@ -1,0 +1,68 @@
+"""WinoMT's figures (bias_eval.winomt.figures) against direct counts, and Wilson's interval against its formula."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bias_eval.winomt.data import Item, WinoMT
+from bias_eval.winomt.figures import figures, wilson
+from bias_eval.winomt.score import Scored
+
+# (gold, predicted, half): six translations worked by hand
+LINES = [
+    ("male", "male", "pro"),
+    ("male", "female", "anti"),
+    ("female", "female", "pro"),
+    ("female", "male", "anti"),
+    ("female", "male", "anti"),
+    ("neutral", "neutral", None),
+]
+
+
+def _case() -> tuple[list[Scored], WinoMT]:
+    items = [Item(gold, 1, f"The s{k} left.", "doctor" if k < 3 else "nurse") for k, (gold, _, _) in enumerate(LINES)]
+    scored = [Scored(item, "t", ("w",), 0, predicted) for item, (_, predicted, _) in zip(items, LINES)]
+    pro = frozenset(i.sentence for i, (_, _, h) in zip(items, LINES) if h == "pro")
+    anti = frozenset(i.sentence for i, (_, _, h) in zip(items, LINES) if h == "anti")
+    return scored, WinoMT(Path("."), tuple(items), pro, anti)
+
+
+def test_figures_by_hand() -> None:
+    scored, data = _case()
+    found = figures(scored, data, "de", samples=200)
+    assert found["accuracy"] == pytest.approx(100 * 3 / 6)
+    # male: predicted 3 times, right once; 2 male sentences -> P 1/3, R 1/2, F1 2(1/3)(1/2)/(5/6) = 0.4
+    # female: predicted twice, right once; 3 female sentences -> P 1/2, R 1/3, F1 0.4
+    assert found["f1_male"] == pytest.approx(40.0) and found["f1_female"] == pytest.approx(40.0)
+    assert found["delta_g"] == pytest.approx(0.0)
+    assert found["accuracy_pro"] == pytest.approx(100.0) and found["accuracy_anti"] == pytest.approx(0.0)
+    assert found["delta_s"] == pytest.approx(100.0) and (found["n_pro"], found["n_anti"]) == (2, 3)
+    assert found["no_gender"] == {"male": 0, "female": 0, "neutral": 1}
+    assert found["confusion"]["female"] == {"male": 2, "female": 1, "neutral": 0, "unknown": 0}
+    low, high = found["delta_g_ci95"]
+    assert low <= high
+    doctor, nurse = found["professions"]
+    assert (doctor["profession"], doctor["n"], doctor["accuracy"]) == ("doctor", 3, pytest.approx(200 / 3))
+    assert (nurse["predicted_male"], nurse["predicted_neutral"]) == (2, 1)
+
+
+def test_wilson_by_its_formula() -> None:
+    # 0 of 10: the interval is [0, z^2 / (n + z^2)], never zero-width
+    z = 1.959963984540054
+    low, high = wilson(0, 10)
+    assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(100 * z**2 / (10 + z**2))
+    assert wilson(0, 0) is None
+
+
+@given(st.integers(1, 5000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_holds_the_share(case) -> None:
+    correct, total = case
+    low, high = wilson(correct, total)
+    assert 0 <= low < high <= 100 + 1e-9
+    assert low - 1e-9 <= 100 * correct / total <= high + 1e-9
+    assert not math.isnan(low + high)

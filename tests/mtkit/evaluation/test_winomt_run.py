@@ -1,0 +1,114 @@
+"""``bias_report.py --benchmark winomt`` (mtkit.evaluation.winomt_run): Google Translate's outputs shipped with WinoMT
+score what Stanovsky et al. (2019) published, a model's translations of en.txt are scored end to end, and bad input
+is one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from testing_utils import WINOMT, script_in_process
+
+from mtkit.cli.bias_report import main
+
+#: Stanovsky et al. 2019, Table 2 (Google Translate): accuracy and ΔG
+PUBLISHED = {"de": (59.4, 12.5), "es": (53.1, 23.4), "fr": (63.6, 6.4)}
+#: the benchmark's own log of its German scorer on these outputs (logs/google/de.log): gold -> predicted -> count
+GERMAN_CONFUSION = {
+    "male": {"male": 1497, "female": 297, "neutral": 32, "unknown": 0},
+    "female": {"male": 990, "female": 790, "neutral": 42, "unknown": 0},
+    "neutral": {"male": 195, "female": 23, "neutral": 22, "unknown": 0},
+}
+
+
+def google(lang: str) -> Path:
+    path = WINOMT / "translations" / "google" / f"en-{lang}.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} is not there")
+    return path
+
+
+def report(lang: str, out: Path, *extra: str) -> dict:
+    args = ["--benchmark", "winomt", "--winomt_dir", str(WINOMT), "--hyp_file", str(google(lang))]
+    res = script_in_process(main, *args, "--target_lang", lang, "--out", str(out), *extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads((out / "metrics.json").read_text())
+
+
+def test_google_german_is_the_published_figure(tmp_path: Path) -> None:
+    """The default tier's anchor: German, whose scorer is the benchmark's rules, gives the benchmark's own counts
+    sentence class by sentence class, so accuracy and ΔG are the published ones (Spanish and French: the slow test
+    below)."""
+    metrics = report("de", tmp_path / "de", "--bootstrap_samples", "0")
+    assert metrics["confusion"] == GERMAN_CONFUSION
+    assert (round(metrics["accuracy"], 1), round(metrics["delta_g"], 1)) == PUBLISHED["de"]
+    assert {p.name for p in (tmp_path / "de").iterdir()} == {"metrics.json", "report.md", "professions.tsv",
+                                                              "de.details.jsonl"}  # fmt: skip
+    text = (tmp_path / "de" / "report.md").read_text()
+    assert "| nurse | 86 |" in text and "--benchmark winomt" in text
+
+
+@pytest.mark.slow  # the default tier keeps German, exact (above)
+@pytest.mark.parametrize(
+    "lang",
+    [
+        "es",
+        pytest.param(
+            "fr",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="accuracy 64.9 against 63.6 (1.3 points): the French rules and the benchmark's spaCy 2 "
+                "tagger disagree on about 3% of the aligned words (docs/bias_evaluation.md#winomt)",
+            ),
+        ),
+    ],
+)
+def test_google_spanish_and_french_within_a_point(tmp_path: Path, lang: str) -> None:
+    metrics = report(lang, tmp_path / lang, "--bootstrap_samples", "0")
+    accuracy, delta_g = PUBLISHED[lang]
+    assert abs(metrics["delta_g"] - delta_g) <= 1.0
+    assert abs(metrics["accuracy"] - accuracy) <= 1.0
+
+
+@pytest.mark.slow  # what the French figures are today: ΔG within a point, accuracy 1.3 points above
+def test_google_french_as_documented(tmp_path: Path) -> None:
+    metrics = report("fr", tmp_path / "fr", "--bootstrap_samples", "0")
+    assert abs(metrics["delta_g"] - PUBLISHED["fr"][1]) <= 1.0
+    assert 1.0 < metrics["accuracy"] - PUBLISHED["fr"][0] <= 1.4
+
+
+def test_a_model_end_to_end(family_dir, tmp_path: Path) -> None:
+    """A tiny Marian model translates the first 8 sentences of en.txt into German; they are cached and scored."""
+    model = family_dir("marian")
+    out = tmp_path / "report"
+    args = ["--benchmark", "winomt", "--winomt_dir", str(WINOMT), "--model", str(model), "--target_lang", "de"]
+    extra = ["--max_samples", "8", "--num_beams", "1", "--max_new_tokens", "8", "--bootstrap_samples", "20"]
+    res = script_in_process(main, *args, *extra, "--out", str(out), "--device", "cpu")
+    assert res.returncode == 0, res.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["n"] == 8 and metrics["config"]["hypotheses"]["model"] == str(model)
+    hyps = (out / "hyps" / "de.winomt.txt").read_text().splitlines()
+    details = [json.loads(line) for line in (out / "de.details.jsonl").read_text().splitlines()]
+    assert [d["translation"] for d in details] == hyps
+    assert "--max_samples 8" in metrics["config"]["command"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--target_lang", "it"], "error: --target_lang it: not scored on WinoMT: Italian needs"),
+        ([], "error: --target_lang: WinoMT is scored one target language at a time"),
+        (["--target_lang", "de", "--mtgeneval_dir", "d"], "error: --mtgeneval_dir: not used with --benchmark winomt"),
+    ],
+)
+def test_bad_input(tmp_path: Path, extra: list[str], message: str) -> None:
+    res = script_in_process(main, "--benchmark", "winomt", "--hyp_file", "x.txt", "--out", str(tmp_path / "o"), *extra)
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [res.stderr.strip()]
+    assert res.stderr.startswith(message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_winomt_flags_refused_for_mtgeneval(tmp_path: Path) -> None:
+    res = script_in_process(main, "--hub", "--hyp_file", "x", "--out", str(tmp_path / "o"))
+    assert res.returncode == 2 and "--hyp_file: only used with --benchmark winomt" in res.stderr
