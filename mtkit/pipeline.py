@@ -1,12 +1,11 @@
-"""One training run from its config to its report: train (:mod:`mtkit.train`), then, on the main process alone, the
-end-of-run steps ``final/`` asks for: CTranslate2 (``--export_ct2``), the model card, the gender-bias report
-(``--bias_report_split``, into the card too), a mitigation's verdict (``mitigation:``) and the upload to the hub
-(``--push_to_hub``).
+"""One training run from its config to its report: train (:mod:`mtkit.train`; a mitigation's control arm after it,
+:mod:`mtkit.train.control`, on every process), then, on the main process alone, the end-of-run steps ``final/`` asks
+for: CTranslate2 (``--export_ct2``), the gender-bias report (``--bias_report_split``), a mitigation's verdict
+(``mitigation:``), the model card and the upload to the hub (``--push_to_hub``).
 
 The run's record (:class:`~mtkit.train.record.RunRecord`, made by the trainer) takes what each step adds, in memory.
-``final/``'s card is written once from it when the conversion and the bias report are done (the verdict adds its
-sections to that card), and ``results.json`` once when every local step is done, both before the upload, so that a
-failed upload loses nothing; each is written even when a step before it fails, with what the steps before that
+``final/``'s card and ``results.json`` are written once from it when every local step is done, both before the
+upload, so that a failed upload loses nothing; both are written even when a step fails, with what the steps before it
 added. The upload is the last step: only its commit is written to ``results.json`` after it."""
 
 from __future__ import annotations
@@ -26,14 +25,18 @@ from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
 from mtkit.evaluation.generation import resolve_report, saved_dtype
+from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.scores import scoring
-from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, selection_budget, verdict_document
+from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
+from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
+from mtkit.evaluation.verdict_page import render_markdown
 from mtkit.export.card import environment, final_weights, save_card, training_card
-from mtkit.export.card_bias import add_comparison, add_verdict, with_bias_report
+from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.processes import is_main_process
 from mtkit.train.checks import bias_report_split, check_run_apart
+from mtkit.train.control import train_control
 from mtkit.train.lock import lock_run
 from mtkit.train.record import RunRecord
 from mtkit.train.tracking import read_metrics
@@ -54,50 +57,58 @@ def run(cfg: RunConfig) -> dict:
 
 
 def train_and_report(cfg: RunConfig, repo_id: str | None) -> dict:
-    """Train, then (on the main process) convert, describe, report and upload; ``results.json`` and the card written
-    before the upload (see the module doc)."""
+    """Train (a mitigation's control arm too), then, on the main process, convert, report, judge, describe and
+    upload; ``results.json`` and the card written before the upload (see the module doc)."""
     trainer = Trainer(cfg)
     record = trainer.fit()
-    acc = trainer.accelerator
-    if not acc.is_main_process:
-        return record.results
-    out = Path(cfg.train.output_dir)
-    results = record.results
-    results["scoring"] = scoring(cfg.data.languages(), cfg.eval.paper_bleu)  # which score is which
-    results["environment"] = environment(acc, zero_stage(acc), {split: len(d) for split, d in trainer.raw.items()})
+    acc, out, results = trainer.accelerator, Path(cfg.train.output_dir), record.results
+    main = acc.is_main_process
+    if main:
+        results["scoring"] = scoring(cfg.data.languages(), cfg.eval.paper_bleu)  # which score is which
+        results["environment"] = environment(acc, zero_stage(acc), {s: len(d) for s, d in trainer.raw.items()})
     try:
-        local_steps(cfg, trainer, record)
+        control = train_control(cfg) if cfg.mitigation.control_arm() else None  # training: every process
+        if main:
+            results |= {"control": str(control.out)} if control else {}
+            local_steps(cfg, trainer, record, control)
     finally:
-        record.write(out)
+        if main:
+            print(f"model card in {write_final_card(cfg, out, record)}")
+            record.write(out)
+    if not main:
+        return results
     if repo_id is not None:
         results["hub_commit"] = push(out / "final", repo_id, private=cfg.train.hub_private_repo)
         record.write(out)  # once more, for the commit alone
     return results
 
 
-def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord) -> None:
-    """The end-of-run steps on this machine, each adding to ``record``: the conversion and the bias report, then
-    ``final/``'s card (written from the record, whatever they did), then the verdict."""
+def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord, control: Trainer | None) -> None:
+    """The end-of-run steps on this machine, each adding to ``record``: the conversion, the bias report, then a
+    mitigation's verdict (``control``: its control arm's trainer, if it has one)."""
     out, results = Path(cfg.train.output_dir), record.results
     final = out / "final"
-    try:
-        if cfg.eval.export_ct2:  # alone from here: no collective left to time out
-            results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
-        if bias_report_split(cfg):
-            record.bias = bias_report(cfg, final, out / "bias_report")
-            results["bias_report"] = str(out / "bias_report")
-    finally:
-        print(f"model card in {write_final_card(cfg, out, record)}")
+    if cfg.eval.export_ct2:  # alone from here: no collective left to time out
+        results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
+    if bias_report_split(cfg):
+        record.bias = bias_report(cfg, final, out / "bias_report")
+        results["bias_report"] = str(out / "bias_report")
     if cfg.mitigation.enabled():
-        results["verdict"] = str(mitigation_verdict(cfg, trainer, final, out / "verdict", results))
+        results["verdict"] = str(mitigation_verdict(cfg, trainer, control, out / "verdict", record))
 
 
 def write_final_card(cfg: RunConfig, out: Path, record: RunRecord) -> Path:
-    """Write the card of the run's ``final/`` from its record: the training card and its bias report's section."""
+    """Write the card of the run's ``final/`` from its record: the training card, its bias report's section and a
+    mitigation's before/after table and verdict page."""
     final = out / "final"
     card = training_card(final, cfg, out, final_weights(cfg, record.results), record)
     if record.bias is not None:
         card = with_bias_report(final, card, record.bias)
+    if record.comparison is not None:
+        done = record.comparison
+        card = with_comparison(card, done.rows, done.names, done.sources)
+    if record.verdict_page is not None:
+        card = with_verdict(card, record.verdict_page)
     return save_card(final, card)
 
 
@@ -147,46 +158,56 @@ def _jsonl(path: Path) -> list[dict]:
     return [row for _, row in read_jsonl(path)]
 
 
-def verdict_reports(
-    cfg: RunConfig, final: Path, langs: list[str], out: Path, names: tuple[str, str]
-) -> list[dict[str, Any]]:
-    """The ``bias_eval`` reports of the start and of ``final/`` on the verdict pairs (``out/pairs``) into
-    ``out/<name>``, both decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
-    settings) with ``final/``'s prompt and weight type, resolved once and given to both in full, so that neither reads
-    anything of its own folder; returns their figures (``metrics.json``)."""
-    e = cfg.eval
+def verdict_reports(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, dict]:
+    """The ``bias_eval`` reports of ``models`` (name: model folder) on the verdict pairs (``out/pairs``) into
+    ``out/<name>``, all decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
+    settings) with the mitigated ``final/``'s prompt and weight type, resolved once and given to each in full, so that
+    none reads anything of its own folder; returns their figures (``metrics.json``) by name."""
+    e, final = cfg.eval, Path(models["mitigated"])
     common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
     run = replace(common, model=str(final), num_beams=e.num_beams, max_new_tokens=e.max_new_tokens,
                   length_penalty=e.length_penalty, max_len_a=e.max_len_a, max_len_b=e.max_len_b,
                   dtype=saved_dtype(final))  # fmt: skip
-    both = resolve_report(run)[0].fields()
-    models = (str(cfg.model.model_name_or_path), str(final))
-    return [run_report(replace(common, out=str(out / n), model=m, **both)) for n, m in zip(names, models)]
+    alike = resolve_report(run)[0].fields()
+    return {n: run_report(replace(common, out=str(out / n), model=str(m), **alike)) for n, m in models.items()}
 
 
-def mitigation_verdict(cfg: RunConfig, trainer: Trainer, final: Path, out: Path, results: dict) -> Path:
+def _cost(before: Path, after: Path) -> dict[str, Any] | None:
+    """:func:`general_cost` of two runs' general test translations (``None`` when either is missing)."""
+    return general_cost(_jsonl(before), _jsonl(after)) if before.is_file() and after.is_file() else None
+
+
+def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None, out: Path, record: RunRecord) -> Path:
     """The verdict of a mitigation (:mod:`mtkit.evaluation.verdict`) in ``out``: the verdict pairs in MT-GenEval's
-    layout, the ``bias_eval`` reports of the start and of ``final/`` on them with the same decoding settings
-    (:func:`verdict_reports`), their comparison (paired tests; the before/after table goes into ``final/``'s card),
-    the general cost from the test translations of update 0 and of the export, the leakage check; ``verdict.json``
-    and ``verdict.md``."""
-    langs = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
-    names = ("start", "mitigated")
-    metrics = verdict_reports(cfg, final, langs, out, names)
-    done = compare_reports(*metrics, [out / n for n in names], names, out / "comparison")
-    try:  # the before/after table in final/'s card
-        print(f"model card updated: {add_comparison(final, done.rows, list(names), done.sources)}", file=sys.stderr)
-    except (OSError, ValueError) as err:
-        print(f"warning: {final}: model card not updated ({err})", file=sys.stderr)
-    translations = trainer.out / "translations"
-    start, end = translations / "test-start.jsonl", translations / "test.jsonl"
-    cost = general_cost(_jsonl(start), _jsonl(end)) if start.is_file() and end.is_file() else None
-    leak = leakage(trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list())
-    budget = selection_budget(read_metrics(trainer.out), results.get("best_step"), cfg.mitigation.max_bleu_drop)
-    doc = verdict_document(*metrics, done.paired, cost, leak, budget)
-    page = render_markdown(doc, names)
+    layout, the ``bias_eval`` reports of the start, the control arm's ``final/`` (``control``: its trainer, if it ran)
+    and the mitigated ``final/`` on them with the same decoding settings (:func:`verdict_reports`), their comparisons
+    (paired tests, in ``out/<comparison>``), the general cost from the general test translations of update 0 and of
+    each export, the checkpoint choice and the leakage check; ``verdict.json`` and ``verdict.md``. The start against
+    mitigated comparison and the page go into ``record``, for the model card."""
+    order = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
+    models = {"start": cfg.model.model_name_or_path, "mitigated": trainer.out / "final"}
+    if control is not None:
+        models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
+    metrics = verdict_reports(cfg, models, list(order), out)
+    done = {}
+    for name, pair in COMPARISONS.items():
+        if all(n in metrics for n in pair):
+            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name)
+    record.comparison = done["mitigated_vs_start"]  # the card's before/after table
+    tests = trainer.out / "translations"
+    costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl")}
+    if control is not None:
+        costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl")
+    tuning, verdict = trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list()
+    unseen = unseen_units(verdict, tuned_words(tuning))
+    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"])
+    leak = leakage(tuning, verdict)
+    m = cfg.mitigation
+    budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
+                              m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
+    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words)
+    record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
-    atomic_write(out / "verdict.md", page.encode("utf-8"))
-    add_verdict(final, page)
+    atomic_write(out / "verdict.md", record.verdict_page.encode("utf-8"))
     print(f"mitigation verdict in {out}/verdict.md: {doc['summary']}")
     return out

@@ -99,8 +99,8 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "vocab_size": (_vocabulary, f"> {SPECIAL_TOKENS} (the special tokens <s> <pad> </s> <unk>, and subwords)"),
     "validation_fraction": (_open_fraction, "in (0, 1)"),
     **dict.fromkeys(("verdict_fraction", "selection_fraction"), (_open_fraction, "in (0, 1)")),
-    **dict.fromkeys(("replay_ratio", "distill_to_start"), (_fraction, "in [0, 1)")),
-    **dict.fromkeys(("l2_to_start", "max_bleu_drop"), (_non_negative, ">= 0")),
+    **dict.fromkeys(("replay_ratio", "distill_to_start", "unseen_fraction"), (_fraction, "in [0, 1)")),
+    **dict.fromkeys(("l2_to_start", "max_bleu_drop", "max_accuracy_drop"), (_non_negative, ">= 0")),
 }
 
 #: the numeric flags of the scripts that are no run-config key, each with its range (all integers): counts of

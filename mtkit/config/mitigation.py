@@ -5,6 +5,7 @@ with replay of its general data, a pull toward its starting model and a general-
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mtkit.config.keys import key
 
@@ -26,7 +27,18 @@ class MitigationConfig:
         "none, --gender_split itself, or --gender_data is a table), --verdict_fraction of the pairs are held out "
         "for it instead.",
     )
-    verdict_fraction: float = key(0.4, "Share of the pairs held out for the verdict when it has no split of its own.")
+    verdict_fraction: float = key(
+        0.4,
+        "Share of the pairs held out for the verdict when it has no split of its own (the pairs held out by their "
+        "words, --unseen_fraction, among them).",
+    )
+    unseen_fraction: float = key(
+        0.2,
+        "Share of the pairs held out by their gendered words: words drawn at random until the pairs that hold any of "
+        "them reach this share; those pairs go to the verdict (when it has no split of its own; else they are left "
+        "out, the words drawn from the verdict's), so no tuning or selection pair holds these words, and the verdict "
+        "reports pairs with a word the tuning pairs lack apart (0: a cut by ID alone).",
+    )
     selection_fraction: float = key(0.2, "Share of the tuning pairs held out to choose the checkpoint.")
     replay_ratio: float = key(
         0.5, "Share of general training pairs (a seeded sample) in the mitigation training data (0: none)."
@@ -44,7 +56,30 @@ class MitigationConfig:
         "Quality budget: a checkpoint is kept only if its general validation BLEU is at most this many points "
         "below the start's (measured at update 0).",
     )
+    max_accuracy_drop: float = key(
+        2.0,
+        "Levelling-down budget, in points: a checkpoint is kept only if the accuracy of the gender the start served "
+        "better on the selection pairs is at most this far below the start's; among those (and --max_bleu_drop's), "
+        "the one with the best accuracy of the worse-served gender is kept.",
+    )
+
+    control: Literal["replay", "none"] = key(
+        "replay",
+        "Control arm: after the mitigated run, the same start trained for as many updates on the replay alone (same "
+        "schedule, seed, pulls, budgets and checkpoint rule) into control/ in the run folder, and the verdict compares "
+        "start, control and mitigated model; none: no control, and the verdict cannot separate the mitigation from "
+        "further training.",
+    )
+    tuning_pairs: bool = key(
+        True,
+        "Train on the tuning pairs; false trains on the replay alone, as the control arm does (--control replay "
+        "runs it in the run folder's control/ with this false).",
+    )
 
     def enabled(self) -> bool:
         """Whether the run is a mitigation (``--gender_data`` given)."""
         return bool(self.gender_data)
+
+    def control_arm(self) -> bool:
+        """Whether the run trains a control arm after the mitigated one."""
+        return self.enabled() and self.control == "replay"

@@ -1,5 +1,6 @@
 """Load parallel data into a ``DatasetDict`` with string columns ``source``, ``target`` and ``lang`` (the row's
-target language), plus ``gender``, ``pair_id`` and ``counterfactual`` for gendered data.
+target language), plus ``gender``, ``pair_id`` and ``counterfactual`` for gendered data (and ``words``, the words that
+carry a row's gender, where the data names them).
 
 Four sources: a folder of line-aligned ``<split>.<lang>[.gz]`` files, CSV/TSV/JSONL files (one or many
 language pairs, read by :mod:`mtkit.data.tables`), a hub dataset with the standard ``translation`` column or with
@@ -86,9 +87,10 @@ def table_rows(table: Table, skip_empty: bool = False) -> Dataset:
     note = pairs.note(table.where, "in no pair, out of the paired figures; each ID's rows kept together in every split")
     if note and is_main_process():  # once, not per process
         print(note, file=sys.stderr)
+    words = {"words": table.words} if table.words is not None else {}
     return _pairs(
         table.source, table.target, table.where, table.lang, skip_empty, table.lines,
-        gender=table.gender, pair_id=pairs.keys, counterfactual=counterfactuals,
+        gender=table.gender, pair_id=pairs.keys, counterfactual=counterfactuals, **words,
     )  # fmt: skip
 
 
@@ -109,7 +111,8 @@ def load_table(path: Path, cfg: DataConfig, need_all: bool = True, line_aligned:
 
 
 def mtgeneval_rows(data: GenderedData) -> Dataset:
-    """MT-GenEval's sentences as rows: both genders of every language, line i of each a counterfactual pair."""
+    """MT-GenEval's sentences as rows: both genders of every language, line i of each a counterfactual pair; ``words``
+    holds a row's marked gendered words (``annotated/``; empty without those files)."""
     cols: dict[str, list[str]] = defaultdict(list)
     for lang, ld in data.languages.items():
         for gender in GENDERS:
@@ -120,6 +123,7 @@ def mtgeneval_rows(data: GenderedData) -> Dataset:
             cols["gender"] += [gender] * len(side.sources)
             cols["pair_id"] += [f"{lang}:{i}" for i in range(len(side.sources))]
             cols["counterfactual"] += side.counterfactuals or [""] * len(side.sources)
+            cols["words"] += [" ".join(k) for k in side.keywords] if side.keywords else [""] * len(side.sources)
     where = data.name
     return _pairs(cols.pop("source"), cols.pop("target"), where, cols.pop("lang"), **cols)
 

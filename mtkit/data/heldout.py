@@ -1,10 +1,12 @@
-"""A validation split held out of the training data: seeded, stratified by language and gender, and keeping the
-rows of one ID (one ``pair_id``) on the same side, so that validation never sees the counterfactual of a training
-sentence."""
+"""Rows held out of the training data: a validation split, seeded, stratified by language and gender, and keeping
+the rows of one ID (one ``pair_id``) on the same side, so that validation never sees the counterfactual of a training
+sentence (:func:`heldout_split`); and gendered words held out with every pair that holds them
+(:func:`word_holdout`), so that a verdict can judge words the training never saw."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 from datasets import Dataset
@@ -57,3 +59,33 @@ def heldout_split(data: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
         data.select([i for i in range(n) if i not in held_set]),
         data.select(sorted(held_set)),
     )
+
+
+def word_holdout(
+    units: Mapping[str, tuple[frozenset[str], frozenset[str]]],
+    fraction: float,
+    seed: int,
+    candidates: Iterable[str] | None = None,
+) -> tuple[set[str], set[str]]:
+    """``(words, withheld)``: gendered words held out, and the units (``pair_id``) whose references hold any of them.
+
+    ``units`` maps each unit to its gendered words and all the words of its references
+    (:func:`mtkit.data.pairs.unit_words`). The candidate words (default: every unit's gendered words) are drawn in an
+    order seeded by ``seed``; a word is held out when the units holding it, with those already withheld, stay at most
+    ``fraction`` of the units (a pronoun or an article in most of them never is). No held-out word is anywhere in a
+    unit that is not withheld."""
+    if not fraction or not units:
+        return set(), set()
+    holding: dict[str, set[str]] = defaultdict(set)
+    for unit, (_, text) in units.items():
+        for word in text:
+            holding[word].add(unit)
+    pool = sorted(set(candidates) if candidates is not None else set().union(*(g for g, _ in units.values())))
+    words: set[str] = set()
+    withheld: set[str] = set()
+    for k in np.random.default_rng([seed, 11]).permutation(len(pool)):
+        more = withheld | holding.get(pool[k], set())
+        if len(more) <= fraction * len(units):
+            words.add(pool[k])
+            withheld = more
+    return words, withheld

@@ -1,7 +1,9 @@
 """The splits of a gender-bias mitigation run (``--gender_data``): the counterfactual pairs cut into tuning,
-selection and verdict pairs (every row of an ID in one part; a table, a selection or a verdict without a complete
-pair refused before training), the tuning pairs mixed with a seeded sample of the model's general training pairs
-(``--replay_ratio``), and the general validation and test splits kept for the quality budget and the cost.
+selection and verdict pairs (every row of an ID in one part; the pairs that hold a gendered word held out,
+``--unseen_fraction``, in the verdict or left out; a table, a selection or a verdict without a complete pair refused
+before training), the tuning pairs mixed with a seeded sample of the model's general training pairs
+(``--replay_ratio``; the control arm, ``--tuning_pairs false``, trains on that sample alone), and the general
+validation and test splits kept for the quality budget and the cost.
 
 Split names: ``train`` (tuning pairs + replay), ``validation`` (selection pairs: the gender figures that choose the
 checkpoint), ``general`` (the general validation split: the BLEU budget), ``test`` (the general test split: the
@@ -11,6 +13,7 @@ for the leakage check).
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,10 +24,11 @@ from bias_eval.gendered import GENDERS
 from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
-from mtkit.data.heldout import heldout_split
+from mtkit.data.heldout import heldout_split, word_holdout
 from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
-from mtkit.data.pairs import find_pairs
+from mtkit.data.pairs import find_pairs, unit_words
 from mtkit.errors import UserError
+from mtkit.processes import is_main_process
 
 PLAIN = ["source", "target", "lang"]
 
@@ -48,9 +52,42 @@ def _gendered(cfg: RunConfig, split: str | None) -> Dataset:
 def _need_pairs(rows: Dataset, message: str) -> Dataset:
     """``rows``, refused with ``message`` (and what a pair is) when they hold no complete counterfactual pair
     (:func:`mtkit.data.pairs.find_pairs`): a mitigation chooses and is judged on pairs."""
-    if not find_pairs(rows["lang"], rows["gender"], rows["pair_id"]).complete:
+    if not find_pairs(*(rows[c][:] for c in ("lang", "gender", "pair_id"))).complete:  # lists: indexed fast
         raise UserError(f"{message} (a feminine and a masculine row sharing an ID, and no other row)")
     return rows
+
+
+def replay(cfg: RunConfig, pool: Dataset, tuning: int) -> Dataset:
+    """The seeded sample of general training pairs replayed beside ``tuning`` tuning pairs (``--replay_ratio`` of
+    the training data): the same rows whether the tuning pairs are trained on or not (the control arm); refused when
+    nothing would be trained on."""
+    m = cfg.mitigation
+    if m.replay_ratio == 0 and (m.control_arm() or not m.tuning_pairs):
+        why = "--control replay trains a control on the replay alone" if m.tuning_pairs else "--tuning_pairs false"
+        raise UserError(f"--replay_ratio 0: {why}, which would have no data; give a replay ratio or --control none")
+    wanted = min(len(pool), round(m.replay_ratio / (1 - m.replay_ratio) * tuning))
+    picked = np.sort(np.random.default_rng([cfg.train.seed, 7]).choice(len(pool), wanted, replace=False))
+    return pool.select(picked).select_columns(PLAIN)
+
+
+def hold_out_words(cfg: RunConfig, pairs: Dataset, candidates: set[str] | None = None) -> tuple[Dataset, Dataset]:
+    """``(withheld, kept)``: the rows of the units that hold a gendered word held out (:func:`word_holdout`,
+    ``--unseen_fraction`` of the units, words drawn from ``candidates``, default every pair's), and the others; one
+    note line says how many and which words. Without ``candidates`` the withheld pairs are part of the verdict's
+    ``--verdict_fraction``, which must leave room for others."""
+    m = cfg.mitigation
+    if candidates is None and m.unseen_fraction >= m.verdict_fraction:
+        raise UserError(f"--unseen_fraction {m.unseen_fraction}: must be below --verdict_fraction "
+                        f"{m.verdict_fraction} (the pairs held out by words are part of the verdict's)")  # fmt: skip
+    words, withheld = word_holdout(unit_words(pairs.to_list()), m.unseen_fraction, cfg.train.seed, candidates)
+    keys = pairs["pair_id"][:]
+    if withheld and is_main_process():
+        done = "left out of the tuning and selection pairs" if candidates is not None else "in the verdict"
+        named = ", ".join(sorted(words)[:5]) + (", ..." if len(words) > 5 else "")
+        print(f"note: --gender_data {m.gender_data}: {len(withheld)} pairs hold one of {len(words)} gendered words "
+              f"held out ({named}): {done}", file=sys.stderr)  # fmt: skip
+    return (pairs.select([i for i, k in enumerate(keys) if k in withheld]),
+            pairs.select([i for i, k in enumerate(keys) if k not in withheld]))  # fmt: skip
 
 
 def own_verdict_split(cfg: RunConfig) -> bool:
@@ -77,28 +114,33 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
         verdict = _need_pairs(
             _gendered(cfg, m.verdict_split), f"{where}: its {m.verdict_split} split has no complete pair"
         )
+        words = set().union(*(g for g, _ in unit_words(verdict.to_list()).values()))
+        left = f"--unseen_fraction {m.unseen_fraction}: no complete pair of {where} left to tune on"
+        pairs = _need_pairs(hold_out_words(cfg, pairs, words)[1], left)
     else:
-        pairs, verdict = heldout_split(pairs, m.verdict_fraction, seed)
+        unseen, pairs = hold_out_words(cfg, pairs)
+        held, kept = (len(set(part["pair_id"][:])) for part in (unseen, pairs))
+        share = held / (held + kept)
+        pairs, verdict = heldout_split(pairs, (m.verdict_fraction - share) / (1 - share), seed)
+        verdict = concatenate_datasets([verdict, unseen]) if len(unseen) else verdict
         _need_pairs(verdict, f"--verdict_fraction {m.verdict_fraction}: no complete pair of {where} held out")
     tuning, selection = heldout_split(pairs, m.selection_fraction, seed + 1)
     _need_pairs(selection, f"--selection_fraction {m.selection_fraction}: no complete pair of {where} held out")
-    train = tuning.select_columns(PLAIN)
-    if m.replay_ratio > 0:
-        pool = general["train"]
-        wanted = min(len(pool), round(m.replay_ratio / (1 - m.replay_ratio) * len(tuning)))
-        picked = np.sort(np.random.default_rng([seed, 7]).choice(len(pool), wanted, replace=False))
-        train = concatenate_datasets([train, pool.select(picked).select_columns(PLAIN)])
+    train = replay(cfg, general["train"], len(tuning))
+    if m.tuning_pairs:
+        train = concatenate_datasets([tuning.select_columns(PLAIN), *([train] if len(train) else [])])
     out = {"train": train, "validation": selection, "general": general["validation"], "verdict": verdict}
     out.update({"test": general["test"]} if "test" in general else {})
     return Splits({**out, "tuning": tuning}, getattr(general, "left_out", None))  # what its tables left out
 
 
-def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> list[str]:
+def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> dict[str, list[str]]:
     """The complete counterfactual pairs of ``rows`` written in MT-GenEval's layout under ``root`` (line i of the
-    feminine and the masculine files one pair), for ``bias_eval``; returns the languages written."""
+    feminine and the masculine files one pair), for ``bias_eval``; returns each language's units (``pair_id``) line by
+    line."""
     records = rows.to_list()
     by_lang: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for pair in find_pairs(rows["lang"], rows["gender"], rows["pair_id"]).complete.values():
+    for pair in find_pairs(*(rows[c][:] for c in ("lang", "gender", "pair_id"))).complete.values():
         by_lang[records[pair[0]]["lang"]].append(pair)
     for lang, complete in sorted(by_lang.items()):
         folder = root / "sentences" / split
@@ -107,4 +149,4 @@ def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> list[s
             for side, key in (("en", "source"), (lang, "target")):
                 text = "".join(records[pair[k]][key] + "\n" for pair in complete)
                 atomic_write(folder / f"{name}.{side}", text.encode("utf-8"))
-    return sorted(by_lang)
+    return {lang: [records[f]["pair_id"] for f, _ in by_lang[lang]] for lang in sorted(by_lang)}

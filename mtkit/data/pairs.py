@@ -1,5 +1,5 @@
 """Counterfactual pairs of gendered rows, found one way for training, its held-out splits, the bias report and the
-verdict (:func:`find_pairs`).
+verdict (:func:`find_pairs`), and the words that carry a row's gender (:func:`gendered_words`).
 
 Rows sharing an id and a target language are one unit, ``pair_id`` ``<lang>:<id>``, which a split never parts. A
 unit is a counterfactual pair when it is exactly one feminine and one masculine row; each of them carries the other's
@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bias_eval.gendered import GENDERS, LanguageData, Side
+from bias_eval.metrics import accuracy_words
 from mtkit.data.tables import Table
 
 #: how many odd ids a note names
@@ -61,6 +62,26 @@ def find_pairs(langs: Sequence[str], genders: Sequence[str], ids: Sequence[str])
         else:
             odd[key] = idx
     return Pairs(keys, complete, odd, [i for i, row_id in enumerate(ids) if not row_id])
+
+
+def gendered_words(row: Mapping[str, str]) -> frozenset[str]:
+    """The words that carry a row's gender, as the accuracy reads words (lowercased, punctuation dropped): those the
+    data names (``words``: MT-GenEval's marked words, a table's word column), else the words of its reference that
+    its counterfactual lacks (*la ingeniera* against *el ingeniero*)."""
+    if row.get("words"):
+        return frozenset(accuracy_words(row["words"]))
+    return frozenset(accuracy_words(row["target"]) - accuracy_words(row.get("counterfactual") or ""))
+
+
+def unit_words(rows: Sequence[Mapping[str, str]]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Each unit's (``pair_id``) gendered words and all the words of its references, over its rows (a pair: both
+    genders' forms)."""
+    found: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
+    for row in rows:
+        gendered, text = found[row["pair_id"]]
+        gendered |= gendered_words(row)
+        text |= accuracy_words(row["target"])
+    return {unit: (frozenset(g), frozenset(t)) for unit, (g, t) in found.items()}
 
 
 def table_pairs(table: Table) -> tuple[Pairs, list[str]]:

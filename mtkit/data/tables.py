@@ -35,6 +35,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "gender": ("gender",),
     "pair_id": ("pair_id", "pair", "id"),
     "counterfactual": ("counterfactual", "counterfactual_reference", "contrastive_reference", "wrong_reference"),
+    "words": ("words", "word", "gendered_words", "profession"),
 }
 #: The suffixes read as JSON lines, and as tab-separated values (anything else but .csv is refused).
 JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -48,8 +49,9 @@ Records = list[tuple[int, dict[str, str]]]  # (line or row number, {column: valu
 
 @dataclass
 class Table:
-    """A table's rows in the run's languages: one list per role (``gender``, ``ids``, ``counterfactual``: ``None``
-    without the column), the line of each row, and the rows left out per language."""
+    """A table's rows in the run's languages: one list per role (``gender``, ``ids``, ``counterfactual``, ``words``
+    (the words that carry a row's gender, a profession for instance): ``None`` without the column), the line of each
+    row, and the rows left out per language."""
 
     where: str
     lines: list[int]
@@ -59,6 +61,7 @@ class Table:
     gender: list[str] | None = None
     ids: list[str] | None = None
     counterfactual: list[str] | None = None
+    words: list[str] | None = None
     left_out: dict[str, int] = field(default_factory=dict)
 
 
@@ -287,6 +290,7 @@ def table_of(
         gender=genders,
         ids=column("pair_id"),
         counterfactual=column("counterfactual"),
+        words=column("words"),
         left_out=dict(sorted(left_out.items())),
     )
 

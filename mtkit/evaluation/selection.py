@@ -1,9 +1,13 @@
-"""Which checkpoint is best: ``--metric_for_best_model`` read from the validation scores, and the progress line."""
+"""Which checkpoint is best: ``--metric_for_best_model`` read from the validation scores, a mitigation's rule
+(:func:`keep_checkpoint`: the worse-served gender raised, the better-served one and general BLEU kept within their
+budgets), and the progress line."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from bias_eval.accuracy import low_signal
 from mtkit.errors import UserError
@@ -47,6 +51,65 @@ def oriented(value: float, metric: str) -> float:
 def selection_value(scores: dict[str, float], metric: str) -> float:
     """The comparable (larger is better) value of ``metric`` in this evaluation's scores."""
     return oriented(raw_value(scores, metric), metric)
+
+
+#: the rule a mitigation keeps its checkpoint by (:func:`keep_checkpoint`), as the verdict names it
+KEEP_RULE = (
+    "the best accuracy of the gender the start served worse on the selection pairs, among the evaluations (update 0, "
+    "the start, included) whose general validation BLEU is at most --max_bleu_drop below the start's and whose "
+    "accuracy of the better-served gender is at most --max_accuracy_drop points below the start's; ties go to "
+    "--metric_for_best_model, then the lower validation loss, then the earlier update"
+)
+
+
+def within_budget(bleu: float, start: float, max_drop: float) -> bool:
+    """Whether a general validation BLEU keeps a mitigation's budget: at most ``max_drop`` below the start's."""
+    return bleu >= start - max_drop - 1e-9
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The checkpoint a mitigation keeps (:func:`keep_checkpoint`) and why."""
+
+    step: int
+    worse_served: str  # the gender the start served worse on the selection pairs (feminine on a tie)
+    better_served: str
+    eligible: list[int]  # the evaluations that kept both budgets, in order (the start always among them)
+
+
+def served(start: Mapping[str, Any]) -> tuple[str, str]:
+    """``(worse, better)``: the genders as the start's selection-pair accuracies rank them (feminine worse on a
+    tie)."""
+    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    return ("feminine", "masculine") if f <= m else ("masculine", "feminine")
+
+
+def keep_checkpoint(
+    records: Sequence[Mapping[str, Any]], metric: str, max_bleu_drop: float, max_accuracy_drop: float
+) -> Kept:
+    """The evaluation a mitigation keeps (:data:`KEEP_RULE`) among ``records`` (``metrics.jsonl``'s evaluations:
+    ``step``, ``valid_general_bleu``, ``valid_accuracy_*``, ``valid_loss``; other rows are passed over): a checkpoint
+    that closes the gap by lowering the better-served gender's accuracy more than ``max_accuracy_drop`` points below
+    the start's is never kept, and the start (update 0) is kept when nothing else keeps both budgets and does better.
+    """
+    evaluations = [r for r in records if "valid_general_bleu" in r]
+    start = next((r for r in evaluations if r["step"] == 0), None)
+    if start is None:
+        raise ValueError("a mitigation's checkpoint choice needs the start's evaluation (update 0)")
+    worse, better = served(start)
+
+    def keeps(r: Mapping[str, Any]) -> bool:
+        fell = 100 * (start[f"valid_accuracy_{better}"] - r[f"valid_accuracy_{better}"])
+        return within_budget(r["valid_general_bleu"], start["valid_general_bleu"], max_bleu_drop) and (
+            fell <= max_accuracy_drop + 1e-9
+        )
+
+    eligible = [r for r in evaluations if keeps(r)]
+    best = max(
+        eligible,
+        key=lambda r: (r[f"valid_accuracy_{worse}"], selection_value(dict(r), metric), -r["valid_loss"], -r["step"]),
+    )
+    return Kept(best["step"], worse, better, [r["step"] for r in eligible])
 
 
 def describe(scores: dict[str, float], metric: str, best_metric: float | None, best_step: int | None) -> str:

@@ -1,6 +1,7 @@
 """The gender-bias sections of a model card: the figures of a ``scripts/bias_report.py`` report of the model
 (``bias_report.py --model DIR --update_card`` and the end of a run with ``--bias_report_split``), one section per
-data set and split, and the before/after table of ``scripts/compare_reports.py``, each between its own HTML comment
+data set and split, the before/after table of ``scripts/compare_reports.py`` and a mitigation's verdict page, each
+between its own HTML comment
 markers so that a later report on the same set and split replaces its own section and no other; their
 ``model-index`` results sit beside the translation scores under their own task name. A card names only what the
 model folder holds: a report written elsewhere is described, not linked."""
@@ -171,10 +172,6 @@ def bias_eval_results(metrics: Mapping[str, Any], source_lang: str = "en") -> li
     return results
 
 
-def _save(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> Path:
-    return save_card(model_dir, _updated(model_dir, card, text, results))
-
-
 def _updated(model_dir: Path, card: ModelCard, text: str, results: list[EvalResult] | None) -> ModelCard:
     """``card`` with the body ``text`` and, given ``results``, this report's ``model-index`` entries."""
     data = card.data
@@ -189,7 +186,12 @@ def _updated(model_dir: Path, card: ModelCard, text: str, results: list[EvalResu
         data.eval_results = kept + results or None
         data.model_name = data.model_name or model_dir.resolve().name
         data.tags = list(dict.fromkeys([*(data.tags or []), "gender-bias"]))
-    return ModelCard(f"---\n{data.to_yaml()}\n---\n{text}")
+    return _with_text(card, text)
+
+
+def _with_text(card: ModelCard, text: str) -> ModelCard:
+    """``card``'s metadata with the body ``text``."""
+    return ModelCard(f"---\n{card.data.to_yaml()}\n---\n{text}")
 
 
 def add_bias_report(model_dir: Path, metrics: Mapping[str, Any]) -> Path:
@@ -224,16 +226,19 @@ def comparison_markdown(rows: Sequence[Row], names: Sequence[str], sources: Sequ
 
 def add_comparison(model_dir: Path, rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> Path:
     """Put the before/after table into the card of ``model_dir``, after its Gender bias section."""
-    card = load_card(model_dir)
+    return save_card(model_dir, with_comparison(load_card(model_dir), rows, names, sources))
+
+
+def with_comparison(card: ModelCard, rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> ModelCard:
+    """``card`` with the before/after table (:func:`comparison_markdown`) after its Gender bias section."""
     text = replace_section(card.text, COMPARISON, comparison_markdown(rows, names, sources), after=BIAS[1])
-    return _save(model_dir, card, text, None)
+    return _with_text(card, text)
 
 
-def add_verdict(model_dir: Path, page: str) -> Path:
-    """Put a mitigation's verdict page (:mod:`mtkit.evaluation.verdict`) into the card of ``model_dir``, after its
-    before/after table, its title one level down."""
-    card = load_card(model_dir)
+def with_verdict(card: ModelCard, page: str) -> ModelCard:
+    """``card`` with a mitigation's verdict page (:mod:`mtkit.evaluation.verdict_page`) after its before/after table,
+    its title one level down."""
     text = replace_section(
         card.text, VERDICT, page.replace("\n## ", "\n#### ").replace("# ", "### ", 1), after=COMPARISON[1]
     )
-    return _save(model_dir, card, text, None)
+    return _with_text(card, text)

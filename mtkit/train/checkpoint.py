@@ -63,6 +63,8 @@ class TrainerState:
     evaluations_since_best: int = 0  # scheduled evaluations in a row without a new best (--early_stopping_patience)
     epoch_steps: list[list[int]] = dataclasses.field(default_factory=list)  # [epoch, update] of the epoch
     # checkpoints kept (mtkit.train.epochs), oldest first: rotation leaves them, averaging reads them
+    evaluations: list[dict] = dataclasses.field(default_factory=list)  # a mitigation's scheduled evaluations
+    # (their scores, metrics.jsonl's rows), which its checkpoint choice (mtkit.evaluation.selection) reads
 
     @property
     def chosen(self) -> tuple[float | None, float | None, int | None]:

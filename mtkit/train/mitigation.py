@@ -1,5 +1,6 @@
 """The training loop's part in a gender-bias mitigation (``--gender_data``): the pulls toward the starting model, the
-general-quality scores of each evaluation, and the BLEU budget that a checkpoint must keep to be chosen.
+general-quality scores of each evaluation, and the checkpoint choice (:func:`mtkit.evaluation.selection.
+keep_checkpoint`: the BLEU and levelling-down budgets a checkpoint must keep to be chosen).
 
 Two pulls toward the start, alone or together: ``--l2_to_start x sum((w - w_start)^2)`` over the trained weights
 (one frozen copy of the weights, no extra forward), and distillation (``--distill_to_start``: a share of each target
@@ -22,7 +23,7 @@ import torch
 from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
-from mtkit.evaluation.verdict import within_budget
+from mtkit.evaluation.selection import keep_checkpoint
 from mtkit.model.loss import Teacher
 
 START_FILE = "mitigation_start.json"
@@ -106,8 +107,15 @@ class Mitigation:
         )
         return scores
 
-    def within_budget(self, scores: dict[str, float]) -> bool:
-        """Whether an evaluation keeps the BLEU budget (always, outside a mitigation)."""
+    def chooses(self, scores: dict[str, float], state, plain: bool) -> bool:
+        """Whether this evaluation (of ``state.step``) is the best so far: ``plain``, the metric's own choice, outside a
+        mitigation; in one, :func:`keep_checkpoint` over the scheduled evaluations so far (``state.evaluations``,
+        which a scheduled one joins) and this one."""
         if not self.on:
-            return True
-        return within_budget(scores["valid_general_bleu"], self.start_bleu, self.cfg.mitigation.max_bleu_drop)
+            return plain
+        record, m = {"step": state.step, **scores}, self.cfg.mitigation
+        metric = self.cfg.eval.metric_for_best_model
+        kept = keep_checkpoint([*state.evaluations, record], metric, m.max_bleu_drop, m.max_accuracy_drop)
+        if state.step % self.cfg.eval.eval_steps == 0:  # training's own; one at the end of a run off the grid is not
+            state.evaluations.append(record)
+        return kept.step == state.step

@@ -3,9 +3,10 @@
 :meth:`mtkit.train.trainer.Trainer.export` makes it (the updates, the best validation score and its update, the
 epochs averaged into ``final/``, the test scores, and the rows per language the run trained on); the end-of-run steps
 of :mod:`mtkit.pipeline` add to it (which score is which, the environment, the CTranslate2 and bias report folders
-and the report's figures, the verdict, the hub commit). ``results.json`` is :attr:`RunRecord.results`, written by
-:meth:`RunRecord.write` (atomically) once the run's local steps are done, and once more only when the upload adds
-its commit; ``final/``'s model card is written once from the record (:mod:`mtkit.export.card`). A model folder made
+and the report's figures, a mitigation's comparison and verdict page, the hub commit). ``results.json`` is
+:attr:`RunRecord.results`, written by :meth:`RunRecord.write` (atomically) once the run's local steps are done, and
+once more only when the upload adds its commit; ``final/``'s model card is written once from the record, after the
+verdict (:mod:`mtkit.export.card`). A model folder made
 from the run after the fact (``scripts/export_model.py``, ``scripts/average_checkpoints.py``) reads the record back
 from the run folder (:meth:`RunRecord.read`).
 """
@@ -17,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bias_eval.comparison import Comparison
 from bias_eval.textio import atomic_write
 from mtkit.data.corpus import DATA_COUNTS
 
@@ -27,11 +29,14 @@ RESULTS = "results.json"
 class RunRecord:
     """One run's record: ``results`` is the content of ``results.json``; ``counts`` the rows per language of each
     split (``data_counts.json``, written at the run's start); ``bias`` the figures of its bias report
-    (``--bias_report_split``: that report's ``metrics.json``), for the model card."""
+    (``--bias_report_split``: that report's ``metrics.json``); a mitigation's ``comparison`` (start against
+    mitigated model on the verdict pairs) and ``verdict_page``: what the model card shows."""
 
     results: dict[str, Any]
     counts: dict[str, Any] = dataclasses.field(default_factory=dict)
     bias: dict[str, Any] | None = None
+    comparison: Comparison | None = None
+    verdict_page: str | None = None
 
     def write(self, run_dir: Path) -> Path:
         """Write ``results.json`` into ``run_dir`` atomically (a reader sees the old file or the new one); return

@@ -331,7 +331,7 @@ class Trainer:
             oriented(state.best_metric, cfg.eval.metric_for_best_model),
             -state.best_valid_loss,
         )
-        is_best = is_best and self.mitigation.within_budget(scores)  # a mitigation's BLEU budget
+        is_best = self.mitigation.chooses(scores, state, is_best)  # a mitigation: its own rule
         if is_best:  # the end of a run off the --eval_steps grid chooses its final/, not training's best
             metric = raw_value(scores, cfg.eval.metric_for_best_model)
             state.set_best(metric, scores["valid_loss"], scheduled=state.step % cfg.eval.eval_steps == 0)

@@ -1,5 +1,6 @@
-"""The end of a mitigation run in-process: the verdict's two models (a start and a ``final/`` whose folders hold other
-decoding settings, prompt and weight type) decode with one set of settings, ``final/``'s, which the page states."""
+"""The end of a mitigation run in-process: the verdict's models (a start and a ``final/`` whose folders hold other
+decoding settings, prompt and weight type; a control arm's ``final/`` goes the same way, in
+tests/mtkit/train/test_mitigation.py) decode with one set of settings, ``final/``'s, which the page states."""
 
 import json
 import shutil
@@ -10,6 +11,7 @@ from testing_utils import MTGENEVAL, REPO
 
 from mtkit.config import parse_config
 from mtkit.pipeline import mitigation_verdict
+from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
 
@@ -33,29 +35,34 @@ def _settings(folder, **generation) -> None:
     path.write_text(json.dumps(saved | generation), encoding="utf-8")
 
 
-def test_the_verdicts_two_models_decode_with_one_settings_object(tiny_t5, tmp_path) -> None:
+def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) -> None:
     start, final, run = tmp_path / "start", tmp_path / "run" / "final", tmp_path / "run"
-    shutil.copytree(tiny_t5, start)
-    shutil.copytree(tiny_t5, final)
+    for folder in (start, final):
+        shutil.copytree(tiny_t5, folder)
     _settings(start, num_beams=3, max_new_tokens=30, max_len_a=2.0, max_len_b=30)
     _settings(final, num_beams=2, max_new_tokens=8, max_len_a=0.5, max_len_b=4)
     (final / "prompt.json").write_text(json.dumps({"template": TEMPLATE, "source_lang": "en"}), encoding="utf-8")
     config = json.loads((final / "config.json").read_text(encoding="utf-8"))
     (final / "config.json").write_text(json.dumps(config | {"dtype": "bfloat16"}), encoding="utf-8")
-    (run / "metrics.jsonl").write_text(json.dumps({"step": 0, "valid_general_bleu": 1.0}) + "\n", encoding="utf-8")
+    start_scores = {"step": 0, "valid_general_bleu": 1.0, "valid_accuracy_feminine": 0.5,
+                    "valid_accuracy_masculine": 0.6, "valid_accuracy_pair": 0.4, "valid_loss": 3.0}  # fmt: skip
+    (run / "metrics.jsonl").write_text(json.dumps(start_scores) + "\n", encoding="utf-8")
     cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(start),
                         "--gender_data", str(tmp_path), "--output_dir", str(run), "--num_beams", "2",
                         "--max_new_tokens", "8", "--max_len_a", "0.5", "--max_len_b", "4", "--eval_batch_size", "8",
                         "--force_coverage"])  # fmt: skip
     trainer = SimpleNamespace(raw={"verdict": Dataset.from_list(_pairs(6)), "tuning": Dataset.from_list(_pairs(0))},
                               out=run)  # fmt: skip
-    out = mitigation_verdict(cfg, trainer, final, run / "verdict", {"best_step": 0})
+    record = RunRecord({"best_step": 0})
+    out = mitigation_verdict(cfg, trainer, None, run / "verdict", record)
     used = [json.loads((out / n / "metrics.json").read_text())["config"]["hypotheses"] for n in ("start", "mitigated")]
     assert used[0]["generation"] == used[1]["generation"] and used[0]["prompts"] == used[1]["prompts"]
     generation = used[0]["generation"]
     expected = {"num_beams": 2, "max_new_tokens": 8, "max_len_a": 0.5, "max_len_b": 4, "prompt": TEMPLATE}
     assert {key: generation[key] for key in expected} == expected and generation["dtype"] == "bf16"
     page = (out / "verdict.md").read_text(encoding="utf-8")
-    assert "- start and mitigated alike: beam 2, length penalty 1.0, at most 8 new tokens and 0.5 x source + 4, " \
+    assert "- start, mitigated alike: beam 2, length penalty 1.0, at most 8 new tokens and 0.5 x source + 4, " \
         f"prompt {TEMPLATE!r}, dtype bf16" in page  # fmt: skip
+    assert record.verdict_page == page and record.comparison.names == ["start", "mitigated"]  # for the card
+    assert json.loads((out / "verdict.json").read_text())["budget"]["worse_served"] == "feminine"
     assert json.loads((out / "verdict.json").read_text())["decoding"]["same"]

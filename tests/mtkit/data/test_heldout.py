@@ -1,5 +1,6 @@
 """The held-out validation split: stratified by language and gender, counterfactual pairs kept together, seeded;
-on synthetic rows and on MT-GenEval (../shared/data/mt-geneval) read back against its files."""
+on synthetic rows and on MT-GenEval (../shared/data/mt-geneval) read back against its files; gendered words held out
+with every unit that holds them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from testing_utils import MTGENEVAL
 
 from mtkit.config import DataConfig
 from mtkit.data.corpus import load_parallel, table_rows
-from mtkit.data.heldout import heldout_split
+from mtkit.data.heldout import heldout_split, word_holdout
 from mtkit.errors import UserError
 
 LANGS = ["de", "es", "fr", "it", "pt"]
@@ -196,3 +197,32 @@ def test_mtgeneval_errors_name_the_flag_in_one_line(kw, message):
     with pytest.raises(UserError, match=message) as err:
         load_parallel(DataConfig(**{"mtgeneval_dir": str(MTGENEVAL), **kw}))
     assert "\n" not in str(err.value)
+
+
+# -- gendered words held out -----------------------------------------------------------------------------------------
+
+VOCABULARY = [f"w{i}" for i in range(12)]
+
+
+@given(
+    units=st.lists(
+        st.tuples(st.sets(st.sampled_from(VOCABULARY), max_size=3), st.sets(st.sampled_from(VOCABULARY), max_size=5)),
+        min_size=1,
+        max_size=30,
+    ),
+    fraction=st.floats(0.0, 0.9),
+    seed=st.integers(0, 2**16),
+)
+def test_held_out_words_are_in_no_unit_that_is_kept(units, fraction, seed) -> None:
+    """Every unit is kept or withheld (never both: an ID stays on one side), at most ``fraction`` of them withheld,
+    and no held-out word occurs anywhere in a kept unit's references (an unseen word never reaches the tuning pairs);
+    each withheld unit holds a held-out word; the same seed holds out the same words."""
+    found = {f"u{i}": (frozenset(g), frozenset(g | t)) for i, (g, t) in enumerate(units)}
+    words, withheld = word_holdout(found, fraction, seed)
+    assert withheld <= set(found) and len(withheld) <= fraction * len(found) + 1e-9
+    assert words <= set().union(*(g for g, _ in found.values()))
+    for unit, (_, text) in found.items():
+        assert (unit in withheld) == bool(text & words)
+    assert word_holdout(found, fraction, seed) == (words, withheld)
+    cheapest = min((sum(w in t for _, t in found.values()) for g, _ in found.values() for w in g), default=math.inf)
+    assert words or cheapest > fraction * len(found)  # a word whose units fit the budget is always taken

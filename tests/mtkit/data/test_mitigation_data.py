@@ -1,13 +1,17 @@
 """The splits of a mitigation run from MT-GenEval's layout: whole counterfactual pairs in exactly one of tuning,
-selection and verdict, the verdict from a split of its own or held out, the replay share, and the refusals."""
+selection and verdict, the verdict from a split of its own or held out, gendered words held out of tuning and
+selection, the replay share (alone in the control arm), and the refusals."""
+
+from dataclasses import replace
 
 import pytest
 from datasets import Dataset, DatasetDict
 from testing_utils import MTGENEVAL
 
 from mtkit.config import parse_config
-from mtkit.data.mitigation_data import mitigation_splits, write_pairs_layout
+from mtkit.data.mitigation_data import mitigation_splits, replay, write_pairs_layout
 from mtkit.errors import UserError
+from mtkit.evaluation.unseen import tuned_words, unseen_units
 
 pytestmark = pytest.mark.skipif(not MTGENEVAL.is_dir(), reason="../shared/data/mt-geneval is not there")
 
@@ -38,7 +42,9 @@ def test_pairs_go_whole_into_one_part_and_replay_keeps_its_share() -> None:
     assert abs(len(verdict) / (2 * len(dev)) - 0.4) < 0.01  # --verdict_fraction's default
     assert len(raw["train"]) - len(tuning) == round(0.25 / 0.75 * len(tuning))
     assert set(raw["train"]["source"]) >= set(tuning["source"])
-    assert not set(raw["train"]["source"]) & (set(selection["source"]) | set(verdict["source"]))
+    both = dev + (MTGENEVAL / "sentences/dev/geneval-sentences-masculine-dev.en_es.en").read_text().splitlines()
+    repeated = {x for x in both if both.count(x) > 1}  # MT-GenEval has 2 pairs twice, under other IDs
+    assert set(raw["train"]["source"]) & (set(selection["source"]) | set(verdict["source"])) <= repeated
 
 
 def test_the_verdict_split_of_its_own_is_never_tuned_on(tmp_path) -> None:
@@ -50,11 +56,27 @@ def test_the_verdict_split_of_its_own_is_never_tuned_on(tmp_path) -> None:
                 folder = tmp_path / "sentences" / split
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / name.format(split)).write_text("".join(t + "\n" for t in text))
-    cfg = config("--replay_ratio", "0", "--gender_data", str(tmp_path))  # gender_split dev, verdict_split test
+    cfg = config("--replay_ratio", "0", "--control", "none", "--gender_data", str(tmp_path), "--unseen_fraction", "0")
     raw = mitigation_splits(cfg, general())
     test = (tmp_path / "sentences/test/geneval-sentences-feminine-test.en_es.en").read_text().splitlines()
     assert set(raw["verdict"]["source"]) >= set(test) and len(raw["verdict"]) == 2 * len(test) == 60
     assert len(raw["train"]) == len(raw["tuning"]) and len(raw["tuning"]) + len(raw["validation"]) == 120
+
+
+def test_held_out_words_are_in_no_tuning_or_selection_pair_and_the_control_trains_on_the_replay_alone() -> None:
+    """MT-GenEval's marked words: about --unseen_fraction of the pairs hold a word held out; they are in the verdict,
+    no tuning or selection reference holds that word, and every ID is in one part; the control arm's replay is the
+    mitigated arm's, the same rows."""
+    cfg = config("--verdict_split", "none", "--target_lang", "de")
+    raw = mitigation_splits(cfg, general())
+    parts = [set(raw[name]["pair_id"]) for name in ("tuning", "validation", "verdict")]
+    assert not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
+    seen = tuned_words(raw["tuning"].to_list() + raw["validation"].to_list())
+    unseen = unseen_units(raw["verdict"].to_list(), seen)
+    assert 0.1 < len(unseen) / sum(len(p) for p in parts) and raw["verdict"]["words"][0]  # the marks, read
+    control = replay(replace(cfg, mitigation=replace(cfg.mitigation, tuning_pairs=False)), general()["train"],
+                     len(raw["tuning"]))  # fmt: skip
+    assert control["source"] == raw["train"]["source"][len(raw["tuning"]) :]  # the control arm's: the same rows
 
 
 def test_refusals() -> None:
@@ -65,6 +87,14 @@ def test_refusals() -> None:
         mitigation_splits(config("--gender_data", "nowhere.jsonl"), general())
     with pytest.raises(UserError, match="--replay_ratio"):
         config("--replay_ratio", "1")
+
+
+def test_a_control_without_replay_and_more_unseen_than_verdict_pairs_are_refused(tmp_path) -> None:
+    path = gendered_table(tmp_path / "pairs.csv", {str(i): "fm" for i in range(20)})
+    with pytest.raises(UserError, match="--replay_ratio 0: --control replay trains a control on the replay alone"):
+        mitigation_splits(config("--gender_data", path, "--replay_ratio", "0"), general())
+    with pytest.raises(UserError, match="--unseen_fraction 0.4: must be below --verdict_fraction 0.4"):
+        mitigation_splits(config("--gender_data", path, "--unseen_fraction", "0.4"), general())
 
 
 def gendered_table(path, units: dict[str, str]) -> str:
@@ -78,7 +108,9 @@ def gendered_table(path, units: dict[str, str]) -> str:
 def test_ids_that_are_no_pair_stay_whole_are_named_and_never_judged(tmp_path, capsys) -> None:
     units = {str(i): "fm" for i in range(40)} | {f"x{i}": ("ffm", "m", "mm", "fmf")[i % 4] for i in range(12)}
     path = gendered_table(tmp_path / "pairs.csv", units)
-    raw = mitigation_splits(config("--gender_data", path, "--verdict_split", "none", "--replay_ratio", "0"), general())
+    raw = mitigation_splits(
+        config("--gender_data", path, "--verdict_split", "none", "--replay_ratio", "0", "--control", "none"), general()
+    )
     notes = [line for line in capsys.readouterr().err.splitlines() if "not exactly one feminine" in line]
     assert notes == [
         f"note: {path}: 12 ID(s) not exactly one feminine and one masculine row (27 rows: es:x0, es:x1, es:x2, es:x3, "
@@ -91,20 +123,23 @@ def test_ids_that_are_no_pair_stay_whole_are_named_and_never_judged(tmp_path, ca
         assert len(holders) == 1
         assert sum(s.split()[1] == i for s in raw[holders[0]]["source"]) == len(genders)
     layout = tmp_path / "layout"
-    langs = write_pairs_layout(raw["verdict"], layout)  # what the verdict reports on: its complete pairs alone
+    order = write_pairs_layout(raw["verdict"], layout)  # what the verdict reports on: its complete pairs alone
     verdict_pairs = sorted(i for i in parts["verdict"] if units[i] == "fm")
-    assert langs == ["es"] and verdict_pairs
+    assert list(order) == ["es"] and verdict_pairs
     written = (layout / "sentences/test/geneval-sentences-feminine-test.en_es.en").read_text().splitlines()
     assert sorted(s.split()[1] for s in written) == verdict_pairs
+    assert [unit.removeprefix("es:") for unit in order["es"]] == [s.split()[1] for s in written]  # line by line
 
 
 def test_a_table_without_a_complete_pair_is_refused_before_training(tmp_path) -> None:
     path = gendered_table(tmp_path / "odd.csv", {"1": "ffm", "2": "m", "3": "mm", "4": "f", "5": "ff"})
     with pytest.raises(UserError) as err:
-        mitigation_splits(config("--gender_data", path, "--replay_ratio", "0"), general())
+        mitigation_splits(config("--gender_data", path, "--replay_ratio", "0", "--control", "none"), general())
     assert str(err.value) == (
         f"--gender_data {path}: no complete pair (a feminine and a masculine row sharing an ID, and no other row)"
     )
     one = gendered_table(tmp_path / "one.csv", {"1": "fm", "2": "ffm", "3": "m", "4": "mm", "5": "f", "6": "ff"})
     with pytest.raises(UserError, match=r"^--(verdict|selection)_fraction 0\.\d+: no complete pair of --gender_data "):
-        mitigation_splits(config("--gender_data", one, "--replay_ratio", "0"), general())  # one pair: not in both
+        mitigation_splits(
+            config("--gender_data", one, "--replay_ratio", "0", "--control", "none"), general()
+        )  # one pair: not in both

@@ -14,8 +14,9 @@ from pair_tables import PROPERTY, TABLES, complete_ids, ids_of, table
 
 from mtkit.cli.bias_report import main as report_main
 from mtkit.config import DataConfig
-from mtkit.data.corpus import load_parallel
-from mtkit.data.pairs import NAMED, table_pairs
+from mtkit.data.corpus import load_parallel, table_rows
+from mtkit.data.pairs import NAMED, gendered_words, table_pairs
+from mtkit.data.tables import read_table
 from mtkit.evaluation.scores import split_scores
 
 REFERENCES = {  # (lang, gender) -> the reference of pair i
@@ -160,3 +161,16 @@ def test_a_duplicated_row_drops_its_id_alone_from_the_report(tmp_path, capsys):
         both_right = [all((lang, i, g) not in WRONG for g in SOURCES) for i in ids]
         assert metrics["languages"][lang]["accuracy_pair"] == pytest.approx(sum(both_right) / len(ids))
         assert metrics["languages"][lang]["n"] == 2 * len(ids)
+
+
+def test_the_words_that_carry_a_rows_gender_are_those_the_data_names_else_the_references_difference(tmp_path):
+    """A table's ``profession`` column names them (read as the accuracy reads words); without it, the words of the
+    reference that its counterfactual lacks."""
+    path = tmp_path / "pairs.csv"
+    path.write_text("ID,gender,source,target,profession\n1,f,The judge left.,La jueza se fue.,La Jueza\n"
+                    "1,m,The judge left.,El juez se fue.,el juez\n", encoding="utf-8")  # fmt: skip
+    rows = table_rows(read_table(path, ["es"], flag="--data")).to_list()
+    assert [gendered_words(r) for r in rows] == [frozenset({"la", "jueza"}), frozenset({"el", "juez"})]
+    derived = [{k: v for k, v in r.items() if k != "words"} for r in rows]
+    assert [gendered_words(r) for r in derived] == [frozenset({"la", "jueza"}), frozenset({"el", "juez"})]
+    assert gendered_words({"target": "Ella llegó.", "counterfactual": "Él llegó."}) == {"ella"}

@@ -1,9 +1,18 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bias_eval.headline import warnings
 from mtkit.config import parse_config
 from mtkit.errors import UserError
-from mtkit.evaluation.selection import check_selection, describe, low_signal_note, raw_value, selection_value
+from mtkit.evaluation.selection import (
+    check_selection,
+    describe,
+    keep_checkpoint,
+    low_signal_note,
+    raw_value,
+    selection_value,
+)
 
 SCORES = {"valid_loss": 2.0, "valid_bleu": 30.0, "valid_chrf": 55.0, "valid_bleu_gap": -3.0, "valid_fair_bleu": 0.2}
 
@@ -60,3 +69,70 @@ def test_progress_line_marks_low_coverage_as_the_bias_report_does():
 def test_one_language_and_data_without_gender():
     assert "only 30.0% of hypotheses" in describe({**SCORES, "valid_coverage": 0.3}, "bleu", None, None)
     assert low_signal_note({**SCORES, "valid_bleu": 0.5}) == {}  # no gender figures: nothing to caution
+
+
+# -- a mitigation's checkpoint choice ------------------------------------------------------------------------------
+
+
+def evaluation(step: int, f: float, m: float, bleu: float, pair: float, loss: float = 2.0) -> dict:
+    """One evaluation's record as metrics.jsonl holds it."""
+    return {"step": step, "valid_accuracy_feminine": f, "valid_accuracy_masculine": m, "valid_general_bleu": bleu,
+            "valid_accuracy_pair": pair, "valid_loss": loss}  # fmt: skip
+
+
+def test_a_levelled_down_checkpoint_is_never_kept_though_its_pair_accuracy_is_best() -> None:
+    """Update 20 closes the gap by masculine accuracy falling 7 points and has the best pair accuracy within the BLEU
+    budget: the metric alone (the rule before) keeps it; the rule keeps update 10, where feminine rose and
+    masculine held."""
+    records = [evaluation(0, 0.80, 0.95, 30.0, 0.78), evaluation(10, 0.85, 0.95, 29.5, 0.81),
+               evaluation(20, 0.90, 0.88, 30.0, 0.84), {"step": 20, "test_bleu": 1.0}]  # fmt: skip
+    within = [r for r in records[:3] if r["valid_general_bleu"] >= 30.0 - 1.0]
+    assert max(within, key=lambda r: r["valid_accuracy_pair"])["step"] == 20  # what the metric alone keeps
+    kept = keep_checkpoint(records, "accuracy_pair", max_bleu_drop=1.0, max_accuracy_drop=2.0)
+    assert (kept.step, kept.worse_served, kept.better_served, kept.eligible) == (10, "feminine", "masculine", [0, 10])
+    assert keep_checkpoint(records, "accuracy_pair", 1.0, max_accuracy_drop=7.5).step == 20  # a looser budget
+    assert keep_checkpoint(records, "accuracy_pair", 0.2, 2.0).step == 0  # update 10 over the BLEU budget: the start
+
+
+def test_the_worse_served_gender_is_the_starts_and_ties_go_to_the_metric_then_the_loss() -> None:
+    """The start serves masculine worse: masculine accuracy is raised, feminine is the one held; equal masculine
+    accuracies go to the pair accuracy, then to the lower validation loss, then to the earlier update."""
+    records = [evaluation(0, 0.95, 0.85, 20.0, 0.80), evaluation(5, 0.94, 0.90, 20.0, 0.85, loss=1.9),
+               evaluation(10, 0.99, 0.90, 20.0, 0.86, loss=2.5), evaluation(15, 0.99, 0.90, 20.0, 0.86, loss=2.1),
+               evaluation(20, 0.99, 0.90, 20.0, 0.86, loss=2.1), evaluation(25, 0.80, 0.99, 20.0, 0.79)]  # fmt: skip
+    kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0)
+    assert (kept.worse_served, kept.step, kept.eligible) == ("masculine", 15, [0, 5, 10, 15, 20])
+    assert keep_checkpoint(records, "loss", 1.0, 2.0).step == 5  # another metric breaks the tie its way
+    with pytest.raises(ValueError, match="update 0"):
+        keep_checkpoint(records[1:], "accuracy_pair", 1.0, 2.0)
+
+
+shares = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(shares, shares, st.floats(0, 40), shares, st.floats(0.5, 5)), min_size=1, max_size=8),
+    max_bleu_drop=st.floats(0, 5),
+    max_accuracy_drop=st.floats(0, 10),
+)
+def test_the_kept_checkpoint_never_levels_down_and_is_the_start_when_nothing_qualifies(
+    rows, max_bleu_drop, max_accuracy_drop
+) -> None:
+    records = [evaluation(10 * i, *row) for i, row in enumerate(rows)]
+    kept = keep_checkpoint(records, "accuracy_pair", max_bleu_drop, max_accuracy_drop)
+    start, chosen = records[0], next(r for r in records if r["step"] == kept.step)
+    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    better = "masculine" if m >= f else "feminine"
+    worse = "feminine" if better == "masculine" else "masculine"
+    assert 100 * (start[f"valid_accuracy_{better}"] - chosen[f"valid_accuracy_{better}"]) <= max_accuracy_drop + 1e-6
+    assert chosen["valid_general_bleu"] >= start["valid_general_bleu"] - max_bleu_drop - 1e-6
+    qualifying = [
+        r for r in records[1:]
+        if r["valid_general_bleu"] >= start["valid_general_bleu"] - max_bleu_drop
+        and 100 * (start[f"valid_accuracy_{better}"] - r[f"valid_accuracy_{better}"]) <= max_accuracy_drop
+    ]  # fmt: skip
+    if not qualifying:
+        assert kept.step == 0
+    for r in qualifying:  # none of them serves the worse-served gender better than the one kept
+        assert r[f"valid_accuracy_{worse}"] <= chosen[f"valid_accuracy_{worse}"]

@@ -15,7 +15,9 @@ from bias_eval import bleu
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
-from mtkit.evaluation.verdict import general_cost, leakage, render_markdown, verdict_document
+from mtkit.evaluation.outcome import COMPARISONS
+from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
+from mtkit.evaluation.verdict_page import render_markdown
 
 
 def saved(doc: dict) -> dict:
@@ -62,6 +64,11 @@ def _rows(n: int, start: int = 0) -> list[dict]:
     return out
 
 
+def two_models(before: dict, after: dict, paired: dict, leak: dict) -> dict:
+    """The verdict of a start and a mitigated model without a control."""
+    return verdict_document({"start": before, "mitigated": after}, {"mitigated_vs_start": paired}, {}, leak, {})
+
+
 def test_leakage_found_when_the_mitigation_data_holds_verdict_sentences() -> None:
     verdict = _rows(10)
     clean = leakage(_rows(10, start=100), verdict)
@@ -77,8 +84,6 @@ def test_leakage_found_when_the_mitigation_data_holds_verdict_sentences() -> Non
 
 
 def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
-    from mtkit.evaluation.verdict import verdict_document
-
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
         return saved({"languages": {"de": dict(one), "es": dict(one)}, "macro": dict(one)})
@@ -87,17 +92,18 @@ def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
             for lang, p in (("de", 0.03), ("es", 0.2), ("macro", 0.01))
             for figure in ("accuracy_gap", "accuracy_gap_size")]  # fmt: skip
     leak = leakage(_rows(2), _rows(2, start=50))
-    doc = verdict_document(metrics(0.8, 0.95), metrics(0.93, 0.95), {"rows": rows}, None, leak, {})
-    assert doc["languages"]["es"]["accuracy_gap"]["p_value"] == 0.2
-    assert doc["overall"]["accuracy_gap"]["p_value"] == 0.01 and doc["overall"]["accuracy_gap_narrowed"]
-    assert np.isclose(doc["overall"]["accuracy_gap"]["change"], -0.13)
+    doc = two_models(metrics(0.8, 0.95), metrics(0.93, 0.95), {"rows": rows}, leak)
+    total = doc["mitigated_vs_start"]
+    assert total["languages"]["es"]["accuracy_gap"]["p_value"] == 0.2
+    assert total["overall"]["accuracy_gap"]["p_value"] == 0.01 and total["overall"]["accuracy_gap_narrowed"]
+    assert np.isclose(total["overall"]["accuracy_gap"]["change"], -0.13)
     assert doc["over_correction"] is None and "narrowed beyond noise" in doc["summary"]
+    assert doc["control"] is None and doc["mitigated_vs_control"] is None and "cannot separate" in doc["summary"]
 
 
 def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levelling_down() -> None:
     """The gap narrows beyond noise in both cases; when masculine accuracy fell beyond noise (p < 0.05) while
     feminine stayed, the verdict says so; when feminine rose instead, it does not."""
-    from mtkit.evaluation.verdict import verdict_document
 
     def metrics(f: float, m: float) -> dict:
         one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f}
@@ -109,15 +115,16 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
     leak = leakage(_rows(2), _rows(2, start=50))
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.01), test("accuracy_feminine", 0.7)]
     rows.append(test("accuracy_gap_size", 0.03))
-    down = verdict_document(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, None, leak, {})
-    assert down["overall"]["accuracy_gap_narrowed"] and down["overall"]["levelled_down"] == "accuracy_masculine"
-    assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
-    assert "Levelling down: accuracy m fell 3.0 points beyond noise (p = 0.01)" in down["summary"]
+    down = two_models(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, leak)["mitigated_vs_start"]["overall"]
+    assert down["accuracy_gap_narrowed"] and down["levelled_down"] == "accuracy_masculine"
+    assert down["accuracy_gap_outcome"] == "levelled down"
+    summary = two_models(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, leak)["summary"]
+    assert "Levelling down against the start: accuracy m fell 3.0 points beyond noise (p = 0.01)" in summary
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.9), test("accuracy_feminine", 0.01)]
     rows.append(test("accuracy_gap_size", 0.03))
-    up = verdict_document(metrics(0.88, 0.93), metrics(0.92, 0.93), {"rows": rows}, None, leak, {})
-    assert up["overall"]["accuracy_gap_narrowed"] and up["overall"]["levelled_down"] is None
-    assert "Levelling down" not in up["summary"]
+    up = two_models(metrics(0.88, 0.93), metrics(0.92, 0.93), {"rows": rows}, leak)
+    assert up["mitigated_vs_start"]["overall"]["accuracy_gap_narrowed"]
+    assert up["mitigated_vs_start"]["overall"]["levelled_down"] is None and "Levelling down" not in up["summary"]
 
 
 # -- the accuracy gap's outcome on constructed paired decisions ------------------------------------------------------
@@ -153,12 +160,25 @@ def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray) ->
 
 
 def _verdict(before: tuple[list[bool], list[bool]], after: tuple[list[bool], list[bool]], refused: str | None = None):
-    """The verdict of two systems' decisions (feminine, masculine), with the comparison's own paired tests."""
-    counts = resample_counts(language_rng(SEED, "de"), len(before[0]), SAMPLES)
-    rows = [] if refused else language_tests("de", _sentences(*before), _sentences(*after), SAMPLES, SEED)
-    paired = {"rows": rows, "refused": refused}
-    reports = _metrics(*before, counts), _metrics(*after, counts)
-    return verdict_document(*reports, paired, None, leakage([], []), {}), counts
+    """The verdict of two systems' decisions (feminine, masculine), with the comparison's own paired tests, and the
+    resample counts; ``doc["overall"]`` is the start against mitigated comparison's."""
+    doc, counts = _three({"start": before, "mitigated": after}, refused)
+    return {**doc, "overall": doc["mitigated_vs_start"]["overall"]}, counts
+
+
+def _three(systems: dict[str, tuple[list[bool], list[bool]]], refused: str | None = None):
+    """The verdict of two or three systems' decisions by name (start, control, mitigated), each pair of them compared
+    with the comparison's own paired tests."""
+    n = len(systems["start"][0])
+    counts = resample_counts(language_rng(SEED, "de"), n, SAMPLES)
+    paired = {}
+    for name, (b, a) in COMPARISONS.items():
+        if b in systems and a in systems:
+            rows = [] if refused else language_tests("de", _sentences(*systems[b]), _sentences(*systems[a]), SAMPLES,
+                                                      SEED)  # fmt: skip
+            paired[name] = {"rows": rows, "refused": refused}
+    reports = {name: _metrics(*decisions, counts) for name, decisions in systems.items()}
+    return verdict_document(reports, paired, {}, leakage([], []), {}), counts
 
 
 def _right(n: int, k: int, shift: int = 0) -> list[bool]:
@@ -206,6 +226,33 @@ def test_a_gap_whose_size_shrinks_beyond_noise_narrowed() -> None:
     down, _ = _verdict(before, (_right(400, 320), _right(400, 324, 5)))
     assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
     assert down["overall"]["levelled_down"] == "accuracy_masculine" and "Levelling down" in down["summary"]
+
+
+def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_explains_the_change() -> None:
+    """Start +0.15 -> mitigated +0.01 (narrowed). A control that closes the gap as well (+0.02) explains the change:
+    mitigated vs control did not narrow, and the summary says so; a control that stays at the start's gap leaves the
+    mitigation its own share (narrowed against the control too). Each comparison's outcome is the one of the same
+    two systems compared alone, and the page shows the three models side by side."""
+    start, mitigated = (_right(200, 160), _right(200, 190)), (_right(200, 188, 5), _right(200, 190))
+    explained, _ = _three({"start": start, "control": (_right(200, 186, 9), _right(200, 190)), "mitigated": mitigated})
+    assert explained["models"] == ["start", "control", "mitigated"] and explained["headline"] == "mitigated_vs_control"
+    assert explained["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "did not narrow"
+    assert explained["control_vs_start"]["overall"]["accuracy_gap_outcome"] == "narrowed"
+    assert explained["control_explains"] and "The control explains the change" in explained["summary"]
+    assert explained["summary"].startswith("The mitigation's own share, against the control")
+    alone, _ = _verdict(start, mitigated)
+    assert explained["mitigated_vs_start"]["overall"] == alone["overall"]  # the same test without the control
+    assert "cannot separate" not in explained["summary"] and "cannot separate" in alone["summary"]
+    own, _ = _three({"start": start, "control": (_right(200, 161, 2), _right(200, 190)), "mitigated": mitigated})
+    assert own["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "narrowed" and not own["control_explains"]
+    assert "explains" not in own["summary"] and "The control against the start" in own["summary"]
+    page = render_markdown(own)
+    header = next(line for line in page.splitlines() if line.startswith("| figure"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "figure", "start [95% CI]", "control [95% CI]", "mitigated [95% CI]", "mitigated - control [95% CI]",
+        "p (paired)", "mitigated - start [95% CI]", "p (paired)"]  # fmt: skip
+    row = next(line for line in page.splitlines() if line.startswith("| accuracy f "))
+    assert [c.strip() for c in row.strip("|").split("|")][1:4] == ["80.0%", "80.5%", "94.0%"]  # no CIs given
 
 
 def test_refused_paired_tests_say_no_test_ran() -> None:
@@ -283,6 +330,7 @@ def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None
     assert cost["bleu_tokenizer"] == bleu.TOKENIZER_RULE and "zh for zh" in bleu.TOKENIZER_RULE
     decisions = (_right(40, 30), _right(40, 35))
     counts = resample_counts(language_rng(SEED, "de"), 40, SAMPLES)
-    doc = verdict_document(_metrics(*decisions, counts), _metrics(*decisions, counts), {"rows": []}, cost,
-                           leakage([], []), {})  # fmt: skip
+    same = _metrics(*decisions, counts)
+    doc = verdict_document({"start": same, "mitigated": same}, {"mitigated_vs_start": {"rows": []}},
+                           {"mitigated_vs_start": cost}, leakage([], []), {})  # fmt: skip
     assert f"BLEU tokenized with {bleu.TOKENIZER_RULE} (" in render_markdown(doc)

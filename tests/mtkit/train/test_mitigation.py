@@ -1,7 +1,8 @@
-"""A gender-bias mitigation run (recipes/demo_mitigate.yaml) from the suite's small demo model: the verdict's figures
-recomputed from the saved translations with bias_eval, sacreBLEU and torch's binomial called directly; the checkpoint
-kept is the best of those within the BLEU budget; the card carries the before/after; the pull's value and gradient
-against the formula; every Hub family's stand-in mitigated for a few updates."""
+"""A gender-bias mitigation run (recipes/demo_mitigate.yaml) from the suite's small demo model, with its control arm:
+the verdict's figures of the three models recomputed from the saved translations with bias_eval, sacreBLEU and
+torch's binomial called directly; the control trained on the replay alone for as many updates; the checkpoint kept by
+the rule, in both arms; the card carries the before/after and the verdict; the pull's value and gradient against the
+formula; every Hub family's stand-in mitigated for a few updates."""
 
 import json
 
@@ -47,43 +48,92 @@ def hypotheses(details: list[dict]) -> dict[str, list[str]]:
 def test_verdict_figures_recomputed_from_the_saved_translations(mitigated) -> None:
     verdict = json.loads((mitigated / "verdict" / "verdict.json").read_text())
     data = load_mtgeneval(mitigated / "verdict" / "pairs", "test", ["es"]).languages["es"]
-    figures = verdict["languages"]["es"]
-    for name, when in (("start", "before"), ("mitigated", "after")):
+    assert verdict["models"] == ["start", "control", "mitigated"] and verdict["headline"] == "mitigated_vs_control"
+    sides = {"start": ("mitigated_vs_start", "before"), "control": ("mitigated_vs_control", "before"),
+             "mitigated": ("mitigated_vs_start", "after")}  # fmt: skip
+    for name, (comparison, when) in sides.items():
+        figures = verdict[comparison]["languages"]["es"]
         details = jsonl(mitigated / "verdict" / name / "es.details.jsonl")
         assert [row["source_feminine"] for row in details] == data.feminine.sources
         direct = score_language(data, hypotheses(details), samples=0, seed=0).metrics
         for key in ("accuracy_feminine", "accuracy_masculine", "accuracy_pair", "strict_accuracy_feminine",
                     "accuracy_gap", "strict_accuracy_gap", "bleu_gap"):  # fmt: skip
-            assert np.isclose(figures[key][when], direct[key]), (key, when)
-    before, after = (jsonl(mitigated / "verdict" / n / "es.details.jsonl") for n in ("start", "mitigated"))
-    b = sum(x["correct_feminine"] is True and y["correct_feminine"] is False for x, y in zip(before, after))
-    c = sum(x["correct_feminine"] is False and y["correct_feminine"] is True for x, y in zip(before, after))
-    tail = torch.distributions.Binomial(b + c, torch.tensor(0.5)).log_prob(torch.arange(min(b, c) + 1.0)).exp()
-    expected = min(1.0, 2 * float(tail.sum())) if b + c else 1.0  # McNemar's exact test, from torch's binomial
-    assert np.isclose(figures["accuracy_feminine"]["p_value"], expected)
+            assert np.isclose(figures[key][when], direct[key]), (key, name)
+            assert np.isclose(verdict[name]["languages"]["es"][key], direct[key]), (key, name)
+    for comparison, (b, a) in (("mitigated_vs_start", ("start", "mitigated")),
+                               ("mitigated_vs_control", ("control", "mitigated"))):  # fmt: skip
+        before, after = (jsonl(mitigated / "verdict" / n / "es.details.jsonl") for n in (b, a))
+        x = sum(p["correct_feminine"] is True and q["correct_feminine"] is False for p, q in zip(before, after))
+        y = sum(p["correct_feminine"] is False and q["correct_feminine"] is True for p, q in zip(before, after))
+        tail = torch.distributions.Binomial(x + y, torch.tensor(0.5)).log_prob(torch.arange(min(x, y) + 1.0)).exp()
+        expected = min(1.0, 2 * float(tail.sum())) if x + y else 1.0  # McNemar's exact test, from torch's binomial
+        assert np.isclose(verdict[comparison]["languages"]["es"]["accuracy_feminine"]["p_value"], expected)
     start, end = (jsonl(mitigated / "translations" / f"{n}.jsonl") for n in ("test-start", "test"))
+    control = jsonl(mitigated / "control" / "translations" / "test.jsonl")
     refs = [[r["target"] for r in start]]
-    cost = verdict["general_cost"]["bleu"]
-    assert np.isclose(cost["before"], sacrebleu.corpus_bleu([r["hypothesis"] for r in start], refs).score)
-    assert np.isclose(cost["after"], sacrebleu.corpus_bleu([r["hypothesis"] for r in end], refs).score)
+    for key, before in (("general_cost", start), ("general_cost_vs_control", control)):
+        cost = verdict[key]["bleu"]
+        assert np.isclose(cost["before"], sacrebleu.corpus_bleu([r["hypothesis"] for r in before], refs).score)
+        assert np.isclose(cost["after"], sacrebleu.corpus_bleu([r["hypothesis"] for r in end], refs).score)
     assert verdict["leakage"]["shared_sentences"] == 0  # the verdict pairs are held out of the tuning pairs
+    leak, parts = verdict["leakage"], verdict["words"]
+    assert leak["gendered_words_all_tuned"] + leak["gendered_words_unseen"] == leak["sentences_with_gendered_words"]
+    assert parts["unseen"]["pairs"] > 0 and sum(p["pairs"] for p in parts.values() if p) == len(data.feminine.sources)
 
 
-def test_the_kept_checkpoint_is_the_best_within_the_bleu_budget(mitigated) -> None:
+def read(run, name: str) -> dict:
+    return json.loads((run / name).read_text())
+
+
+def test_the_control_arm_trains_the_same_start_as_long_on_the_replay_alone(mitigated) -> None:
+    """``control/``: the mitigated run's config but for its folder and its training data, which is the mitigated
+    run's minus the tuning pairs (the same replay rows), as many updates; its checkpoint chosen by the same rule."""
+    import yaml
+
+    control = mitigated / "control"
+    arms = [yaml.safe_load((run / "config.yaml").read_text()) for run in (mitigated, control)]
+    assert [arm["train"].pop("output_dir") for arm in arms] == [str(mitigated), str(control)]
+    assert [arm["mitigation"].pop("tuning_pairs") for arm in arms] == [True, False]
+    assert [arm["mitigation"].pop("control") for arm in arms] == ["replay", "none"]
+    assert arms[0] == arms[1]  # the same start, schedule, seed, pulls and budgets
+    counts = [read(run, "data_counts.json") for run in (mitigated, control)]
+    assert counts[1]["train"]["es"] == counts[0]["train"]["es"] - counts[0]["tuning"]["es"] > 0
+    results = [read(run, "results.json") for run in (mitigated, control)]
+    assert results[0]["step"] == results[1]["step"] == 4 and (control / "final" / "config.json").is_file()
+    records = [r for r in jsonl(control / "metrics.jsonl") if "valid_general_bleu" in r]
+    assert [r["step"] for r in records] == [0, 2, 4] and results[1]["best_step"] == rule(records)[0]["step"]
+
+
+def rule(records: list[dict], max_accuracy_drop: float = 0.02) -> tuple[dict, str, list[dict]]:
+    """The recipe's choice (--max_bleu_drop 0 here) computed directly: the kept record, the worse-served gender and
+    the records within both budgets."""
+    start = records[0]
+    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    worse, better = ("feminine", "masculine") if f <= m else ("masculine", "feminine")
+    allowed = [r for r in records if r["valid_general_bleu"] >= start["valid_general_bleu"]
+               and r[f"valid_accuracy_{better}"] >= start[f"valid_accuracy_{better}"] - max_accuracy_drop]  # fmt: skip
+    best = max(allowed, key=lambda r: (r[f"valid_accuracy_{worse}"], r["valid_accuracy_pair"], -r["valid_loss"],
+                                       -r["step"]))  # fmt: skip
+    return best, worse, allowed
+
+
+def test_the_kept_checkpoint_raises_the_worse_served_gender_within_both_budgets(mitigated) -> None:
+    """The trainer's choice is the rule's over the run's evaluations (--max_bleu_drop 0, --max_accuracy_drop 2)."""
     records = [r for r in jsonl(mitigated / "metrics.jsonl") if "valid_general_bleu" in r]
     assert [r["step"] for r in records] == [0, 2, 4]
-    start = records[0]["valid_general_bleu"]
-    allowed = [r for r in records if r["valid_general_bleu"] >= start]  # --max_bleu_drop 0
-    best = max(allowed, key=lambda r: (r["valid_accuracy_pair"], -r["valid_loss"], -r["step"]))
-    results = json.loads((mitigated / "results.json").read_text())
-    assert results["best_step"] == best["step"]
-    assert json.loads((mitigated / "verdict" / "verdict.json").read_text())["budget"]["chosen_step"] == best["step"]
+    best, worse, allowed = rule(records)
+    assert read(mitigated, "results.json")["best_step"] == best["step"]
+    budget = read(mitigated / "verdict", "verdict.json")["budget"]
+    assert budget["chosen_step"] == best["step"] and budget["worse_served"] == worse
+    assert budget["within_budget_steps"] == [r["step"] for r in allowed] and "worse" in budget["rule"]
 
 
 def test_the_card_carries_the_before_and_after(mitigated) -> None:
     card = (mitigated / "final" / "README.md").read_text(encoding="utf-8")
     assert "Gender bias before and after" in card and "Gender-bias mitigation: verdict" in card
     assert "General quality cost" in card and card.index("before and after") < card.index("mitigation: verdict")
+    page = (mitigated / "verdict" / "verdict.md").read_text(encoding="utf-8")
+    assert page.split("\n")[2] in card and "| figure | start [95% CI] | control [95% CI] |" in card  # the summary
 
 
 @pytest.mark.slow  # the full demo (corpus, recipes/demo.yaml) and the recipe: 2.5 to 11 minutes on 2 shared cores
@@ -106,7 +156,8 @@ def test_the_demo_recipe_narrows_the_accuracy_gap_beyond_noise_within_the_budget
                            "--disable_tqdm")  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     verdict = json.loads((out / "verdict" / "verdict.json").read_text())
-    overall = verdict["overall"]  # narrowed: the paired bootstrap's CI of |gap after| - |gap before| lies below 0
+    # narrowed: the paired bootstrap's CI of |gap after| - |gap before| lies below 0
+    overall = verdict["mitigated_vs_start"]["overall"]
     assert overall["accuracy_gap_outcome"] == "narrowed", (overall["accuracy_gap"], overall["accuracy_gap_size"])
     assert overall["levelled_down"] is None, verdict  # not closed by the better-served gender's accuracy falling
     budget = verdict["budget"]
@@ -152,7 +203,7 @@ def test_pull_toward_the_start_is_the_squared_distance(tmp_path) -> None:
     for p, s in zip(model.parameters(), start):
         assert torch.allclose(p.grad, 2 * 0.3 * (p.detach() - s))
     off = Mitigation(parse_config([]), model, tmp_path)
-    assert off.pull() == 0.0 and off.within_budget({}) and off.scores(None, 0) == {}
+    assert off.pull() == 0.0 and off.chooses({}, None, True) and off.scores(None, 0) == {}
     with pytest.raises(UserError, match="--l2_to_start: not available with DeepSpeed or FSDP"):
         check_pull(cfg, sharded=True)
     check_pull(cfg, sharded=False)
@@ -183,10 +234,10 @@ def test_three_processes_mitigate_as_one_process_accumulating_their_batches(demo
     corpus = demo_run.parent / "demo_corpus"
     pairs = json.loads((mitigated / "data_counts.json").read_text())["train"]["es"]  # the same recipe's training data
     size = next(m for m in range(8, 64) if -(-pairs // m) % 3 == 0)  # batches that 3 processes share evenly
+    # --control none: this test's subject is the updates of one arm (the default tier's control run is `mitigated`)
     common = ["--max_sentences", str(size), "--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path",
-              str(demo_run / "final"),
-              "--gender_data", str(corpus / "mt-geneval"), *TWO_UPDATES, "--l2_to_start", "1",
-              "--distill_to_start", "0.5"]  # fmt: skip
+              str(demo_run / "final"), "--gender_data", str(corpus / "mt-geneval"), *TWO_UPDATES, "--l2_to_start", "1",
+              "--distill_to_start", "0.5", "--control", "none"]  # fmt: skip
     one, three, loose = tmp_path / "one", tmp_path / "three", tmp_path / "loose"
     res = train_in_process(*common, "--output_dir", str(one), "--gradient_accumulation_steps", "3")
     assert res.returncode == 0, res.stderr[-3000:]
@@ -201,7 +252,21 @@ def test_three_processes_mitigate_as_one_process_accumulating_their_batches(demo
     assert d1.norm() > 0 and (d3 - d1).norm() / d1.norm() < 1e-4
     assert (d0 - d1).norm() / d1.norm() > 1e-2  # the pulls changed the updates
     verdicts = [json.loads((run / "verdict" / "verdict.json").read_text()) for run in (one, three)]
-    assert verdicts[0]["overall"] == verdicts[1]["overall"]  # the same verdict, decoded by 1 process or by 3
+    assert verdicts[0]["mitigated_vs_start"] == verdicts[1]["mitigated_vs_start"]  # decoded by 1 process or by 3
+
+
+@pytest.mark.slow  # the default tier keeps the control arm in one process (`mitigated`) and DDP at 3 for one arm
+def test_two_processes_train_the_control_arm_after_the_mitigated_one(demo_run, tmp_path) -> None:
+    """Under DDP the mitigated run ends its process group; the control arm starts one of its own on every process
+    (keys under their own prefix in the launcher's store), trains to the end and is judged."""
+    corpus, out = demo_run.parent / "demo_corpus", tmp_path / "run"
+    res = launch("cpu_ddp", "--config", RECIPE, "--data_dir", str(corpus), "--model_name_or_path",
+                 str(demo_run / "final"), "--gender_data", str(corpus / "mt-geneval"), "--output_dir", str(out),
+                 *SMALL, processes=2)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert read(out / "control", "results.json")["step"] == 4 and "2 process(es)" in res.stdout
+    verdict = read(out / "verdict", "verdict.json")
+    assert verdict["models"] == ["start", "control", "mitigated"] and verdict["mitigated_vs_control"]["overall"]
 
 
 class Wrapped(torch.nn.Module):
@@ -259,14 +324,16 @@ def test_every_family_runs_the_mitigation_recipe(family, family_dir, tmp_path) -
         "--max_steps", "2", "--eval_steps", "1", "--eval_max_samples", "8", "--max_new_tokens", "4", "--num_beams", "1",
         "--eval_batch_size", "8", "--report_to", "none", "--disable_tqdm", "--test_split", "none",
         "--mixed_precision", "no", "--learning_rate", "1e-3", "--max_tokens", "1024",
-        "--metric_for_best_model", "accuracy_pair", *(("--prompt", "t5") if family == "flan_t5" else ()),
+        "--metric_for_best_model", "accuracy_pair", "--control", "none",  # the control arm: the demo run above
+        *(("--prompt", "t5") if family == "flan_t5" else ()),
         *(("--lora_r", "4") if family == "nllb" else ()),  # LoRA too: the pulls then hold the adapters (and a copy)
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     steps = [r["step"] for r in jsonl(out / "metrics.jsonl") if "valid_general_bleu" in r]
     assert steps == [0, 1, 2]
     verdict = json.loads((out / "verdict" / "verdict.json").read_text())
-    assert list(verdict["languages"]) == [lang] and verdict["general_cost"] is None
+    assert list(verdict["mitigated_vs_start"]["languages"]) == [lang] and verdict["general_cost"] is None
+    assert verdict["control"] is None and "cannot separate the mitigation from further training" in verdict["summary"]
     assert verdict["leakage"]["verdict_sentences"] == 2 * round(0.4 * 16)
     assert "Gender-bias mitigation: verdict" in (out / "final" / "README.md").read_text(encoding="utf-8")
     assert (out / "final" / "config.json").is_file()  # LoRA's adapters merged: a plain model folder

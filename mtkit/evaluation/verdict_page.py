@@ -1,0 +1,250 @@
+"""The words of a mitigation verdict (:mod:`mtkit.evaluation.verdict`'s document): its summary, which the page opens
+with, and the markdown page: one table per language of the three models (start, control, mitigated) with the paired
+changes of mitigated against control and against the start, then the decoding, the general cost, the checkpoint
+choice and the checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bias_eval.comparability import generation_setting
+from bias_eval.markdown import table
+from bias_eval.paired import p_text
+from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
+
+SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
+NO_CONTROL = (
+    "No control arm was trained (--control none): these figures cannot separate the mitigation from further "
+    "training on the general data."
+)
+
+
+def describe_decoding(settings: Mapping[str, Any] | None) -> str:
+    """One line of decoding settings (a report's ``generation``)."""
+    if not settings:
+        return "not recorded"
+    prompt = f"prompt {settings['prompt']!r}" if settings.get("prompt") else "no prompt"
+    mbr = f", MBR {settings['mbr']}" if settings.get("mbr") else ""
+    return (
+        f"beam {generation_setting(settings, 'num_beams')}, length penalty {settings['length_penalty']}, at most "
+        f"{settings['max_new_tokens']} new tokens and {settings['max_len_a']} x source + {settings['max_len_b']}, "
+        f"{prompt}, dtype {settings['dtype']}{mbr}"
+    )
+
+
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
+    """The accuracy gap of two models (``sides``: their names), its size's paired test and the outcome."""
+    o = comparison["overall"]
+    gap, size, said = o["accuracy_gap"], o["accuracy_gap_size"], o["accuracy_gap_outcome"]
+    went = f"the accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} ({sides[0]}) to " \
+        f"{_fmt('accuracy_gap', gap['after'])} ({sides[1]})"  # fmt: skip
+    if said == NO_TEST:
+        why = comparison.get("paired_refused") or "the paired test of its size gave no result"
+        return f"{went}: no test ran ({why}), so nothing is claimed about the change."
+    ci = size["change_ci95"]
+    went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
+        f"{100 * ci[1]:+.1f}], p {_p(size)})"  # fmt: skip
+    if said == OVER_CORRECTED:
+        return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
+    return f"{went}: {SAID.get(said, 'did not narrow beyond noise')}."
+
+
+def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
+    o = comparison["overall"]
+    if not o.get("levelled_down"):
+        return []
+    fell = o[o["levelled_down"]]
+    return [f"Levelling down against the {against}: {fell['label']} fell {100 * -fell['change']:.1f} points beyond "
+            f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
+
+
+def summary(doc: Mapping[str, Any]) -> str:
+    """One paragraph: the mitigation's own share (against the control) beside the change against the start, whether
+    the control explains it, the general cost, the flags."""
+    own, total, control = doc["mitigated_vs_control"], doc["mitigated_vs_start"], doc["control_vs_start"]
+
+    def said(name: str) -> str:
+        return gap_sentence(doc[name], COMPARISONS[name])
+
+    parts = []
+    if own:
+        parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
+                     f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
+    parts.append(f"Against the start: {said('mitigated_vs_start')}")
+    if doc.get("control_explains"):
+        parts.append(f"The control explains the change: trained as long on the general data alone, "
+                     f"{said('control_vs_start')} The mitigation shows no effect of its own beyond that of further "
+                     "training.")  # fmt: skip
+    elif control:
+        parts.append(f"The control against the start: {said('control_vs_start')}")
+    unseen = (doc.get("words") or {}).get("unseen")
+    if unseen:
+        name = doc["headline"]
+        parts.append(f"On the {unseen['pairs']} verdict pairs with a gendered word the tuning pairs lack (unseen), "
+                     f"{gap_sentence(unseen[name], COMPARISONS[name])}")  # fmt: skip
+    if not own:
+        parts.append(NO_CONTROL)
+    parts += _levelled(own, "control") if own else []
+    parts += _levelled(total, "start")
+    cost = doc.get("general_cost")
+    if cost:
+        b = cost["bleu"]
+        parts.append(f"General test BLEU {b['before']:.2f} -> {b['after']:.2f} ({b['change']:+.2f}, 95% CI "
+                     f"[{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}]).")  # fmt: skip
+    if not (doc.get("decoding") or {"same": True})["same"]:
+        parts.append("The models were decoded with different settings (see the page).")
+    if doc.get("over_correction"):
+        parts.append("Over-correction flagged: " + doc["over_correction"]["message"] + ".")
+    leak = doc["leakage"]
+    if leak["found"]:
+        parts.append(f"Leakage: {leak['shared_sentences']} verdict sentences are in the mitigation data.")
+    if leak["sentences_with_gendered_words"]:
+        parts.append(f"Of the {leak['sentences_with_gendered_words']} verdict sentences with gendered words, "
+                     f"{leak['gendered_words_all_tuned']} ({_share(leak['gendered_words_all_tuned_share'])}) have them "
+                     f"all in the mitigation data (seen) and {leak['gendered_words_unseen']} have one it lacks "
+                     "(unseen).")  # fmt: skip
+    return " ".join(p[0].upper() + p[1:] for p in parts)
+
+
+def _p(figure: Mapping[str, Any]) -> str:
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`)."""
+    text = p_text(figure["p_value"], figure.get("p_floor"))
+    return text if text.startswith("<") else f"= {text}"
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if key in ("bleu_gap", "mf_ratio"):
+        return f"{value:+.2f}" if key == "bleu_gap" else f"{value:.2f}"
+    if key.endswith("_size"):
+        return f"{100 * value:.1f} pts"
+    return f"{100 * value:+.1f} pts" if key.endswith("_gap") else f"{100 * value:.1f}%"
+
+
+def _ci(key: str, ci: Sequence[float] | None) -> str:
+    return "" if not ci else f" [{_fmt(key, ci[0])}, {_fmt(key, ci[1])}]"
+
+
+def _delta(key: str, value: float | None) -> str:
+    """A change: points for a share, the figure's own unit otherwise."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.2f}" if key in ("bleu_gap", "mf_ratio") else f"{100 * value:+.1f} pts"
+
+
+def _change(key: str, e: Mapping[str, Any]) -> list[str]:
+    """A change's two cells: its value with the 95% CI, and the paired p-value with its test."""
+    ci = e.get("change_ci95")
+    cell = _delta(key, e.get("change")) + (f" [{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "")
+    return [cell, f"{p_text(e['p_value'], e.get('p_floor'))} ({e['test']})" if "p_value" in e else "n/a"]
+
+
+def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
+    """The three models' figures of one language and the two paired changes; ``scopes`` are its scope of
+    mitigated vs start and of mitigated vs control (``None``: no control)."""
+    total, own = scopes
+    header = ["figure", "start [95% CI]", *(["control [95% CI]"] if own else []), "mitigated [95% CI]"]
+    header += [*(["mitigated - control [95% CI]", "p (paired)"] if own else [])]
+    header += ["mitigated - start [95% CI]", "p (paired)"]
+    rows = []
+    for key, _ in FIGURES:
+        e = total[key]
+        cells = [e["label"], _fmt(key, e["before"]) + _ci(key, e["before_ci95"])]
+        if own:
+            cells.append(_fmt(key, own[key]["before"]) + _ci(key, own[key]["before_ci95"]))
+        cells.append(_fmt(key, e["after"]) + _ci(key, e["after_ci95"]))
+        rows.append(cells + (_change(key, own[key]) if own else []) + _change(key, e))
+    return table(header, rows, right_from=1) + [""]
+
+
+def _words(words: Mapping[str, Any] | None) -> list[str]:
+    """The section of the pairs whose gendered words were all tuned on (seen) and the others (unseen)."""
+    if not words:
+        return []
+    out = ["## Seen and unseen gendered words", "", "A verdict pair is unseen when one of its gendered words is in "
+           "none of the tuning pairs' references (a profession never tuned on), seen otherwise; each part's figures "
+           "and paired tests are its pairs' alone.", ""]  # fmt: skip
+    for part, what in (("seen", "every gendered word tuned on"), ("unseen", "a gendered word the tuning lacks")):
+        found = words.get(part)
+        out += [f"### {part}: {found['pairs'] if found else 0} pairs ({what})", ""]
+        if found:
+            out += _table([found["mitigated_vs_start"]["overall"], (found.get("mitigated_vs_control") or {}).get(
+                "overall")])  # fmt: skip
+    return out
+
+
+def _selection(budget: Mapping[str, Any]) -> list[str]:
+    start, chosen = budget.get("start_valid_general_bleu"), budget.get("chosen_valid_general_bleu")
+    out = ["## Checkpoint selection (selection pairs and general validation split)", ""]
+    if start is not None:
+        out.append(f"- general validation BLEU at the start (update 0): {start:.2f}; budget: at least "
+                   f"{start - budget['max_bleu_drop']:.2f} (--max_bleu_drop {budget['max_bleu_drop']})")  # fmt: skip
+    if budget.get("worse_served"):
+        worse, acc = budget["worse_served"], budget["start_accuracy"]
+        better = next(g for g in acc if g != worse)
+        out.append(f"- the start served {worse} sentences worse (accuracy {100 * acc[worse]:.1f}% against "
+                   f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} accuracy at least "
+                   f"{100 * acc[better] - budget['max_accuracy_drop']:.1f}% (--max_accuracy_drop "
+                   f"{budget['max_accuracy_drop']})")  # fmt: skip
+    if chosen is not None:
+        out.append(f"- kept, the weights in final/: update {budget['chosen_step']}, general validation BLEU "
+                   f"{chosen:.2f}")  # fmt: skip
+    kept = budget.get("within_budget_steps") or []
+    out += [f"- within both budgets: {len(kept)} of {budget.get('evaluations')} evaluations"]
+    return out + ([f"- rule: {budget['rule']}"] if budget.get("rule") else []) + [""]
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The verdict's page: the summary, one table per language and overall, the decoding, the cost, the checkpoint
+    choice and the checks."""
+    out = ["# Gender-bias mitigation: verdict", "", doc["summary"], ""]
+    total, own = doc["mitigated_vs_start"], doc["mitigated_vs_control"]
+    langs = list(total["languages"])
+    for lang in langs:
+        out += [f"## {lang}" + (" (one language: also the overall figures)" if len(langs) == 1 else ""), ""]
+        out += _table([total["languages"][lang], own["languages"][lang] if own else None])
+    if len(langs) > 1:
+        out += ["## overall (macro average over the languages)", ""]
+        out += _table([total["overall"], own["overall"] if own else None])
+    names = doc["models"]
+    out += ["## Decoding (every model)", ""]
+    dec = doc.get("decoding") or {"same": True, "settings": None}
+    if dec["same"]:
+        out += [f"- {', '.join(names)} alike: {describe_decoding(dec['settings'])}", ""]
+    else:
+        out += [f"- {n}: {describe_decoding(dec.get(n))}" for n in names]
+        out += ["- the models were decoded with different settings: their figures are not comparable", ""]
+    for key, title in (("general_cost", "start"), ("general_cost_vs_control", "control")):
+        cost = doc.get(key)
+        if not cost:
+            continue
+        out += [f"## General quality cost against the {title} (general test split)", ""]
+        out += [f"BLEU tokenized with {cost['bleu_tokenizer']} ({cost['bleu_signature']}).", ""]
+        for name in ("bleu", "chrf"):
+            c = cost[name]
+            out.append(
+                f"- {name}: {c['before']:.2f} ({title}) -> {c['after']:.2f} (mitigated) ({c['change']:+.2f}, 95% CI "
+                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)}; {cost['n']} sentences)"
+            )
+        out.append("")
+    out += _words(doc.get("words"))
+    out += _selection(doc["budget"])
+    leak = doc["leakage"]
+    out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]
+    out.append(
+        f"- leakage: {leak['shared_sentences']} of {leak['verdict_sentences']} verdict sentences in the "
+        f"mitigation data; of {leak['sentences_with_gendered_words']} with gendered words, "
+        f"{leak['gendered_words_all_tuned']} have them all in the mitigation data (seen; most common: "
+        f"{', '.join(leak['most_common_tuned_gendered_words']) or 'none'}) and {leak['gendered_words_unseen']} have "
+        "one it lacks (unseen)"
+    )
+    for name in COMPARISONS:
+        if doc.get(name) and doc[name].get("paired_refused"):
+            out.append(f"- paired tests of {name.replace('_', ' ')} not run: {doc[name]['paired_refused']}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,69 @@
+"""The verdict's pairs told apart by their gendered words: which are unseen (a gendered word no tuning reference has),
+and each part's comparisons of the models, from report folders written here: its accuracies against a direct mean of
+the part's decisions, McNemar's p-value against the exact binomial tail computed with ``math.comb``."""
+
+import json
+import math
+
+import numpy as np
+
+from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
+
+N = 40
+
+
+def details(folder, feminine: list[bool], masculine: list[bool]) -> None:
+    """A report folder's ``es.details.jsonl`` of ``N`` pairs with these accuracy decisions (the strict ones alike)."""
+    rows = []
+    for i, (f, m) in enumerate(zip(feminine, masculine)):
+        row = {"index": i, "correct_pair": f and m}
+        for g, right in (("feminine", f), ("masculine", m)):
+            text = f"{'la' if g == 'feminine' else 'el'} persona {i} llegó ."
+            row |= {f"source_{g}": f"the person {i} came ({g})", f"reference_{g}": text, f"hypothesis_{g}": text}
+            row |= {f"correct_{g}": right, f"strict_correct_{g}": right}
+        rows.append(row)
+    folder.mkdir(parents=True)
+    (folder / "es.details.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def mcnemar(before: list[bool], after: list[bool]) -> float:
+    b = sum(x and not y for x, y in zip(before, after))
+    c = sum(y and not x for x, y in zip(before, after))
+    n = b + c
+    return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n)
+
+
+def test_unseen_pairs_are_those_with_a_gendered_word_no_tuning_reference_has() -> None:
+    tuning = [{"target": "La ingeniera llegó."}, {"target": "El ingeniero llegó."}]
+    verdict = [
+        {"pair_id": "es:1", "target": "La ingeniera se fue.", "counterfactual": "El ingeniero se fue."},
+        {"pair_id": "es:2", "target": "La jueza se fue.", "counterfactual": "El juez se fue."},
+        {"pair_id": "es:3", "target": "Ella se fue.", "words": "ella", "counterfactual": "Él se fue."},
+    ]
+    assert tuned_words(tuning) == {"la", "ingeniera", "llegó", "el", "ingeniero"}
+    assert unseen_units(verdict, tuned_words(tuning)) == {"es:2", "es:3"}  # jueza; ella (the word the data names)
+
+
+def test_each_parts_figures_and_tests_are_its_pairs_alone(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    decisions = {name: [list(rng.random(N) < p) for p in shares] for name, shares in
+                 (("start", (0.6, 0.9)), ("control", (0.7, 0.9)), ("mitigated", (0.85, 0.88)))}  # fmt: skip
+    for name, (f, m) in decisions.items():
+        details(tmp_path / name, [bool(x) for x in f], [bool(x) for x in m])
+    order = {"es": [f"es:{i}" for i in range(N)]}
+    unseen = {f"es:{i}" for i in range(0, N, 3)}
+    found = part_comparisons({n: tmp_path / n for n in decisions}, order, unseen, {"config": {"seed": 1}})
+    lines = {"unseen": list(range(0, N, 3)), "seen": [i for i in range(N) if i % 3]}
+    for part, idx in lines.items():
+        assert found[part]["pairs"] == len(idx)
+        for name, (before, after) in (("mitigated_vs_start", ("start", "mitigated")),
+                                      ("mitigated_vs_control", ("control", "mitigated"))):  # fmt: skip
+            fig = found[part][name]["overall"]["accuracy_feminine"]
+            b, a = ([bool(decisions[n][0][i]) for i in idx] for n in (before, after))
+            assert np.isclose(fig["before"], np.mean(b)) and np.isclose(fig["after"], np.mean(a))
+            assert np.isclose(fig["p_value"], mcnemar(b, a)) and fig["test"] == "McNemar exact"
+            gap = found[part][name]["overall"]["accuracy_gap"]
+            m = [bool(decisions[after][1][i]) for i in idx]
+            assert np.isclose(gap["after"], np.mean(m) - np.mean(a))
+    alone = part_comparisons({n: tmp_path / n for n in ("start", "mitigated")}, order, set(), {})
+    assert alone["unseen"] is None and alone["seen"]["pairs"] == N and alone["seen"]["mitigated_vs_control"] is None
