@@ -168,9 +168,10 @@ def zero3_run(tiny_t5, tmp_path_factory) -> Path:
 def ddp_run(multi30k_small, tmp_path_factory) -> Path:
     """A 4-update run on the Multi30k slice by 2 DDP processes (``accelerate launch`` with
     ``accelerate_configs/cpu_ddp.yaml``, flags ``testing_utils.DDP_RUN``), started on glibc's malloc (nothing
-    preloaded, so that each worker's own restart on tcmalloc shows); what the launch printed is in ``<run>.stdout``.
-    Shared by the two-process launch checks (tests/mtkit/train/test_trainer.py) and the SageMaker entry's comparison
-    with accelerate launch (tests/sagemaker/test_sagemaker_entry.py), which repeats the same flags under torchrun."""
+    preloaded, so that each worker's own restart on tcmalloc shows), final/ the mean of its two epochs; what the
+    launch printed is in ``<run>.stdout``. Shared by the two-process launch checks (tests/mtkit/train/test_trainer.py),
+    the epoch averaging's (tests/mtkit/train/test_epochs.py) and the SageMaker entry's comparison with accelerate
+    launch (tests/sagemaker/test_sagemaker_entry.py), which repeats the same flags under torchrun."""
 
     def build(root: Path) -> None:
         res = launch(
