@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -184,10 +185,35 @@ def ddp_run(multi30k_small, tmp_path_factory) -> Path:
     return once(tmp_path_factory, "ddp_run", build) / "run"
 
 
+#: Files whose launches each take half a minute or more of one worker, run first and in this order: two xdist
+#: workers given whole files (``make test``: ``--dist loadfile --no-loadscope-reorder``) then end within a small file
+#: of each other, where files of few tests at the end of the run left one worker alone for its last half minute.
+#: Those that need DeepSpeed's CPU op come after the others, while the first worker builds it.
+FIRST = (
+    "tests/mtkit/distributed/test_fsdp.py",
+    "tests/mtkit/train/test_rank_parity.py",
+    "tests/cluster/test_slurm.py",
+    "tests/mtkit/train/test_faults.py",
+    "tests/mtkit/train/test_mitigation.py",
+    "tests/sagemaker/test_sagemaker_entry.py",
+    "tests/mtkit/distributed/test_reshard.py",
+    "tests/mtkit/train/test_nonfinite.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after the deselection of ``-m``
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` need CUDA: skipped on machines without it (``make test-gpu`` runs them on one)."""
+    """The files of :data:`FIRST` first, then the others by their number of tests, most first (xdist's own order);
+    tests marked ``gpu`` need CUDA: skipped on machines without it (``make test-gpu`` runs them on one)."""
     import torch
 
+    counts = Counter(item.nodeid.split("::")[0] for item in items)
+
+    def rank(item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        return FIRST.index(path) if path in FIRST else len(FIRST), -counts[path]
+
+    items.sort(key=rank)  # stable: each file's tests stay together, in their own order
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (make test-gpu)")
