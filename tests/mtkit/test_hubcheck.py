@@ -3,18 +3,15 @@
 own cache used when it has the model, and ``HF_HUB_OFFLINE=1`` without it.
 
 huggingface_hub reads these variables when it is imported, so each environment gets a fresh interpreter, in which the
-scripts' ``main`` run one after the other (:func:`run_mains`): two interpreters for all the cases below."""
+scripts run one after the other (``testing_utils.scripts_in_one_process``): two interpreters for all the cases below."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
-from testing_utils import run_script
+from testing_utils import ScriptRun, scripts_in_one_process
 
 #: a machine without network: nothing listens on the discard port, so every connection is refused at once
 NO_HUB = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"}
@@ -22,53 +19,6 @@ OFFLINE = {"HF_HUB_OFFLINE": "1"}
 #: what transformers prints while it retries the hub (12 such lines over 53 s before this check)
 RETRY = "Retrying in"
 RECIPE = "recipes/flan_t5_small_mtgeneval.yaml"
-#: what :data:`MAINS` prints on both streams before each call, and on stdout before the calls' exit statuses and times
-MARK, END = "@@call", "@@end"
-MAINS = """
-import json, sys, time
-from mtkit.cli import train, translate
-from mtkit.errors import cli_entry
-
-calls, mark, end = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
-mains = {"train.py": train.main, "translate.py": cli_entry(translate.main)}  # as scripts/ calls them
-results = []
-for script, args in calls:
-    print(mark, flush=True)
-    print(mark, file=sys.stderr, flush=True)
-    start, code = time.perf_counter(), 0
-    try:
-        mains[script](args)
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    results.append((code, time.perf_counter() - start))
-print(end, json.dumps(results), flush=True)
-"""
-
-
-class Call(NamedTuple):
-    """One script's ``main`` run by :func:`run_mains`: its exit status, what it printed, its time."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def run_mains(calls: dict[str, tuple[str, list[str]]], env: dict) -> dict[str, Call]:
-    """Each ``name: (script, args)`` of ``calls`` run by the script's ``main``, in turn, in one fresh interpreter
-    under ``env``; what went to each stream between one call's start and the next is that call's (the library's own
-    loggers included, which write to the original streams)."""
-    res = run_script(
-        "-", sys.executable, "-c", MAINS, json.dumps(list(calls.values())), MARK, END, env=env, timeout=300
-    )
-    assert END in res.stdout, res.stderr[-3000:]
-    printed, results = res.stdout.rsplit(END, 1)
-    outs, errs = printed.split(f"{MARK}\n")[1:], res.stderr.split(f"{MARK}\n")[1:]
-    assert len(outs) == len(errs) == len(calls), res.stderr[-3000:]
-    return {
-        name: Call(code, out, err, seconds)
-        for name, out, err, (code, seconds) in zip(calls, outs, errs, json.loads(results), strict=True)
-    }
 
 
 def cache_copy(model: Path, hf_home: Path, repo_id: str) -> None:
@@ -81,7 +31,7 @@ def cache_copy(model: Path, hf_home: Path, repo_id: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def hub(tiny_t5, tmp_path_factory) -> tuple[Path, dict[str, Call], dict[str, Call]]:
+def hub(tiny_t5, tmp_path_factory) -> tuple[Path, dict[str, ScriptRun], dict[str, ScriptRun]]:
     """(HF_HOME, the calls with the hub out of reach, the calls with ``HF_HUB_OFFLINE=1``): the cache holds the tiny
     T5 as someone/tiny-t5, none of the other hub ids; no call may create the run folder."""
     root = tmp_path_factory.mktemp("hub")
@@ -89,19 +39,19 @@ def hub(tiny_t5, tmp_path_factory) -> tuple[Path, dict[str, Call], dict[str, Cal
     env = {"HF_HOME": str(root / "hf")}
     recipe = ["--config", RECIPE, "--output_dir", str(root / "run")]
     flan = ["--model", "google/flan-t5-small", "--text", "Hello."]
-    no_hub = run_mains(
+    cached = ["--model", "someone/tiny-t5", "--text", "Hello.", "--max_new_tokens", "4", "--num_beams", "1"]
+    no_hub = scripts_in_one_process(
         {
-            "recipe": ("train.py", recipe),
-            "train flag": ("train.py", [*recipe, "--model_name_or_path", "google/mt5-small"]),
-            "translate flag": ("translate.py", flan),
-            "cached": (
-                "translate.py",
-                ["--model", "someone/tiny-t5", "--text", "Hello.", "--max_new_tokens", "4", "--num_beams", "1"],
-            ),  # fmt: skip
+            "recipe": ("train.py", recipe, {}),
+            "train flag": ("train.py", [*recipe, "--model_name_or_path", "google/mt5-small"], {}),
+            "translate flag": ("translate.py", flan, {}),
+            "cached": ("translate.py", cached, {}),
         },
-        {**NO_HUB, **env},
+        env={**NO_HUB, **env},
     )
-    offline = run_mains({"recipe": ("train.py", recipe), "translate": ("translate.py", flan)}, {**OFFLINE, **env})
+    offline = scripts_in_one_process(
+        {"recipe": ("train.py", recipe, {}), "translate": ("translate.py", flan, {})}, env={**OFFLINE, **env}
+    )
     assert not (root / "run").exists()
     return root / "hf", no_hub, offline
 
