@@ -44,9 +44,10 @@ demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias re
 		--model $(DEMO)/final --max_new_tokens 64 --batch_size 100 --out $(DEMO)/bias_report --update_card
 	@echo "Done: model in $(DEMO)/final, curves in $(DEMO)/curves.png, bias report in $(DEMO)/bias_report/report.html"
 
-# Two pytest-xdist workers, each test file on one of them (its module fixtures built once); the 25 slowest tests
-# are listed at the end so that the time budget stays visible.
-PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --durations=25
+# Two pytest-xdist workers, each test file on one of them (its module fixtures built once), in the order
+# tests/conftest.py gives them (the longest launches first); the 25 slowest tests are listed at the end so that the
+# time budget stays visible.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 test: $(STAMP)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
 	$(PYTEST)

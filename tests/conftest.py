@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -168,9 +169,10 @@ def zero3_run(tiny_t5, tmp_path_factory) -> Path:
 def ddp_run(multi30k_small, tmp_path_factory) -> Path:
     """A 4-update run on the Multi30k slice by 2 DDP processes (``accelerate launch`` with
     ``accelerate_configs/cpu_ddp.yaml``, flags ``testing_utils.DDP_RUN``), started on glibc's malloc (nothing
-    preloaded, so that each worker's own restart on tcmalloc shows); what the launch printed is in ``<run>.stdout``.
-    Shared by the two-process launch checks (tests/mtkit/train/test_trainer.py) and the SageMaker entry's comparison
-    with accelerate launch (tests/sagemaker/test_sagemaker_entry.py), which repeats the same flags under torchrun."""
+    preloaded, so that each worker's own restart on tcmalloc shows), final/ the mean of its two epochs; what the
+    launch printed is in ``<run>.stdout``. Shared by the two-process launch checks (tests/mtkit/train/test_trainer.py),
+    the epoch averaging's (tests/mtkit/train/test_epochs.py) and the SageMaker entry's comparison with accelerate
+    launch (tests/sagemaker/test_sagemaker_entry.py), which repeats the same flags under torchrun."""
 
     def build(root: Path) -> None:
         res = launch(
@@ -183,10 +185,35 @@ def ddp_run(multi30k_small, tmp_path_factory) -> Path:
     return once(tmp_path_factory, "ddp_run", build) / "run"
 
 
+#: Files whose launches each take half a minute or more of one worker, run first and in this order: two xdist
+#: workers given whole files (``make test``: ``--dist loadfile --no-loadscope-reorder``) then end within a small file
+#: of each other, where files of few tests at the end of the run left one worker alone for its last half minute.
+#: Those that need DeepSpeed's CPU op come after the others, while the first worker builds it.
+FIRST = (
+    "tests/mtkit/distributed/test_fsdp.py",
+    "tests/mtkit/train/test_rank_parity.py",
+    "tests/cluster/test_slurm.py",
+    "tests/mtkit/train/test_faults.py",
+    "tests/mtkit/train/test_mitigation.py",
+    "tests/sagemaker/test_sagemaker_entry.py",
+    "tests/mtkit/distributed/test_reshard.py",
+    "tests/mtkit/train/test_nonfinite.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after the deselection of ``-m``
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` need CUDA: skipped on machines without it (``make test-gpu`` runs them on one)."""
+    """The files of :data:`FIRST` first, then the others by their number of tests, most first (xdist's own order);
+    tests marked ``gpu`` need CUDA: skipped on machines without it (``make test-gpu`` runs them on one)."""
     import torch
 
+    counts = Counter(item.nodeid.split("::")[0] for item in items)
+
+    def rank(item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        return FIRST.index(path) if path in FIRST else len(FIRST), -counts[path]
+
+    items.sort(key=rank)  # stable: each file's tests stay together, in their own order
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (make test-gpu)")

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
-from testing_utils import FAST_RUN, REPO, run_script
+from testing_utils import FAST_RUN, train_in_process
 
 
 def test_a_run_under_umask_022_leaves_files_0644_and_folders_0755(multi30k_small, tmp_path):
     run = tmp_path / "run"
-    train = [sys.executable, str(REPO / "scripts" / "train.py"), "--data_dir", str(multi30k_small), *FAST_RUN]
-    train += ["--output_dir", str(run), "--max_steps", "2", "--eval_steps", "2", "--save_steps", "2"]
-    train += ["--max_train_samples", "200", "--export_ct2", "float32"]
-    res = run_script("-", "sh", "-c", 'umask 022 && exec "$@"', "sh", *train)
+    args = ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(run), "--max_steps", "2"]
+    args += ["--eval_steps", "2", "--save_steps", "2", "--max_train_samples", "200", "--export_ct2", "float32"]
+    umask = os.umask(0o022)  # the run in this process: the mask is the process's, as a shell's umask sets it
+    try:
+        res = train_in_process(*args)
+    finally:
+        os.umask(umask)
     assert res.returncode == 0, res.stderr[-3000:]
     for name in ("model.safetensors", "README.md", "config.json", "generation_config.json", "tokenizer.json"):
         assert (run / "final" / name).is_file(), name

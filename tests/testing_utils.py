@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -80,6 +81,58 @@ def script_in_process(main, *args: str) -> subprocess.CompletedProcess:
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
     return subprocess.CompletedProcess([main.__module__, *args], code, out.getvalue(), err.getvalue())
+
+
+#: what :func:`scripts_in_one_process` runs: each script as ``python scripts/<script>`` runs it, between marker lines
+SCRIPTS = """
+import json, os, runpy, sys, time
+
+calls, mark, end = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+results = []
+for path, args, env in calls:
+    print(mark, flush=True)
+    print(mark, file=sys.stderr, flush=True)
+    saved, sys.argv, sys.path[0] = dict(os.environ), [path, *args], os.path.dirname(path)
+    os.environ.update(env)
+    start, code = time.perf_counter(), 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    results.append((code, time.perf_counter() - start))
+    os.environ.clear()
+    os.environ.update(saved)
+print(end, json.dumps(results), flush=True)
+"""
+_MARK, _END = "@@script", "@@results"
+
+
+class ScriptRun(NamedTuple):
+    """One script run by :func:`scripts_in_one_process`: its exit status, what it printed, its seconds."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def scripts_in_one_process(calls: dict[str, tuple], env: dict | None = None) -> dict[str, ScriptRun]:
+    """Each ``name: (script, args, call_env)`` of ``calls`` run as ``python scripts/<script> ARGS`` runs it, one after
+    the other in one fresh interpreter under ``env`` (what libraries read at import: huggingface_hub's variables),
+    ``call_env`` set while that script runs. What went to each stream between one script's start and the next is
+    that script's, the libraries' loggers included. For cases that need a fresh interpreter's environment, not one
+    each (tcmalloc's restart is off: it would start the interpreter again)."""
+    todo = [(str(REPO / "scripts" / script), list(args), call_env) for script, args, call_env in calls.values()]
+    env = {**(env or {}), "MTKIT_TCMALLOC": "0"}
+    res = run_script("-", sys.executable, "-c", SCRIPTS, json.dumps(todo), _MARK, _END, env=env)
+    assert _END in res.stdout, res.stderr[-3000:]
+    printed, results = res.stdout.rsplit(_END, 1)
+    outs, errs = printed.split(f"{_MARK}\n")[1:], res.stderr.split(f"{_MARK}\n")[1:]
+    assert len(outs) == len(errs) == len(calls), res.stderr[-3000:]
+    return {
+        name: ScriptRun(code, out, err, seconds)
+        for name, out, err, (code, seconds) in zip(calls, outs, errs, json.loads(results), strict=True)
+    }
 
 
 @contextlib.contextmanager
@@ -211,10 +264,12 @@ FAST_RUN = [
 ]  # fmt: skip
 
 
-#: The shared two-process run (``tests/conftest.py``: ``ddp_run``), with flags the SageMaker entry's run repeats.
+#: The shared two-process run (``tests/conftest.py``: ``ddp_run``), with flags the SageMaker entry's run repeats:
+#: 80 sentence pairs are two updates of 2 processes, so final/ is the mean of the epochs ending at updates 2 and 4.
 DDP_RUN = [
     *FAST_RUN, "--max_steps", "4", "--eval_steps", "4", "--save_steps", "4", "--eval_max_samples", "4",
     "--max_new_tokens", "4", "--test_split", "none", "--mixed_precision", "no", "--logging_steps", "2",
+    "--max_train_samples", "80", "--average_last_epochs", "2",
 ]  # fmt: skip
 
 

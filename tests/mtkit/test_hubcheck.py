@@ -1,65 +1,24 @@
 """A hub id the hub cannot serve is one line within seconds, naming how the user gave it: the hub out of reach
 (``HF_ENDPOINT`` on a closed local port stands for a machine without network, ``HF_HUB_OFFLINE`` unset), the hub's
-own cache used when it has the model, and ``HF_HUB_OFFLINE=1`` without it."""
+own cache used when it has the model, and ``HF_HUB_OFFLINE=1`` without it.
+
+huggingface_hub reads these variables when it is imported, so each environment gets a fresh interpreter, in which the
+scripts run one after the other (``testing_utils.scripts_in_one_process``): two interpreters for all the cases below."""
 
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
-from testing_utils import run_script
+import pytest
+from testing_utils import ScriptRun, scripts_in_one_process
 
 #: a machine without network: nothing listens on the discard port, so every connection is refused at once
 NO_HUB = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"}
 OFFLINE = {"HF_HUB_OFFLINE": "1"}
 #: what transformers prints while it retries the hub (12 such lines over 53 s before this check)
 RETRY = "Retrying in"
-
-
-def timed(script: str, *args: str, env: dict) -> tuple[float, object]:
-    start = time.perf_counter()
-    res = run_script(script, *args, env=env, timeout=300)
-    return time.perf_counter() - start, res
-
-
-def one_error_line(res) -> str:
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), res.stderr[-3000:]
-    assert RETRY not in res.stderr and "Traceback" not in res.stderr
-    return lines[0]
-
-
-def test_a_recipe_s_hub_model_out_of_reach_is_one_line_within_seconds_naming_the_recipe_key(tmp_path):
-    env = {**NO_HUB, "HF_HOME": str(tmp_path / "hf")}
-    recipe = "recipes/flan_t5_small_mtgeneval.yaml"
-    elapsed, res = timed("train.py", "--config", recipe, "--output_dir", str(tmp_path / "run"), env=env)
-    line = one_error_line(res)
-    assert line.startswith(f"error: model_name_or_path: google/flan-t5-small (from {recipe}): ")
-    assert "cannot be reached" in line and "local model folder" in line and "HF_HUB_OFFLINE=1" in line
-    assert "--tokenizer_name" not in line  # no such flag was given
-    assert not (tmp_path / "run").exists()
-    # the same start under HF_HUB_OFFLINE=1, which asks nothing of the network: the probe's own time is the difference
-    # (the interpreter's imports take seconds, more on a busy machine; the retries took 53 s)
-    baseline, res = timed("train.py", "--config", recipe, "--output_dir", str(tmp_path / "run"), env={**env, **OFFLINE})
-    assert "HF_HUB_OFFLINE=1 and the model is not in the local Hugging Face cache" in one_error_line(res)
-    assert elapsed - baseline < 8, f"{elapsed:.1f} s with the hub out of reach, {baseline:.1f} s offline"
-
-
-def test_hub_ids_given_as_flags_are_named_as_flags(tmp_path):
-    env = {**NO_HUB, "HF_HOME": str(tmp_path / "hf")}
-    args = ["--config", "recipes/flan_t5_small_mtgeneval.yaml", "--output_dir", str(tmp_path / "run")]
-    res = run_script("train.py", *args, "--model_name_or_path", "google/mt5-small", env=env)
-    assert one_error_line(res).startswith("error: --model_name_or_path google/mt5-small: the Hugging Face Hub")
-    res = run_script("translate.py", "--model", "google/flan-t5-small", "--text", "Hello.", env=env)
-    assert one_error_line(res).startswith("error: --model google/flan-t5-small: the Hugging Face Hub")
-
-
-def test_offline_without_the_model_in_the_cache_is_one_line(tmp_path):
-    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
-    res = run_script("translate.py", "--model", "google/flan-t5-small", "--text", "Hello.", env=env)
-    line = one_error_line(res)
-    assert line.startswith("error: --model google/flan-t5-small: HF_HUB_OFFLINE=1 and the model is not in the local")
+RECIPE = "recipes/flan_t5_small_mtgeneval.yaml"
 
 
 def cache_copy(model: Path, hf_home: Path, repo_id: str) -> None:
@@ -71,15 +30,74 @@ def cache_copy(model: Path, hf_home: Path, repo_id: str) -> None:
     (repo / "refs" / "main").write_text(commit)
 
 
-def test_a_cached_model_with_the_hub_out_of_reach_is_used_at_once(tiny_t5, tmp_path):
+@pytest.fixture(scope="module")
+def hub(tiny_t5, tmp_path_factory) -> tuple[Path, dict[str, ScriptRun], dict[str, ScriptRun]]:
+    """(HF_HOME, the calls with the hub out of reach, the calls with ``HF_HUB_OFFLINE=1``): the cache holds the tiny
+    T5 as someone/tiny-t5, none of the other hub ids; no call may create the run folder."""
+    root = tmp_path_factory.mktemp("hub")
+    cache_copy(tiny_t5, root / "hf", "someone/tiny-t5")
+    env = {"HF_HOME": str(root / "hf")}
+    recipe = ["--config", RECIPE, "--output_dir", str(root / "run")]
+    flan = ["--model", "google/flan-t5-small", "--text", "Hello."]
+    cached = ["--model", "someone/tiny-t5", "--text", "Hello.", "--max_new_tokens", "4", "--num_beams", "1"]
+    no_hub = scripts_in_one_process(
+        {
+            "recipe": ("train.py", recipe, {}),
+            "train flag": ("train.py", [*recipe, "--model_name_or_path", "google/mt5-small"], {}),
+            "translate flag": ("translate.py", flan, {}),
+            "cached": ("translate.py", cached, {}),
+        },
+        env={**NO_HUB, **env},
+    )
+    offline = scripts_in_one_process(
+        {"recipe": ("train.py", recipe, {}), "translate": ("translate.py", flan, {})}, env={**OFFLINE, **env}
+    )
+    assert not (root / "run").exists()
+    return root / "hf", no_hub, offline
+
+
+def one_error_line(res) -> str:
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), res.stderr[-3000:]
+    assert RETRY not in res.stderr and "Traceback" not in res.stderr
+    return lines[0]
+
+
+def test_a_recipe_s_hub_model_out_of_reach_is_one_line_within_seconds_naming_the_recipe_key(hub):
+    _, no_hub, offline = hub
+    line = one_error_line(no_hub["recipe"])
+    assert line.startswith(f"error: model_name_or_path: google/flan-t5-small (from {RECIPE}): ")
+    assert "cannot be reached" in line and "local model folder" in line and "HF_HUB_OFFLINE=1" in line
+    assert "--tokenizer_name" not in line  # no such flag was given
+    # the same call under HF_HUB_OFFLINE=1, which asks nothing of the network: the probe's own time is the
+    # difference (the retries took 53 s)
+    assert "HF_HUB_OFFLINE=1 and the model is not in the local Hugging Face cache" in one_error_line(offline["recipe"])
+    elapsed, baseline = no_hub["recipe"].seconds, offline["recipe"].seconds
+    assert elapsed - baseline < 8, f"{elapsed:.1f} s with the hub out of reach, {baseline:.1f} s offline"
+
+
+def test_hub_ids_given_as_flags_are_named_as_flags(hub):
+    _, no_hub, _ = hub
+    assert one_error_line(no_hub["train flag"]).startswith(
+        "error: --model_name_or_path google/mt5-small: the Hugging Face Hub"
+    )
+    assert one_error_line(no_hub["translate flag"]).startswith(
+        "error: --model google/flan-t5-small: the Hugging Face Hub"
+    )
+
+
+def test_offline_without_the_model_in_the_cache_is_one_line(hub):
+    line = one_error_line(hub[2]["translate"])
+    assert line.startswith("error: --model google/flan-t5-small: HF_HUB_OFFLINE=1 and the model is not in the local")
+
+
+def test_a_cached_model_with_the_hub_out_of_reach_is_used_at_once(hub):
     from huggingface_hub import try_to_load_from_cache
 
-    cache_copy(tiny_t5, tmp_path / "hf", "someone/tiny-t5")
-    found = try_to_load_from_cache("someone/tiny-t5", "config.json", cache_dir=tmp_path / "hf" / "hub")
-    assert isinstance(found, str)  # the layout above is the library's own
-    env = {**NO_HUB, "HF_HOME": str(tmp_path / "hf")}
-    args = ["--model", "someone/tiny-t5", "--text", "Hello.", "--max_new_tokens", "4", "--num_beams", "1"]
-    res = run_script("translate.py", *args, env=env)
+    hf_home, no_hub, _ = hub
+    found = try_to_load_from_cache("someone/tiny-t5", "config.json", cache_dir=hf_home / "hub")
+    assert isinstance(found, str)  # the layout of cache_copy is the library's own
+    res = no_hub["cached"]
     assert res.returncode == 0, res.stderr[-3000:]
     assert "the Hugging Face Hub cannot be reached; using the cached copy" in res.stderr and RETRY not in res.stderr
     assert len(res.stdout.strip().splitlines()) == 1

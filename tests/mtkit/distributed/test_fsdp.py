@@ -1,6 +1,7 @@
 """FSDP (accelerate_configs/fsdp.yaml, FSDP2) with two processes, forced on the CPU
 (tests/mtkit/distributed/fsdp_on_cpu.py): a BART preset (four tied embeddings) and a tiny T5 (three) train with
-sharded checkpoints, decode sharded, resume exactly, and their checkpoints export to the same model as final/."""
+sharded checkpoints, decode sharded, and their checkpoints export to the same model as final/; the BART run resumes
+exactly (the slow tier)."""
 
 from __future__ import annotations
 
@@ -45,33 +46,48 @@ def assert_export_equals_final(out, tmp_path, capsys) -> None:
     assert exported.keys() == final.keys() and all(torch.equal(exported[k], final[k]) for k in final)
 
 
-def test_bart_preset_trains_decodes_resumes_and_exports(multi30k_small, tmp_path, capsys):
-    def run(out, steps: int):
-        return fsdp(
-            "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", str(steps),
-            "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "8", "--max_new_tokens", "6",
-            "--num_beams", "1", "--test_split", "none",
-        )  # fmt: skip
+def train_bart(data, out, steps: int):
+    """The BART preset on the Multi30k slice by 2 FSDP processes, evaluated and checkpointed every 2 updates."""
+    return fsdp(
+        "--data_dir", str(data), *FAST_RUN, "--output_dir", str(out), "--max_steps", str(steps),
+        "--eval_steps", "2", "--save_steps", "2", "--eval_max_samples", "8", "--max_new_tokens", "6",
+        "--num_beams", "1", "--test_split", "none",
+    )  # fmt: skip
 
-    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    res = run(straight, 4)
-    assert "2 process(es) on cpu" in res.stdout and ", FSDP, " in res.stdout
-    assert_sharded_checkpoint(straight)
+
+@pytest.fixture(scope="module")
+def bart_run(multi30k_small, tmp_path_factory):
+    """:func:`train_bart` to update 4; what the launch printed is in ``<run>.stdout``."""
+    out = tmp_path_factory.mktemp("fsdp") / "straight"
+    out.with_suffix(".stdout").write_text(train_bart(multi30k_small, out, 4).stdout, encoding="utf-8")
+    return out
+
+
+def test_bart_preset_trains_decodes_and_exports(bart_run, tmp_path, capsys):
+    stdout = bart_run.with_suffix(".stdout").read_text(encoding="utf-8")
+    assert "2 process(es) on cpu" in stdout and ", FSDP, " in stdout
+    assert_sharded_checkpoint(bart_run)
+    # the translations made sharded, during training, are those of the exported weights in one plain process
+    translated = rows(bart_run / "translations" / "valid-step4.jsonl")
+    assert greedy(bart_run / "final", [r["source"] for r in translated], max_new_tokens=6) == [
+        r["hypothesis"] for r in translated
+    ]
+    assert_export_equals_final(bart_run, tmp_path, capsys)
+
+
+@pytest.mark.slow  # a second 2-process launch; the default tier keeps the run above (FSDP, 2 processes: train,
+# sharded checkpoints, decoding sharded, export)
+def test_bart_preset_resumes_exactly(bart_run, multi30k_small, tmp_path):
     # the run as its update-2 checkpoint left it (a third launch, of a 2-update run, would save the same one):
     # relaunched, it goes on from update 2 sharded and ends with the straight run's weights
-    shutil.copytree(straight, resumed, symlinks=True)
+    resumed = tmp_path / "resumed"
+    shutil.copytree(bart_run, resumed, symlinks=True)
     for later in (resumed / "checkpoints" / "step-0000004", resumed / "final"):
         shutil.rmtree(later)
     assert (resumed / "checkpoints" / "step-0000002" / "manifest.json").is_file()
-    res = run(resumed, 4)
+    res = train_bart(multi30k_small, resumed, 4)
     assert "resuming from" in res.stdout and "step-0000002" in res.stdout
-    assert same_weights(straight, resumed)
-    # the translations made sharded, during training, are those of the exported weights in one plain process
-    translated = rows(straight / "translations" / "valid-step4.jsonl")
-    assert greedy(straight / "final", [r["source"] for r in translated], max_new_tokens=6) == [
-        r["hypothesis"] for r in translated
-    ]
-    assert_export_equals_final(straight, tmp_path, capsys)
+    assert same_weights(bart_run, resumed)
 
 
 @pytest.mark.slow  # the BART test covers the FSDP path; this adds T5's three tied holders

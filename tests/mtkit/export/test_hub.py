@@ -9,9 +9,10 @@ import hashlib
 import io
 from pathlib import Path
 
+import pytest
 import torch
 from huggingface_hub import ModelCard
-from testing_utils import FAST_RUN, free_port, run_script
+from testing_utils import FAST_RUN, ScriptRun, free_port, scripts_in_one_process
 
 from mtkit.cli.push_to_hub import main as push_main
 from mtkit.export.hub import staged
@@ -59,20 +60,41 @@ def test_dry_run_lists_what_would_be_uploaded(tiny_run):
     assert listed["model.safetensors"] == str(tiny_run / "final" / "model.safetensors")
 
 
-def test_an_upload_that_cannot_happen_is_one_line_and_loses_nothing(tiny_run, tmp_path):
+@pytest.fixture(scope="module")
+def refused(tiny_run, multi30k_small, tmp_path_factory) -> tuple[Path, dict[str, ScriptRun]]:
+    """(the run folder, each refused upload by name): a run that cannot push, then push_to_hub.py on tiny_run's
+    final/ without a token, offline and to an endpoint that does not answer. huggingface_hub reads HF_HOME (a folder
+    without a cached token), HF_HUB_OFFLINE and HF_ENDPOINT at import: one interpreter per setting of them, the
+    token set or not for each script."""
+    root = tmp_path_factory.mktemp("hub")
+    push = [str(tiny_run / "final"), REPO_ID]
+    train = ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(root / "run"), "--max_steps", "2"]
+    train += ["--eval_steps", "2", "--save_steps", "2", "--push_to_hub", "--hub_model_id", REPO_ID]
+    no_login = {"HF_HOME": str(root / "hf")}
+    runs = scripts_in_one_process(
+        {
+            "run": ("train.py", train, {}),
+            "no token": ("push_to_hub.py", push, {}),
+            # huggingface_hub's real create_repo call, refused at the (local, closed) endpoint
+            "ConnectError": ("push_to_hub.py", push, {"HF_TOKEN": TOKEN}),
+        },
+        env={**no_login, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}"},
+    )
+    offline = {"offline": ("push_to_hub.py", push, {"HF_TOKEN": TOKEN})}
+    return root / "run", runs | scripts_in_one_process(offline, env={**no_login, "HF_HUB_OFFLINE": "1"})
+
+
+def test_an_upload_that_cannot_happen_is_one_line_and_loses_nothing(tiny_run, refused):
     final = tiny_run / "final"
     kept = digests(final)
-    no_login = {"HF_HOME": str(tmp_path / "hf")}  # no cached token
-    cases = [
-        ({**no_login, "HF_HUB_OFFLINE": "0"}, "no Hugging Face token (set HF_TOKEN or run `hf auth login`)"),
-        ({**no_login, "HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1"}, "offline mode (HF_HUB_OFFLINE=1)"),
-        (
-            {**no_login, "HF_TOKEN": TOKEN, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": f"http://127.0.0.1:{free_port()}"},
-            "ConnectError",  # huggingface_hub's real create_repo call, refused at the (local, closed) endpoint
-        ),
-    ]
-    for env, expected in cases:
-        res = run_script("push_to_hub.py", str(final), REPO_ID, env=env, timeout=120)
+    _, runs = refused
+    cases = {
+        "no token": "no Hugging Face token (set HF_TOKEN or run `hf auth login`)",
+        "offline": "offline mode (HF_HUB_OFFLINE=1)",
+        "ConnectError": "ConnectError",
+    }
+    for name, expected in cases.items():
+        res = runs[name]
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1, res.stderr[-2000:]
         assert lines[0].startswith(f"error: push to {REPO_ID}") and expected in lines[0]
@@ -81,11 +103,9 @@ def test_an_upload_that_cannot_happen_is_one_line_and_loses_nothing(tiny_run, tm
     assert digests(final) == kept
 
 
-def test_a_run_that_cannot_push_writes_everything_then_fails_in_one_line(multi30k_small, tmp_path):
-    out = tmp_path / "run"
-    args = ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out), "--max_steps", "2"]
-    args += ["--eval_steps", "2", "--save_steps", "2", "--push_to_hub", "--hub_model_id", REPO_ID]
-    res = run_script("train.py", *args, env={"HF_HOME": str(tmp_path / "hf")})
+def test_a_run_that_cannot_push_writes_everything_then_fails_in_one_line(refused):
+    out, runs = refused
+    res = runs["run"]
     assert res.returncode == 2, res.stderr[-3000:]
     errors = [line for line in res.stderr.splitlines() if line.startswith("error")]
     assert len(errors) == 1 and errors[0].startswith(f"error: push to {REPO_ID}: no Hugging Face token")

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 from safetensors.torch import load_file
-from testing_utils import FAST_RUN, launch, train_in_process
+from testing_utils import FAST_RUN, train_in_process
 
 from mtkit.errors import UserError
 from mtkit.export.averaging import average_checkpoints
@@ -84,20 +84,13 @@ def test_an_epoch_ending_inside_an_accumulated_update_and_across_a_resume(epoch_
     assert state["epoch_steps"] == expected
 
 
-def test_two_ddp_processes_average_their_epoch_checkpoints(multi30k_small, tmp_path):
-    out = tmp_path / "ddp"
-    res = launch(
-        "multi_gpu", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
-        "--max_train_samples", "150", "--max_steps", "8", "--eval_steps", "100", "--save_steps", "100",
-        "--average_last_epochs", "2", "--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none",
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr[-3000:]
-    steps = json.loads((out / "results.json").read_text())["averaged_steps"]
+def test_two_ddp_processes_average_their_epoch_checkpoints(ddp_run):
+    """The shared 2-process run (tests/conftest.py: ``ddp_run``) averages its last two epochs into final/."""
+    steps = json.loads((ddp_run / "results.json").read_text())["averaged_steps"]
     assert len(steps) == 2
-    folders = [out / "checkpoints" / f"step-{s:07d}" for s in steps]
-    loaded = [load_file(f / "model.safetensors") for f in folders]
-    expected = {k: torch.stack([w[k].double() for w in loaded]).mean(0).float() for k in loaded[0]}
-    got = load_file(out / "final" / "model.safetensors")
+    folders = [ddp_run / "checkpoints" / f"step-{s:07d}" for s in steps]
+    expected, last = mean_of(folders), load_file(folders[-1] / "model.safetensors")
+    got = load_file(ddp_run / "final" / "model.safetensors")
     assert got.keys() <= expected.keys() and len(got) > 10
     assert all(torch.equal(v, expected[k]) for k, v in got.items())  # read on every process, loaded unwrapped
-    assert any(not torch.equal(v, loaded[-1][k]) for k, v in got.items())  # not the last epoch's weights
+    assert any(not torch.equal(v, last[k]) for k, v in got.items())  # not the last epoch's weights

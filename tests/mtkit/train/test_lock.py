@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from testing_utils import FAST_RUN, run_script
+from testing_utils import FAST_RUN, run_script, train_in_process
 from transformers import AutoModelForSeq2SeqLM
 
 from mtkit.errors import UserError
@@ -53,7 +53,7 @@ def test_two_runs_started_together_one_is_refused_one_finishes(multi30k_small, t
     assert re.match(pattern, lines[0]), lines[0]
     assert AutoModelForSeq2SeqLM.from_pretrained(out / "final").config.model_type == "bart"
     assert not (out / LOCK_FILE).exists()  # released at the end
-    again = run_script("train.py", *argv)  # a relaunch after the run ended is not refused: it resumes (and stops)
+    again = train_in_process(*argv)  # a relaunch after the run ended is not refused: it resumes (and stops)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "resum" in (again.stdout + again.stderr).lower()
 

@@ -5,9 +5,9 @@ the mean computed here."""
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from testing_utils import run_script
 
 from mtkit.errors import UserError
+from mtkit.export.averaging import average_checkpoints
 from mtkit.train.weights import WeightMean, checkpoint_weights, mean_weights
 
 
@@ -43,10 +43,10 @@ def test_the_mean_of_real_checkpoints_is_their_element_wise_mean(tiny_run):
 
 def test_zero3_shards_average_to_the_run_s_own_final(zero3_run, tmp_path):
     # the ZeRO-3 run's final/ is its last checkpoint (--no_load_best_model_at_end), gathered by the run itself; the
-    # script reads the shards on one process (DeepSpeed imported there, not here) and averages the one checkpoint
+    # shards are read on this one process and the one checkpoint averaged (the script's own process:
+    # tests/mtkit/export/test_averaging.py)
     out = tmp_path / "avg"
-    res = run_script("average_checkpoints.py", str(zero3_run), str(out), "--last", "1")
-    assert res.returncode == 0, res.stderr[-3000:]
+    assert average_checkpoints(zero3_run, out, last=1, log=lambda _: None) == [step(zero3_run, 4)]
     expected, got = load_file(zero3_run / "final" / "model.safetensors"), load_file(out / "model.safetensors")
     assert got.keys() == expected.keys() and len(got) > 10
     assert all(torch.equal(got[k], v) for k, v in expected.items())
