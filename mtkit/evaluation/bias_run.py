@@ -22,7 +22,7 @@ from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding, resolve_report
-from mtkit.evaluation.hyps import hyp_dir_languages, read_hyp_dir, translate_dataset
+from mtkit.evaluation.hyps import hyp_dir_languages, no_hyp_files, read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
@@ -170,8 +170,10 @@ def run_report(args: ReportRequest) -> dict[str, Any]:
     found = None
     if args.hyp_dir and not args.target_langs and Path(args.hyp_dir).is_dir():  # the languages of its files
         found = hyp_dir_languages(Path(args.hyp_dir))
-        args = replace(args, target_langs=found)
-    data = load_data(args)
+        args = replace(args, target_langs=found or None)
+    data = load_data(args)  # the data's own errors first
+    if found == []:
+        raise no_hyp_files(Path(args.hyp_dir))
     decoding, origins = None, None
     if args.hyp_dir:
         hyps = read_hyp_dir(Path(args.hyp_dir), data)

@@ -31,13 +31,13 @@ def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
 
 def hyp_dir_languages(hyp_dir: Path) -> list[str]:
     """The languages of the ``<lang>.feminine.txt`` and ``<lang>.masculine.txt`` files in ``hyp_dir``, sorted (a
-    language with one of the two is listed: reading it names the missing one)."""
-    if not hyp_dir.is_dir():
-        raise UserError(f"--hyp_dir: {hyp_dir} is not a directory")
-    found = sorted({path.name.split(".")[0] for g in GENDERS for path in hyp_dir.glob(f"*.{g}.txt")})
-    if not found:
-        raise UserError(f"--hyp_dir: {hyp_dir} holds no <lang>.feminine.txt or <lang>.masculine.txt file")
-    return found
+    language with one of the two is listed: reading it names the missing one); none is :func:`no_hyp_files`."""
+    return sorted({path.name.split(".")[0] for g in GENDERS for path in hyp_dir.glob(f"*.{g}.txt")})
+
+
+def no_hyp_files(hyp_dir: Path) -> UserError:
+    """The error of a ``--hyp_dir`` without a hypothesis file."""
+    return UserError(f"--hyp_dir: {hyp_dir} holds no <lang>.feminine.txt or <lang>.masculine.txt file")
 
 
 def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:

@@ -271,6 +271,25 @@ def test_a_hyp_dir_without_target_langs_scores_its_languages_under_a_name(
     assert f"<h1>{title.replace('&', '&amp;')}</h1>" in (out / "report.html").read_text(encoding="utf-8")
 
 
+def test_a_hyp_dir_without_hypothesis_files_is_one_line(run_cli, small_geneval: Path, tmp_path: Path) -> None:
+    """Good data and a folder holding no ``<lang>.<gender>.txt`` file: one line naming the folder, nothing written."""
+    empty = tmp_path / "hyps"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a hypothesis file\n", encoding="utf-8")
+    args = (
+        "--mtgeneval_dir",
+        str(small_geneval),
+        "--split",
+        "test",
+        "--hyp_dir",
+        str(empty),
+        "--out",
+        str(tmp_path / "o"),
+    )
+    status, _, err = run_cli(*args)
+    _assert_clean_failure(status, err, tmp_path / "o", str(empty), "holds no <lang>.feminine.txt")
+
+
 def test_hyp_line_count(run_cli, small_geneval: Path, good_hyps: Path, tmp_path: Path) -> None:
     path = good_hyps / "de.feminine.txt"
     path.write_text("\n".join(read_plain(path)[:-1]) + "\n", encoding="utf-8")
