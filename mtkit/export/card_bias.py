@@ -26,6 +26,7 @@ from mtkit.export.card import CARD, MTKIT_TAG, save_card
 BIAS = ("<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->")
 COMPARISON = ("<!-- mtkit:bias-comparison -->", "<!-- /mtkit:bias-comparison -->")
 VERDICT = ("<!-- mtkit:mitigation-verdict -->", "<!-- /mtkit:mitigation-verdict -->")
+WINOMT = ("<!-- mtkit:winomt -->", "<!-- /mtkit:winomt -->")
 BIAS_TASK = "Gender bias in translation"
 #: (title, metrics.json key) of the figures a card shows per language
 CARD_FIGURES = (("BLEU f", "bleu_feminine"), ("BLEU m", "bleu_masculine"), ("BLEU gap", "bleu_gap"))
@@ -242,3 +243,21 @@ def with_verdict(card: ModelCard, page: str) -> ModelCard:
         card.text, VERDICT, page.replace("\n## ", "\n#### ").replace("# ", "### ", 1), after=COMPARISON[1]
     )
     return _with_text(card, text)
+
+
+def winomt_markdown(figures: Mapping[str, Mapping[str, Any]]) -> str:
+    """The card's WinoMT section: accuracy [95% CI], ΔG and ΔS per language (a run's ``--winomt_dir`` reports)."""
+    rows = []
+    for lang, m in figures.items():
+        ci = fmt_ci(m.get("accuracy_ci95")) if m.get("accuracy_ci95") else ""
+        rows.append([lang, f"{m['n']:,}", f"{fmt(m['accuracy'], 1)} {ci}".strip(), fmt(m["delta_g"], 1, signed=True),
+                     fmt(m["delta_s"], 1, signed=True)])  # fmt: skip
+    said = ("Stanovsky et al. (ACL 2019): the profession's gender in the translation, in percent; ΔG = F1 male - F1 "
+            "female, ΔS = pro- minus anti-stereotypical accuracy, in points.")  # fmt: skip
+    out = ["## Gender bias: WinoMT", "", said, ""]
+    return "\n".join(out + table(["language", "sentences", "accuracy [95% CI]", "ΔG", "ΔS"], rows, right_from=1))
+
+
+def with_winomt(card: ModelCard, figures: Mapping[str, Mapping[str, Any]]) -> ModelCard:
+    """``card`` with its WinoMT section (:func:`winomt_markdown`) after its Gender bias section."""
+    return _with_text(card, replace_section(card.text, WINOMT, winomt_markdown(figures), after=BIAS[1]))
