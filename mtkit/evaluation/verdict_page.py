@@ -212,13 +212,13 @@ def winomt_table(section: Mapping[str, Any] | None) -> list[str]:
         for name, by_lang in section["models"].items():
             m = by_lang[lang]
             ci = "" if m["accuracy_ci95"] is None else " [{:.1f}, {:.1f}]".format(*m["accuracy_ci95"])
-            rows.append([name, f"{m['accuracy']:.1f}{ci}", fmt(m["delta_g"], 1, True), fmt(m["delta_s"], 1, True)])
+            rows.append([name, f"{fmt(m['accuracy'], 1)}{ci}", fmt(m["delta_g"], 1, True), fmt(m["delta_s"], 1, True)])
         for name in ("mitigated_vs_control", "mitigated_vs_start"):
             for_lang = (section.get(name) or {}).get(lang)
             if for_lang:
                 test = for_lang["accuracy_test"]
                 p = f"McNemar p {_p(test)}; {test['before_only']} sentences lost, {test['after_only']} won"
-                rows.append([name.replace("_", " "), f"{for_lang['accuracy']:+.1f} ({p})",
+                rows.append([name.replace("_", " "), f"{fmt(for_lang['accuracy'], 1, True)} ({p})",
                              fmt(for_lang["delta_g"], 1, True), fmt(for_lang["delta_s"], 1, True)])  # fmt: skip
         out += [f"### {lang} ({section['n'][lang]:,} sentences)", ""]
         out += [*table(["model", "accuracy [95% CI]", "ΔG", "ΔS (pro - anti)"], rows, right_from=1), ""]

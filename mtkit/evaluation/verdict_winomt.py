@@ -25,8 +25,11 @@ def decisions(folder: Path, lang: str) -> list[bool]:
 
 def change(before: Mapping[str, Any], after: Mapping[str, Any], right: Sequence[Sequence[bool]]) -> dict[str, Any]:
     """One language's change from ``before`` to ``after`` (their WinoMT ``metrics.json``): each headline figure's
-    difference, and McNemar's test of the accuracy on the sentences judged right or wrong (``right``: before, after)."""
-    out: dict[str, Any] = {key: after[key] - before[key] for key in HEADLINE}
+    difference (``None`` where either is undefined), and McNemar's test of the accuracy on the sentences judged right
+    or wrong (``right``: before, after)."""
+    out: dict[str, Any] = {
+        key: None if before[key] is None or after[key] is None else after[key] - before[key] for key in HEADLINE
+    }
     test = mcnemar(*right)
     out["accuracy_test"] = {"test": "mcnemar", "n": test.n, "before_only": test.before_only,
                             "after_only": test.after_only, "p_value": test.p_value}  # fmt: skip

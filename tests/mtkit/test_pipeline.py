@@ -56,7 +56,7 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
     cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(start),
                         "--gender_data", str(tmp_path), "--output_dir", str(run), "--num_beams", "2",
                         "--max_new_tokens", "8", "--max_len_a", "0.5", "--max_len_b", "4", "--eval_batch_size", "8",
-                        "--force_coverage"])  # fmt: skip
+                        "--force_coverage", "--winomt_dir", str(WINOMT), "--winomt_max_samples", "4"])  # fmt: skip
     trainer = SimpleNamespace(raw={"verdict": Dataset.from_list(_pairs(6)), "tuning": Dataset.from_list(_pairs(0))},
                               out=run)  # fmt: skip
     record = RunRecord({"best_step": 0})
@@ -72,6 +72,12 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
     assert record.verdict_page == page and record.comparison.names == ["start", "mitigated"]  # for the card
     assert json.loads((out / "verdict.json").read_text())["budget"]["worse_served"] == "feminine"
     assert json.loads((out / "verdict.json").read_text())["decoding"]["same"]
+    winomt = json.loads((out / "verdict.json").read_text())["winomt"]  # out of domain, decoded alike
+    assert list(winomt["models"]) == ["start", "mitigated"] and winomt["n"] == {"de": 4}
+    assert winomt["mitigated_vs_control"] is None and "p_value" in winomt["mitigated_vs_start"]["de"]["accuracy_test"]
+    scored = [json.loads((out / "winomt" / n / "de" / "metrics.json").read_text()) for n in ("start", "mitigated")]
+    assert all(m["config"]["hypotheses"]["generation"] == generation for m in scored)
+    assert "## WinoMT (out of domain" in page
 
 
 def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
