@@ -128,7 +128,9 @@ def check_ct2(cfg: RunConfig) -> None:
 
 
 def check_bias_report(cfg: RunConfig) -> None:
-    """Refuse, before training, a ``--bias_report_split`` the end of the run could not score."""
+    """Refuse, before training, a ``--bias_report_split`` or a ``--winomt_dir`` (:func:`check_winomt`) the end of the
+    run could not score."""
+    check_winomt(cfg)
     split = bias_report_split(cfg)
     if not split:
         return

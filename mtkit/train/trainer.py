@@ -43,14 +43,7 @@ from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
 from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
-from mtkit.train.checks import (
-    check_bias_report,
-    check_ct2,
-    check_launch,
-    check_position_limit,
-    check_resume,
-    check_winomt,
-)
+from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
 from mtkit.train.epochs import EpochCheckpoints
 from mtkit.train.final import export_model
@@ -116,7 +109,6 @@ class Trainer:
         check_run_coverage(cfg, self.raw["train"])  # a given tokenizer must write every target language
         check_selection(cfg, self.raw["validation"].column_names)
         check_bias_report(cfg)
-        check_winomt(cfg)
         check_ct2(cfg)
         return discard or self.afresh
 
