@@ -11,7 +11,7 @@ from typing import Any
 from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.paired import p_text
-from bias_eval.report import fmt
+from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
 
 SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
@@ -211,15 +211,15 @@ def winomt_table(section: Mapping[str, Any] | None) -> list[str]:
         rows = []
         for name, by_lang in section["models"].items():
             m = by_lang[lang]
-            ci = "" if m["accuracy_ci95"] is None else " [{:.1f}, {:.1f}]".format(*m["accuracy_ci95"])
-            rows.append([name, f"{fmt(m['accuracy'], 1)}{ci}", fmt(m["delta_g"], 1, True), fmt(m["delta_s"], 1, True)])
+            accuracy = fmt_figure(m["accuracy"]) + fmt_interval(m["accuracy_ci95"])
+            rows.append([name, accuracy, fmt_figure(m["delta_g"], True), fmt_figure(m["delta_s"], True)])
         for name in ("mitigated_vs_control", "mitigated_vs_start"):
             for_lang = (section.get(name) or {}).get(lang)
             if for_lang:
                 test = for_lang["accuracy_test"]
                 p = f"McNemar p {_p(test)}; {test['before_only']} sentences lost, {test['after_only']} won"
-                rows.append([name.replace("_", " "), f"{fmt(for_lang['accuracy'], 1, True)} ({p})",
-                             fmt(for_lang["delta_g"], 1, True), fmt(for_lang["delta_s"], 1, True)])  # fmt: skip
+                rows.append([name.replace("_", " "), f"{fmt_figure(for_lang['accuracy'], True)} ({p})",
+                             fmt_figure(for_lang["delta_g"], True), fmt_figure(for_lang["delta_s"], True)])  # fmt: skip
         out += [f"### {lang} ({section['n'][lang]:,} sentences)", ""]
         out += [*table(["model", "accuracy [95% CI]", "ΔG", "ΔS (pro - anti)"], rows, right_from=1), ""]
     return out

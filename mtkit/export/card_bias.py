@@ -17,6 +17,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from bias_eval.compare import CHANGE_NOTE, Row, cells, header
 from bias_eval.markdown import table
 from bias_eval.report import fmt, fmt_ci, fmt_share
+from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.data.origin import DEMO_ID, DEMO_NAME
 from mtkit.decode.ct2 import is_ct2_model
@@ -249,9 +250,8 @@ def winomt_markdown(figures: Mapping[str, Mapping[str, Any]]) -> str:
     """The card's WinoMT section: accuracy [95% CI], ΔG and ΔS per language (a run's ``--winomt_dir`` reports)."""
     rows = []
     for lang, m in figures.items():
-        ci = fmt_ci(m.get("accuracy_ci95")) if m.get("accuracy_ci95") else ""
-        rows.append([lang, f"{m['n']:,}", f"{fmt(m['accuracy'], 1)} {ci}".strip(), fmt(m["delta_g"], 1, signed=True),
-                     fmt(m["delta_s"], 1, signed=True)])  # fmt: skip
+        accuracy = fmt_figure(m["accuracy"]) + fmt_interval(m.get("accuracy_ci95"))
+        rows.append([lang, f"{m['n']:,}", accuracy, fmt_figure(m["delta_g"], True), fmt_figure(m["delta_s"], True)])
     said = ("Stanovsky et al. (ACL 2019): the profession's gender in the translation, in percent; ΔG = F1 male - F1 "
             "female, ΔS = pro- minus anti-stereotypical accuracy, in points.")  # fmt: skip
     out = ["## Gender bias: WinoMT", "", said, ""]
