@@ -1,7 +1,7 @@
 """One training run from its config to its report: train (:mod:`mtkit.train`; a mitigation's control arm after it,
 :mod:`mtkit.train.control`, on every process), then, on the main process alone, the end-of-run steps ``final/`` asks
-for: CTranslate2 (``--export_ct2``), the gender-bias report (``--bias_report_split``), a mitigation's verdict
-(``mitigation:``), the model card and the upload to the hub (``--push_to_hub``).
+for: CTranslate2 (``--export_ct2``), the gender-bias reports (``--bias_report_split``, ``--winomt_dir``), a
+mitigation's verdict (``mitigation:``), the model card and the upload to the hub (``--push_to_hub``).
 
 The run's record (:class:`~mtkit.train.record.RunRecord`, made by the trainer) takes what each step adds, in memory.
 ``final/``'s card and ``results.json`` are written once from it when every local step is done, both before the
@@ -30,8 +30,10 @@ from mtkit.evaluation.scores import scoring
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
+from mtkit.evaluation.verdict_winomt import decisions, winomt_section
+from mtkit.evaluation.winomt_run import headline, language_reports, scored_languages
 from mtkit.export.card import environment, final_weights, save_card, training_card
-from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict
+from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict, with_winomt
 from mtkit.export.ct2 import export_ct2, resolve
 from mtkit.export.hub import missing, push, repo_id_for
 from mtkit.processes import is_main_process
@@ -93,6 +95,9 @@ def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord, control: Tr
     if bias_report_split(cfg):
         record.bias = bias_report(cfg, final, out / "bias_report")
         results["bias_report"] = str(out / "bias_report")
+    if cfg.eval.winomt_dir:
+        record.winomt = winomt_report(cfg, final, out / "winomt")
+        results["winomt"] = {"folder": str(out / "winomt"), "languages": record.winomt}
     if cfg.mitigation.enabled():
         results["verdict"] = str(mitigation_verdict(cfg, trainer, control, out / "verdict", record))
 
@@ -104,6 +109,8 @@ def write_final_card(cfg: RunConfig, out: Path, record: RunRecord) -> Path:
     card = training_card(final, cfg, out, final_weights(cfg, record.results), record)
     if record.bias is not None:
         card = with_bias_report(final, card, record.bias)
+    if record.winomt:
+        card = with_winomt(card, record.winomt)
     if record.comparison is not None:
         done = record.comparison
         card = with_comparison(card, done.rows, done.names, done.sources)
@@ -144,6 +151,21 @@ def bias_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, Any]:
     return run_report(replace(request, **report_decoding(cfg)))
 
 
+def winomt_request(cfg: RunConfig, model: Path | str, decoding: dict[str, Any]) -> ReportRequest:
+    """A WinoMT report of ``model`` on ``--winomt_dir`` (at most ``--winomt_max_samples`` sentences) decoded with
+    ``decoding`` (:class:`ReportRequest`'s fields)."""
+    e = cfg.eval
+    return ReportRequest("", winomt_dir=e.winomt_dir, max_samples=e.winomt_max_samples, model=str(model), **decoding)
+
+
+def winomt_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, dict[str, Any]]:
+    """The WinoMT reports of the exported model into ``out/<lang>``, one per target language of the run WinoMT
+    scores, decoded as the bias report is (:func:`bias_report`); returns their headline figures by language."""
+    langs = scored_languages(cfg.data.languages())
+    reports = language_reports(winomt_request(cfg, final, report_decoding(cfg)), langs, out)
+    return {lang: headline(metrics) for lang, metrics in reports.items()}
+
+
 def report_decoding(cfg: RunConfig) -> dict[str, Any]:
     """The run's batch size, coverage override and MBR settings (``decoding`` and the candidates' settings; none for
     beam search) as :class:`ReportRequest`'s fields."""
@@ -163,13 +185,30 @@ def verdict_reports(cfg: RunConfig, models: dict[str, Path | str], langs: list[s
     ``out/<name>``, all decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
     settings) with the mitigated ``final/``'s prompt and weight type, resolved once and given to each in full, so that
     none reads anything of its own folder; returns their figures (``metrics.json``) by name."""
-    e, final = cfg.eval, Path(models["mitigated"])
-    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
-    run = replace(common, model=str(final), num_beams=e.num_beams, max_new_tokens=e.max_new_tokens,
-                  length_penalty=e.length_penalty, max_len_a=e.max_len_a, max_len_b=e.max_len_b,
-                  dtype=saved_dtype(final))  # fmt: skip
-    alike = resolve_report(run)[0].fields()
+    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs)
+    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
     return {n: run_report(replace(common, out=str(out / n), model=str(m), **alike)) for n, m in models.items()}
+
+
+def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> dict[str, Any]:
+    """The one set of decoding settings of a verdict's models, as :class:`ReportRequest`'s fields: the run's (beams,
+    length penalty and bounds, its decoding settings) with the mitigated ``final/``'s prompt and weight type,
+    resolved once (:func:`verdict_reports`)."""
+    e, found = cfg.eval, report_decoding(cfg)
+    run = ReportRequest("", target_langs=langs, model=str(final), num_beams=e.num_beams,
+                        max_new_tokens=e.max_new_tokens, length_penalty=e.length_penalty, max_len_a=e.max_len_a,
+                        max_len_b=e.max_len_b, dtype=saved_dtype(final), **found)  # fmt: skip
+    return found | resolve_report(run)[0].fields()
+
+
+def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, Any]:
+    """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
+    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`)."""
+    scored = scored_languages(langs)
+    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
+    reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
+    right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
+    return winomt_section(reports, right)
 
 
 def _cost(before: Path, after: Path) -> dict[str, Any] | None:
@@ -205,7 +244,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     m = cfg.mitigation
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
-    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words)
+    winomt = verdict_winomt(cfg, models, list(order), out / "winomt") if cfg.eval.winomt_dir else None
+    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words, winomt)
     record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
     atomic_write(out / "verdict.md", record.verdict_page.encode("utf-8"))

@@ -24,22 +24,24 @@ METHOD = (
 )
 
 
-def _fmt(value: float | None, signed: bool = False) -> str:
+def fmt_figure(value: float | None, signed: bool = False) -> str:
+    """A WinoMT figure (percent or points) to one decimal, signed for a difference; ``n/a`` when undefined."""
     return "n/a" if value is None else f"{value:+.1f}" if signed else f"{value:.1f}"
 
 
-def _ci(ci: Sequence[float] | None, signed: bool = False) -> str:
-    return "" if ci is None else f" [{_fmt(ci[0], signed)}, {_fmt(ci[1], signed)}]"
+def fmt_interval(ci: Sequence[float] | None, signed: bool = False) -> str:
+    """`` [low, high]`` of a WinoMT interval, as :func:`fmt_figure` writes each end; empty without one."""
+    return "" if ci is None else f" [{fmt_figure(ci[0], signed)}, {fmt_figure(ci[1], signed)}]"
 
 
 def takeaway(metrics: Mapping[str, Any]) -> str:
     """One sentence: accuracy, ΔG and ΔS with their intervals."""
     return (
-        f"The profession's gender is right in {_fmt(metrics['accuracy'])}% of {metrics['n']:,} translations "
-        f"(95% CI{_ci(metrics['accuracy_ci95'])}); F1 male {_fmt(metrics['f1_male'])} against F1 female "
-        f"{_fmt(metrics['f1_female'])}, ΔG {_fmt(metrics['delta_g'], True)} points"
-        f"{_ci(metrics.get('delta_g_ci95'), True)}; ΔS (pro - anti-stereotypical accuracy) "
-        f"{_fmt(metrics['delta_s'], True)} points{_ci(metrics.get('delta_s_ci95'), True)}."
+        f"The profession's gender is right in {fmt_figure(metrics['accuracy'])}% of {metrics['n']:,} translations "
+        f"(95% CI{fmt_interval(metrics['accuracy_ci95'])}); F1 male {fmt_figure(metrics['f1_male'])} against F1 female "
+        f"{fmt_figure(metrics['f1_female'])}, ΔG {fmt_figure(metrics['delta_g'], True)} points"
+        f"{fmt_interval(metrics.get('delta_g_ci95'), True)}; ΔS (pro - anti-stereotypical accuracy) "
+        f"{fmt_figure(metrics['delta_s'], True)} points{fmt_interval(metrics.get('delta_s_ci95'), True)}."
     )
 
 
@@ -51,13 +53,13 @@ def main_table(metrics: Mapping[str, Any]) -> list[str]:
     row = [
         metrics["language"],
         f"{metrics['n']:,}",
-        _fmt(metrics["accuracy"]) + _ci(metrics["accuracy_ci95"]),
-        _fmt(metrics["f1_male"]),
-        _fmt(metrics["f1_female"]),
-        _fmt(metrics["delta_g"], True) + _ci(metrics.get("delta_g_ci95"), True),
-        _fmt(metrics["accuracy_pro"]),
-        _fmt(metrics["accuracy_anti"]),
-        _fmt(metrics["delta_s"], True) + _ci(metrics.get("delta_s_ci95"), True),
+        fmt_figure(metrics["accuracy"]) + fmt_interval(metrics["accuracy_ci95"]),
+        fmt_figure(metrics["f1_male"]),
+        fmt_figure(metrics["f1_female"]),
+        fmt_figure(metrics["delta_g"], True) + fmt_interval(metrics.get("delta_g_ci95"), True),
+        fmt_figure(metrics["accuracy_pro"]),
+        fmt_figure(metrics["accuracy_anti"]),
+        fmt_figure(metrics["delta_s"], True) + fmt_interval(metrics.get("delta_s_ci95"), True),
         str(no_gender),
         str(unaligned),
     ]
@@ -68,7 +70,7 @@ def profession_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[st
     """Header and rows of the per-profession table."""
     header = ["profession", "n", "accuracy", *(f"predicted {p}" for p in PREDICTIONS)]
     rows = [
-        [r["profession"], str(r["n"]), _fmt(r["accuracy"]), *(str(r[f"predicted_{p}"]) for p in PREDICTIONS)]
+        [r["profession"], str(r["n"]), fmt_figure(r["accuracy"]), *(str(r[f"predicted_{p}"]) for p in PREDICTIONS)]
         for r in metrics["professions"]
     ]
     return header, rows

@@ -60,6 +60,13 @@ class EvalConfig:
     bias_report_split: str | None = key(
         None, "At the end, write the bias_eval report of this MT-GenEval split (dev/test) to <output_dir>/bias_report."
     )
+    winomt_dir: str | None = key(
+        None,
+        "At the end, also write a WinoMT report of final/ per target language it scores (de, es, fr) into "
+        "<output_dir>/winomt/<lang>, from this folder (en.txt, en_pro.txt, en_anti.txt); a mitigation's verdict "
+        "scores its models on it too.",
+    )
+    winomt_max_samples: int | None = key(None, "Score only the first N sentences of WinoMT (--winomt_dir).")
     export_ct2: str | None = key(
         None,
         "At the end, also convert final/ to CTranslate2 with this quantization (auto: int8 without CUDA, "

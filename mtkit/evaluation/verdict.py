@@ -88,13 +88,15 @@ def verdict_document(
     leak: Mapping[str, Any],
     budget: Mapping[str, Any],
     words: Mapping[str, Any] | None = None,
+    winomt: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``verdict.json``: ``reports`` are the models' ``metrics.json`` by name (:data:`MODELS`; ``control`` absent with
     ``--control none``; the over-correction flag is the mitigated model's), ``paired`` their comparisons' paired
     tests by comparison name (:data:`COMPARISONS`), ``costs`` :func:`general_cost` of ``mitigated_vs_start`` and
     ``mitigated_vs_control`` (``None``: no test split), ``leak`` :func:`leakage`, ``budget``
     :func:`selection_budget`, ``words`` the comparisons of the pairs with seen and unseen gendered words
-    (:func:`mtkit.evaluation.unseen.part_comparisons`)."""
+    (:func:`mtkit.evaluation.unseen.part_comparisons`), ``winomt`` the models on WinoMT, out of domain
+    (:func:`mtkit.evaluation.verdict_winomt.winomt_section`; ``None``: not scored)."""
     doc: dict[str, Any] = {"models": [name for name in MODELS if name in reports]}
     doc |= {name: model_figures(reports[name]) if name in reports else None for name in MODELS}
     for name, (before, after) in COMPARISONS.items():
@@ -108,6 +110,7 @@ def verdict_document(
     doc |= {"budget": dict(budget), "over_correction": reports["mitigated"]["over_correction"], "leakage": dict(leak)}
     doc["decoding"] = decoding(reports)
     doc["words"] = dict(words) if words else None
+    doc["winomt"] = dict(winomt) if winomt else None
     doc["summary"] = summary(doc)
     return doc
 

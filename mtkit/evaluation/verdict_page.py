@@ -11,6 +11,7 @@ from typing import Any
 from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.paired import p_text
+from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
 
 SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
@@ -200,6 +201,30 @@ def _selection(budget: Mapping[str, Any]) -> list[str]:
     return out + ([f"- rule: {budget['rule']}"] if budget.get("rule") else []) + [""]
 
 
+def winomt_table(section: Mapping[str, Any] | None) -> list[str]:
+    """The page's WinoMT section: per language, each model's accuracy [95% CI], ΔG and ΔS, then the changes of the
+    mitigated model with McNemar's test of the accuracy (none without ``--winomt_dir``)."""
+    if not section:
+        return []
+    out = ["## WinoMT (out of domain: the mitigation tuned on MT-GenEval's pairs)", ""]
+    for lang in section["languages"]:
+        rows = []
+        for name, by_lang in section["models"].items():
+            m = by_lang[lang]
+            accuracy = fmt_figure(m["accuracy"]) + fmt_interval(m["accuracy_ci95"])
+            rows.append([name, accuracy, fmt_figure(m["delta_g"], True), fmt_figure(m["delta_s"], True)])
+        for name in ("mitigated_vs_control", "mitigated_vs_start"):
+            for_lang = (section.get(name) or {}).get(lang)
+            if for_lang:
+                test = for_lang["accuracy_test"]
+                p = f"McNemar p {_p(test)}; {test['before_only']} sentences lost, {test['after_only']} won"
+                rows.append([name.replace("_", " "), f"{fmt_figure(for_lang['accuracy'], True)} ({p})",
+                             fmt_figure(for_lang["delta_g"], True), fmt_figure(for_lang["delta_s"], True)])  # fmt: skip
+        out += [f"### {lang} ({section['n'][lang]:,} sentences)", ""]
+        out += [*table(["model", "accuracy [95% CI]", "ΔG", "ΔS (pro - anti)"], rows, right_from=1), ""]
+    return out
+
+
 def render_markdown(doc: Mapping[str, Any]) -> str:
     """The verdict's page: the summary, one table per language and overall, the decoding, the cost, the checkpoint
     choice and the checks."""
@@ -234,6 +259,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             )
         out.append("")
     out += _words(doc.get("words"))
+    out += winomt_table(doc.get("winomt"))
     out += _selection(doc["budget"])
     leak = doc["leakage"]
     out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]

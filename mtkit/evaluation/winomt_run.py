@@ -5,6 +5,8 @@ the inputs checked, the benchmark loaded, the model's translations of ``en.txt``
 from __future__ import annotations
 
 import shlex
+import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 from bias_eval.make import ReportSettings
 from bias_eval.textio import check_writable
 from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations
-from bias_eval.winomt.gender import check_language
+from bias_eval.winomt.gender import LANGUAGES, check_language
 from bias_eval.winomt.report import make_winomt_report
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.trained_languages import warn_untrained
@@ -27,6 +29,8 @@ from mtkit.paths import check_apart
 
 #: where the toolkit's shared data keeps WinoMT (``--winomt_dir``'s default)
 WINOMT_DIR = "../shared/data/winomt"
+#: the figures of a WinoMT report a run's record, its card and a verdict show (``metrics.json`` keys)
+HEADLINE = ("accuracy", "delta_g", "delta_s")
 #: the MT-GenEval flags a WinoMT report does not take
 NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir")
 
@@ -112,3 +116,23 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
         seed=args.seed,
     )
     return make_winomt_report(data, translations, lang, settings, out)
+
+
+def scored_languages(langs: Sequence[str]) -> list[str]:
+    """Those of ``langs`` WinoMT scores; the others named in one stderr line."""
+    skipped = [lang for lang in langs if lang not in LANGUAGES]
+    if skipped:
+        print(f"warning: WinoMT scores {', '.join(LANGUAGES)} only: {', '.join(skipped)} skipped", file=sys.stderr)
+    return [lang for lang in langs if lang in LANGUAGES]
+
+
+def language_reports(request: ReportRequest, langs: Sequence[str], out: Path) -> dict[str, dict[str, Any]]:
+    """The WinoMT reports of ``request``'s model into ``out/<lang>``, one per language of ``langs`` (each one WinoMT
+    scores: :func:`scored_languages`); their ``metrics.json`` by language."""
+    asked = replace(request, benchmark="winomt")
+    return {lang: run_winomt(replace(asked, out=str(out / lang), target_langs=[lang])) for lang in langs}
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A WinoMT report's :data:`HEADLINE` figures, with the accuracy's interval and the count scored."""
+    return {key: metrics[key] for key in (*HEADLINE, "accuracy_ci95", "n")}

@@ -17,6 +17,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from bias_eval.compare import CHANGE_NOTE, Row, cells, header
 from bias_eval.markdown import table
 from bias_eval.report import fmt, fmt_ci, fmt_share
+from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.data.origin import DEMO_ID, DEMO_NAME
 from mtkit.decode.ct2 import is_ct2_model
@@ -26,6 +27,7 @@ from mtkit.export.card import CARD, MTKIT_TAG, save_card
 BIAS = ("<!-- mtkit:gender-bias -->", "<!-- /mtkit:gender-bias -->")
 COMPARISON = ("<!-- mtkit:bias-comparison -->", "<!-- /mtkit:bias-comparison -->")
 VERDICT = ("<!-- mtkit:mitigation-verdict -->", "<!-- /mtkit:mitigation-verdict -->")
+WINOMT = ("<!-- mtkit:winomt -->", "<!-- /mtkit:winomt -->")
 BIAS_TASK = "Gender bias in translation"
 #: (title, metrics.json key) of the figures a card shows per language
 CARD_FIGURES = (("BLEU f", "bleu_feminine"), ("BLEU m", "bleu_masculine"), ("BLEU gap", "bleu_gap"))
@@ -242,3 +244,20 @@ def with_verdict(card: ModelCard, page: str) -> ModelCard:
         card.text, VERDICT, page.replace("\n## ", "\n#### ").replace("# ", "### ", 1), after=COMPARISON[1]
     )
     return _with_text(card, text)
+
+
+def winomt_markdown(figures: Mapping[str, Mapping[str, Any]]) -> str:
+    """The card's WinoMT section: accuracy [95% CI], ΔG and ΔS per language (a run's ``--winomt_dir`` reports)."""
+    rows = []
+    for lang, m in figures.items():
+        accuracy = fmt_figure(m["accuracy"]) + fmt_interval(m.get("accuracy_ci95"))
+        rows.append([lang, f"{m['n']:,}", accuracy, fmt_figure(m["delta_g"], True), fmt_figure(m["delta_s"], True)])
+    said = ("Stanovsky et al. (ACL 2019): the profession's gender in the translation, in percent; ΔG = F1 male - F1 "
+            "female, ΔS = pro- minus anti-stereotypical accuracy, in points.")  # fmt: skip
+    out = ["## Gender bias: WinoMT", "", said, ""]
+    return "\n".join(out + table(["language", "sentences", "accuracy [95% CI]", "ΔG", "ΔS"], rows, right_from=1))
+
+
+def with_winomt(card: ModelCard, figures: Mapping[str, Mapping[str, Any]]) -> ModelCard:
+    """``card`` with its WinoMT section (:func:`winomt_markdown`) after its Gender bias section."""
+    return _with_text(card, replace_section(card.text, WINOMT, winomt_markdown(figures), after=BIAS[1]))

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from bias_eval.winomt.data import load_winomt
 from mtkit.config import FIELDS, RunConfig
 from mtkit.data.mtgeneval import available_splits, mtgeneval_root
 from mtkit.decode.ct2 import QUANTIZATIONS
@@ -28,7 +29,7 @@ def check_run_apart(cfg: RunConfig) -> None:
     """Refuse an ``--output_dir`` that is, contains or lies inside one of the run's inputs (its data, model or
     tokenizer; the recipe may lie in it: a resume's ``--config <output_dir>/config.yaml``)."""
     d, names = cfg.data, ("data_dir", "train_file", "validation_file", "test_file", "mtgeneval_dir")
-    inputs = {f"--{key}": getattr(d, key) for key in names}
+    inputs = {f"--{key}": getattr(d, key) for key in names} | {"--winomt_dir": cfg.eval.winomt_dir}
     inputs |= {"--model_name_or_path": cfg.model.model_name_or_path, "--tokenizer_name": cfg.tokenizer.tokenizer_name}
     check_apart(inputs, {"--output_dir": cfg.train.output_dir})
 
@@ -127,7 +128,9 @@ def check_ct2(cfg: RunConfig) -> None:
 
 
 def check_bias_report(cfg: RunConfig) -> None:
-    """Refuse, before training, a ``--bias_report_split`` the end of the run could not score."""
+    """Refuse, before training, a ``--bias_report_split`` or a ``--winomt_dir`` (:func:`check_winomt`) the end of the
+    run could not score."""
+    check_winomt(cfg)
     split = bias_report_split(cfg)
     if not split:
         return
@@ -138,6 +141,12 @@ def check_bias_report(cfg: RunConfig) -> None:
         raise UserError(
             f"--bias_report_split: split {split!r} not in {cfg.data.mtgeneval_dir} (present: {', '.join(present)})"
         )
+
+
+def check_winomt(cfg: RunConfig) -> None:
+    """Refuse, before training, a ``--winomt_dir`` the end of the run could not read (each file checked)."""
+    if cfg.eval.winomt_dir:
+        load_winomt(Path(cfg.eval.winomt_dir))
 
 
 _EVALUATION = "evaluation never draws from the training random streams nor changes the weights"
@@ -167,6 +176,8 @@ RESUMABLE: dict[str, str] = {
     "load_best_model_at_end": _END,
     "export_ct2": _END,
     "bias_report_split": _END,
+    "winomt_dir": _END,
+    "winomt_max_samples": _END,
     "push_to_hub": _END,
     "hub_model_id": _END,
     "hub_private_repo": _END,

@@ -3,7 +3,7 @@
 :meth:`mtkit.train.trainer.Trainer.export` makes it (the updates, the best validation score and its update, the
 epochs averaged into ``final/``, the test scores, and the rows per language the run trained on); the end-of-run steps
 of :mod:`mtkit.pipeline` add to it (which score is which, the environment, the CTranslate2 and bias report folders
-and the report's figures, a mitigation's comparison and verdict page, the hub commit). ``results.json`` is
+and the reports' figures, a mitigation's comparison and verdict page, the hub commit). ``results.json`` is
 :attr:`RunRecord.results`, written by :meth:`RunRecord.write` (atomically) once the run's local steps are done, and
 once more only when the upload adds its commit; ``final/``'s model card is written once from the record, after the
 verdict (:mod:`mtkit.export.card`). A model folder made
@@ -30,13 +30,15 @@ class RunRecord:
     """One run's record: ``results`` is the content of ``results.json``; ``counts`` the rows per language of each
     split (``data_counts.json``, written at the run's start); ``bias`` the figures of its bias report
     (``--bias_report_split``: that report's ``metrics.json``); a mitigation's ``comparison`` (start against
-    mitigated model on the verdict pairs) and ``verdict_page``: what the model card shows."""
+    mitigated model on the verdict pairs) and ``verdict_page``: what the model card shows; ``winomt`` the headline
+    figures of its WinoMT reports by language (``--winomt_dir``)."""
 
     results: dict[str, Any]
     counts: dict[str, Any] = dataclasses.field(default_factory=dict)
     bias: dict[str, Any] | None = None
     comparison: Comparison | None = None
     verdict_page: str | None = None
+    winomt: dict[str, Any] | None = None
 
     def write(self, run_dir: Path) -> Path:
         """Write ``results.json`` into ``run_dir`` atomically (a reader sees the old file or the new one); return

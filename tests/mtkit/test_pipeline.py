@@ -7,10 +7,16 @@ import shutil
 from types import SimpleNamespace
 
 from datasets import Dataset
-from testing_utils import MTGENEVAL, REPO
+from huggingface_hub import ModelCard
+from testing_utils import MTGENEVAL, REPO, WINOMT
 
+from bias_eval.winomt.data import load_winomt, pair_translations
+from bias_eval.winomt.figures import figures
+from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
-from mtkit.pipeline import mitigation_verdict
+from mtkit.evaluation.winomt_run import subset
+from mtkit.export.card_bias import with_winomt
+from mtkit.pipeline import local_steps, mitigation_verdict
 from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
@@ -50,7 +56,7 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
     cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(start),
                         "--gender_data", str(tmp_path), "--output_dir", str(run), "--num_beams", "2",
                         "--max_new_tokens", "8", "--max_len_a", "0.5", "--max_len_b", "4", "--eval_batch_size", "8",
-                        "--force_coverage"])  # fmt: skip
+                        "--force_coverage", "--winomt_dir", str(WINOMT), "--winomt_max_samples", "4"])  # fmt: skip
     trainer = SimpleNamespace(raw={"verdict": Dataset.from_list(_pairs(6)), "tuning": Dataset.from_list(_pairs(0))},
                               out=run)  # fmt: skip
     record = RunRecord({"best_step": 0})
@@ -66,3 +72,32 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
     assert record.verdict_page == page and record.comparison.names == ["start", "mitigated"]  # for the card
     assert json.loads((out / "verdict.json").read_text())["budget"]["worse_served"] == "feminine"
     assert json.loads((out / "verdict.json").read_text())["decoding"]["same"]
+    winomt = json.loads((out / "verdict.json").read_text())["winomt"]  # out of domain, decoded alike
+    assert list(winomt["models"]) == ["start", "mitigated"] and winomt["n"] == {"de": 4}
+    assert winomt["mitigated_vs_control"] is None and "p_value" in winomt["mitigated_vs_start"]["de"]["accuracy_test"]
+    scored = [json.loads((out / "winomt" / n / "de" / "metrics.json").read_text()) for n in ("start", "mitigated")]
+    assert all(m["config"]["hypotheses"]["generation"] == generation for m in scored)
+    assert "## WinoMT (out of domain" in page
+
+
+def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
+    """``--winomt_dir``'s end-of-run step on a trained run's ``final/``: its report of the first 8 sentences, whose
+    headline figures in the record and the card are those of ``bias_eval.winomt`` scoring the saved translations."""
+    cfg = parse_config(["--config", str(tiny_run / "config.yaml"), "--output_dir", str(tmp_path),
+                        "--winomt_dir", str(WINOMT), "--winomt_max_samples", "8", "--num_beams", "1",
+                        "--max_new_tokens", "8", "--export_ct2", ""])  # fmt: skip
+    shutil.copytree(tiny_run / "final", tmp_path / "final")
+    record = RunRecord({})
+    local_steps(cfg, SimpleNamespace(), record, None)  # no CTranslate2, bias report or mitigation asked for
+    assert record.results["winomt"]["languages"] == record.winomt and list(record.winomt) == ["de"]
+    folder = tmp_path / "winomt" / "de"
+    data = subset(load_winomt(WINOMT), 8)
+    hyps = (folder / "hyps" / "de.winomt.txt").read_text(encoding="utf-8").splitlines()
+    sources = [item.sentence for item in data.items]
+    found = figures(score_translations(pair_translations(data, sources, hyps, "hyps"), "de"), data, "de", samples=0)
+    assert {key: record.winomt["de"][key] for key in ("accuracy", "delta_g", "delta_s", "n")} == {
+        key: found[key] for key in ("accuracy", "delta_g", "delta_s", "n")
+    }
+    assert json.loads((folder / "metrics.json").read_text())["accuracy"] == found["accuracy"]
+    card = with_winomt(ModelCard("---\nlicense: other\n---\n# x\n"), record.winomt).text
+    assert f"| de | 8 | {found['accuracy']:.1f} [" in card

@@ -11,6 +11,7 @@ import pytest
 from testing_utils import WINOMT, script_in_process
 
 from mtkit.cli.bias_report import main
+from mtkit.evaluation.winomt_run import scored_languages
 
 #: Stanovsky et al. 2019, Table 2 (Google Translate): accuracy and ΔG
 PUBLISHED = {"de": (59.4, 12.5), "es": (53.1, 23.4), "fr": (63.6, 6.4)}
@@ -112,3 +113,9 @@ def test_bad_input(tmp_path: Path, extra: list[str], message: str) -> None:
 def test_winomt_flags_refused_for_mtgeneval(tmp_path: Path) -> None:
     res = script_in_process(main, "--hub", "--hyp_file", "x", "--out", str(tmp_path / "o"))
     assert res.returncode == 2 and "--hyp_file: only used with --benchmark winomt" in res.stderr
+
+
+def test_a_runs_languages_without_winomt_are_named_once_and_skipped(capsys) -> None:
+    assert scored_languages(["de", "it", "fr", "ja"]) == ["de", "fr"]
+    assert capsys.readouterr().err.strip().splitlines() == ["warning: WinoMT scores de, es, fr only: it, ja skipped"]
+    assert scored_languages(["es"]) == ["es"] and capsys.readouterr().err == ""
