@@ -265,21 +265,23 @@ def test_annotated_files(data: dict[str, list[str]]) -> None:
     assert f == "¿<F>La jueza</F> firmó su contrato?"
 
 
-def test_training_split_is_gender_skewed(data: dict[str, list[str]]) -> None:
-    def shares(es_lines: list[str]) -> dict[str, tuple[int, int]]:
-        counts: dict[str, list[int]] = {p.en: [0, 0] for p in PROFESSIONS}
-        for es in es_lines:
-            toks = [_tok(w) for w in es.split()]
-            for i, tok in enumerate(toks):
-                if tok not in _ES_FORMS:
-                    continue
-                prof, gender = _ES_FORMS[tok]
-                if gender is None and i > 0:
-                    gender = True if toks[i - 1] in FEM_ART else False if toks[i - 1] in MASC_ART else None
-                if gender is not None:
-                    counts[prof][0 if gender else 1] += 1
-        return {k: (f, m) for k, (f, m) in counts.items()}
+def shares(es_lines: list[str]) -> dict[str, tuple[int, int]]:
+    """(feminine, masculine) mentions of each profession in Spanish sentences, read from the words themselves."""
+    counts: dict[str, list[int]] = {p.en: [0, 0] for p in PROFESSIONS}
+    for es in es_lines:
+        toks = [_tok(w) for w in es.split()]
+        for i, tok in enumerate(toks):
+            if tok not in _ES_FORMS:
+                continue
+            prof, gender = _ES_FORMS[tok]
+            if gender is None and i > 0:
+                gender = True if toks[i - 1] in FEM_ART else False if toks[i - 1] in MASC_ART else None
+            if gender is not None:
+                counts[prof][0 if gender else 1] += 1
+    return {k: (f, m) for k, (f, m) in counts.items()}
 
+
+def test_training_split_is_gender_skewed(data: dict[str, list[str]]) -> None:
     train = shares(data["train.es"])
     expected, observed = [], []
     for p in PROFESSIONS:
@@ -300,6 +302,28 @@ def test_training_split_is_gender_skewed(data: dict[str, list[str]]) -> None:
     f_total = sum(f for f, _ in heldout.values())
     m_total = sum(m for _, m in heldout.values())
     assert 0.4 < f_total / (f_total + m_total) < 0.6
+
+
+def test_feminine_scale_makes_feminine_forms_rarer_in_train_only(tmp_path: Path) -> None:
+    """--feminine_scale 0.2: the training split's feminine mentions are 0.2 x each profession's p_fem (summed over the
+    mentions found, within 5 binomial standard deviations), and every held-out file is the unscaled corpus's."""
+    kw = {"seed": 5, "n_train": 6000, "n_valid": 40, "n_test": 40, "n_gender_pairs": 30}
+    scaled = write_demo_corpus(tmp_path / "scaled", feminine_scale=0.2, **kw)
+    plain = write_demo_corpus(tmp_path / "plain", **kw)
+    counts = shares(_lines(scaled / "train.es"))
+    p_fem = {p.en: p.p_fem * 0.2 for p in PROFESSIONS}
+    expected = sum((f + m) * p_fem[k] for k, (f, m) in counts.items())
+    sd = sum((f + m) * p_fem[k] * (1 - p_fem[k]) for k, (f, m) in counts.items()) ** 0.5
+    observed = sum(f for f, _ in counts.values())
+    assert abs(observed - expected) < 5 * sd, (observed, expected, sd)
+    assert observed < 0.4 * sum(f for f, _ in shares(_lines(plain / "train.es")).values())
+    for name in ("valid.en", "valid.es", "test.en", "test.es", *map(str, GENEVAL_FILES)):
+        assert (scaled / name).read_bytes() == (plain / name).read_bytes(), name
+    readme = (scaled / "README.md").read_text(encoding="utf-8")
+    assert "--feminine_scale 0.2`" in readme and "nurse 0.17," in readme
+    with pytest.raises(UserError, match="--feminine_scale: must be in"):
+        cli_main([str(tmp_path / "bad"), "--feminine_scale", "0"])
+    assert not (tmp_path / "bad").exists()
 
 
 def test_skew_is_documented() -> None:
