@@ -279,31 +279,16 @@ with a fixed, stereotyped probability{times} (valid/test: 0.5; gender pairs: bal
 """
 
 
-def write_demo_corpus(
-    out_dir: str | Path,
-    *,
-    seed: int = 0,
-    n_train: int = 40000,
-    n_valid: int = 500,
-    n_test: int = 500,
-    n_gender_pairs: int = 500,
-    feminine_scale: float = 1.0,
-) -> Path:
-    """Write the demo corpus (plain splits, MT-GenEval-style gender pairs, README) into ``out_dir``.
+def write_demo_corpus(out_dir: str | Path, *, seed: int = 0, feminine_scale: float = 1.0, **sizes: int) -> Path:
+    """Write the demo corpus (plain splits, MT-GenEval-style gender pairs, README) into ``out_dir``; ``sizes`` are
+    :func:`generate_corpus`'s (``n_train``, ``n_valid``, ``n_test``, ``n_gender_pairs``).
 
     Deterministic: the same arguments give byte-identical files. ``feminine_scale`` (in (0, 1]) multiplies every
     profession's training ``p_fem`` (the held-out splits stay balanced). Returns ``out_dir`` as a Path.
     """
+    corpus = generate_corpus(seed=seed, feminine_scale=feminine_scale, **sizes)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    corpus = generate_corpus(
-        seed=seed,
-        n_train=n_train,
-        n_valid=n_valid,
-        n_test=n_test,
-        n_gender_pairs=n_gender_pairs,
-        feminine_scale=feminine_scale,
-    )
     for split, pairs in (("train", corpus.train), ("valid", corpus.valid), ("test", corpus.test)):
         _write_text(out / f"{split}.en", [en for en, _ in pairs])
         _write_text(out / f"{split}.es", [es for _, es in pairs])
