@@ -103,8 +103,8 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(("l2_to_start", "max_bleu_drop", "max_accuracy_drop"), (_non_negative, ">= 0")),
 }
 
-#: the numeric flags of the scripts that are no run-config key, each with its range (all integers): counts of
-#: sentences, checkpoints, resamples, threads and updates
+#: the numeric flags of the scripts that are no run-config key, each with its range: counts of sentences,
+#: checkpoints, resamples, threads and updates, and two shares
 SCRIPT_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     **dict.fromkeys(
         ("n_train", "n_valid", "n_test", "n_gender_pairs", "check_samples", "bootstrap_samples", "examples")
@@ -118,6 +118,7 @@ SCRIPT_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "max_length": (_positive, "> 0"),
     "minutes": (_positive, "> 0"),
+    "feminine_scale": (_probability, "in (0, 1]"),
 }
 #: the flags of :data:`SCRIPT_RANGES` that take a float (the others take an integer)
-SCRIPT_FLOATS = frozenset({"minutes"})
+SCRIPT_FLOATS = frozenset({"minutes", "feminine_scale"})

@@ -224,11 +224,14 @@ def worker_pids(out) -> dict[int, int]:
     return found
 
 
-def make_demo(out: Path, corpus_args: str, demo_args: str, timeout: int) -> subprocess.CompletedProcess:
-    """The Makefile's ``demo`` target into ``out`` (its corpus in ``<out>_corpus``), with extra flags for the corpus
-    and for training; ``-o``: never rebuild the venv from inside the test suite; ``PY``: this interpreter."""
+def make_demo(
+    out: Path, corpus_args: str, demo_args: str, timeout: int, target: str = "demo"
+) -> subprocess.CompletedProcess:
+    """The Makefile's ``demo`` target (or ``target``, such as ``demo-mitigate``) into ``out`` (its corpus in
+    ``<out>_corpus``), with extra flags for the corpus and for training; ``-o``: never rebuild the venv from inside
+    the test suite; ``PY``: this interpreter."""
     return run_script(
-        "-", "make", "-o", ".venv/.installed", "demo", f"PY={sys.executable}", f"DEMO={out}",
+        "-", "make", "-o", ".venv/.installed", target, f"PY={sys.executable}", f"DEMO={out}",
         f"CORPUS_ARGS={corpus_args}", f"DEMO_ARGS={demo_args}", timeout=timeout,
     )  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""``scripts/demo_corpus.py OUT_DIR [--seed N] [--n_train N] [--n_valid N] [--n_test N] [--n_gender_pairs N]``."""
+"""``scripts/demo_corpus.py OUT_DIR [--seed N] [--n_train N] [--n_valid N] [--n_test N] [--n_gender_pairs N]
+[--feminine_scale X]``."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ def build_parser() -> Parser:
         default=500,
         help="MT-GenEval-style feminine/masculine pairs (default: 500)",
     )
+    p.add_argument(
+        *option("feminine_scale"),
+        type=ranged("feminine_scale"),
+        metavar="X",
+        default=1.0,
+        help="multiply every profession's feminine share in the training split by X in (0, 1]: feminine forms rarer "
+        "in the general data, the held-out splits still balanced (default: 1)",
+    )
     return p
 
 
@@ -46,5 +55,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         n_valid=args.n_valid,
         n_test=args.n_test,
         n_gender_pairs=args.n_gender_pairs,
+        feminine_scale=args.feminine_scale,
     )
     print(f"wrote demo corpus to {out} in {time.perf_counter() - t0:.1f}s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -116,27 +117,27 @@ def _geneval(data: dict[str, list[str]], gender: str, lang: str, annotated: bool
 
 
 # Spanish profession word -> (profession, gender or None when masculine and feminine forms coincide)
-_ES_FORMS: dict[str, tuple[str, bool | None]] = {}
-for _p in PROFESSIONS:
-    for _fem in (True, False):
-        for _pl in (True, False):
-            _form = _p.es(_fem, _pl)
-            _ES_FORMS[_form] = (_p.en, None if _p.fem == _p.masc else _fem)
+_ES_FORMS: dict[str, tuple[str, bool | None]] = {
+    p.es(fem, pl): (p.en, None if p.fem == p.masc else fem)
+    for p in PROFESSIONS
+    for fem in (True, False)
+    for pl in (True, False)
+}
 _EN_PROF_WORDS = sorted({w for p in PROFESSIONS for w in (p.en, p.en_pl)}, key=len, reverse=True)
 _EN_PROF_RE = re.compile(r"\b(" + "|".join(map(re.escape, _EN_PROF_WORDS)) + r")\b")
 
 
-def _es_prof_genders(es: str) -> list[bool | None]:
-    """Gender of each profession noun in a Spanish sentence (from the noun, else its article)."""
+def _es_prof_mentions(es: str) -> list[tuple[str, bool | None]]:
+    """Each profession noun of a Spanish sentence: its profession and gender (from the noun, else its article)."""
     toks = [_tok(w) for w in es.split()]
-    genders: list[bool | None] = []
+    mentions: list[tuple[str, bool | None]] = []
     for i, tok in enumerate(toks):
         if tok in _ES_FORMS:
-            gender = _ES_FORMS[tok][1]
+            prof, gender = _ES_FORMS[tok]
             if gender is None and i > 0:
                 gender = True if toks[i - 1] in FEM_ART else False if toks[i - 1] in MASC_ART else None
-            genders.append(gender)
-    return genders
+            mentions.append((prof, gender))
+    return mentions
 
 
 def test_files_exist_utf8_nonempty_and_fast(corpus: tuple[Path, float]) -> None:
@@ -204,13 +205,13 @@ def test_every_profession_sentence_has_a_matching_gender_cue(data: dict[str, lis
     for split in SPLITS:
         for en, es in zip(data[f"{split}.en"], data[f"{split}.es"], strict=True):
             if not _EN_PROF_RE.search(en.lower()):
-                assert not _es_prof_genders(es), (en, es)
+                assert not _es_prof_mentions(es), (en, es)
                 continue
             n_prof += 1
             toks = {_en_tok(w) for w in en.split()}
             fem, masc = bool(toks & FEM_CUES), bool(toks & MASC_CUES)
             assert fem != masc, f"no unambiguous gender cue: {en}"
-            genders = {g for g in _es_prof_genders(es) if g is not None}
+            genders = {g for _, g in _es_prof_mentions(es) if g is not None}
             assert genders <= {fem}, (en, es)
     assert n_prof > 15000
 
@@ -234,7 +235,7 @@ def test_gender_pairs_differ_only_in_gendered_words(data: dict[str, list[str]]) 
 def test_spanish_agreement_in_gender_pairs(data: dict[str, list[str]]) -> None:
     for gender, fem in (("feminine", True), ("masculine", False)):
         for es in _geneval(data, gender, "es"):
-            genders = _es_prof_genders(es)
+            genders = [g for _, g in _es_prof_mentions(es)]
             assert genders, es
             assert all(g is None or g == fem for g in genders), es
             toks = [_tok(w) for w in es.split()]
@@ -265,41 +266,39 @@ def test_annotated_files(data: dict[str, list[str]]) -> None:
     assert f == "¿<F>La jueza</F> firmó su contrato?"
 
 
-def test_training_split_is_gender_skewed(data: dict[str, list[str]]) -> None:
-    def shares(es_lines: list[str]) -> dict[str, tuple[int, int]]:
-        counts: dict[str, list[int]] = {p.en: [0, 0] for p in PROFESSIONS}
-        for es in es_lines:
-            toks = [_tok(w) for w in es.split()]
-            for i, tok in enumerate(toks):
-                if tok not in _ES_FORMS:
-                    continue
-                prof, gender = _ES_FORMS[tok]
-                if gender is None and i > 0:
-                    gender = True if toks[i - 1] in FEM_ART else False if toks[i - 1] in MASC_ART else None
-                if gender is not None:
-                    counts[prof][0 if gender else 1] += 1
-        return {k: (f, m) for k, (f, m) in counts.items()}
+def shares(es_lines: list[str]) -> dict[str, list[int]]:
+    """[feminine, masculine] mentions of each profession in Spanish sentences, read from the words themselves."""
+    counts = {p.en: [0, 0] for p in PROFESSIONS}
+    for prof, gender in (mention for es in es_lines for mention in _es_prof_mentions(es)):
+        if gender is not None:
+            counts[prof][0 if gender else 1] += 1
+    return counts
 
+
+def test_training_split_is_gender_skewed(data: dict[str, list[str]]) -> None:
     train = shares(data["train.es"])
-    expected, observed = [], []
-    for p in PROFESSIONS:
-        f, m = train[p.en]
-        assert f + m >= 200, p.en
-        share = f / (f + m)
-        assert abs(share - p.p_fem) < 0.12, (p.en, share, p.p_fem)
-        expected.append(p.p_fem)
-        observed.append(share)
-    n = len(expected)
-    mx, my = sum(expected) / n, sum(observed) / n
-    cov = sum((x - mx) * (y - my) for x, y in zip(expected, observed, strict=True))
-    var_x = sum((x - mx) ** 2 for x in expected)
-    var_y = sum((y - my) ** 2 for y in observed)
-    assert cov / (var_x * var_y) ** 0.5 > 0.9
+    assert [p.en for p in PROFESSIONS if sum(train[p.en]) < 200] == []
+    observed = [train[p.en][0] / sum(train[p.en]) for p in PROFESSIONS]
+    assert [(p.en, share) for p, share in zip(PROFESSIONS, observed, strict=True) if abs(share - p.p_fem) >= 0.12] == []
+    assert statistics.correlation([p.p_fem for p in PROFESSIONS], observed) > 0.9
     assert min(p.p_fem for p in PROFESSIONS) >= 0.15 and max(p.p_fem for p in PROFESSIONS) <= 0.85
-    heldout = shares(data["valid.es"] + data["test.es"])
-    f_total = sum(f for f, _ in heldout.values())
-    m_total = sum(m for _, m in heldout.values())
+    f_total, m_total = map(sum, zip(*shares(data["valid.es"] + data["test.es"]).values()))
     assert 0.4 < f_total / (f_total + m_total) < 0.6
+
+
+def test_feminine_scale_makes_feminine_forms_rarer_in_train_only(tmp_path: Path) -> None:
+    """Feminine mentions in train 0.2 x p_fem (within 5 binomial SDs); held-out files the unscaled corpus's."""
+    kw = {"seed": 5, "n_train": 6000, "n_valid": 40, "n_test": 40, "n_gender_pairs": 30}
+    scaled, plain = (write_demo_corpus(tmp_path / str(x), feminine_scale=x, **kw) for x in (0.2, 1.0))
+    counts, p_fem = shares(_lines(scaled / "train.es")), {p.en: p.p_fem * 0.2 for p in PROFESSIONS}
+    expected = sum((f + m) * p_fem[k] for k, (f, m) in counts.items())
+    sd = sum((f + m) * p_fem[k] * (1 - p_fem[k]) for k, (f, m) in counts.items()) ** 0.5
+    observed, plain_observed = (sum(f for f, _ in c.values()) for c in (counts, shares(_lines(plain / "train.es"))))
+    assert abs(observed - expected) < 5 * sd and observed < 0.4 * plain_observed, (observed, expected, sd)
+    heldout = ("valid.en", "valid.es", "test.en", "test.es", *map(str, GENEVAL_FILES))
+    assert [n for n in heldout if (scaled / n).read_bytes() != (plain / n).read_bytes()] == []
+    readme = (scaled / "README.md").read_text(encoding="utf-8")
+    assert "--feminine_scale 0.2`" in readme and "nurse 0.17," in readme
 
 
 def test_skew_is_documented() -> None:
@@ -347,9 +346,11 @@ def test_cli(tmp_path: Path) -> None:
     assert (direct / "train.es").read_bytes() == (out / "train.es").read_bytes()
 
 
-def test_cli_rejects_a_negative_count(tmp_path: Path) -> None:
+def test_cli_rejects_a_negative_count_or_scale(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="--n_test"):
         cli_main([str(tmp_path / "bad"), "--n_test", "-1"])
+    with pytest.raises(UserError, match="--feminine_scale: must be in"):
+        cli_main([str(tmp_path / "bad"), "--feminine_scale", "0"])
     assert not (tmp_path / "bad").exists()
 
 
