@@ -79,11 +79,19 @@ def rereadable(program: str) -> bool:
         return False
 
 
+def started_as(program: str) -> bool:
+    """Whether this interpreter was started to run ``program`` (``sys.argv[0]``): its own command line
+    (``sys.orig_argv``) names it. A script run inside another program (``runpy`` from a test runner or an entry point)
+    is not: starting that command again would run the other program again from its beginning."""
+    return program in getattr(sys, "orig_argv", [])[1:]
+
+
 def start_on_tcmalloc() -> None:
     """Replace this process by the same command started with tcmalloc preloaded (``os.execve``: the same process id
     and arguments; the environment gains ``LD_PRELOAD`` and a marker), on Linux without an NVIDIA driver, where
     tcmalloc is installed and this process runs on glibc's malloc; never twice, not with ``MTKIT_TCMALLOC=0``, and not
-    for a script that cannot be read again (:func:`rereadable`). Where the restart cannot happen the process
+    for a script that cannot be read again (:func:`rereadable`) or that runs inside another program
+    (:func:`started_as`). Where the restart cannot happen the process
     goes on as it is. Call it before anything heavy is imported: what the process did before is done again."""
     if (
         os.environ.get(OPT_OUT) == "0"
@@ -91,6 +99,7 @@ def start_on_tcmalloc() -> None:
         or not sys.platform.startswith("linux")
         or not sys.executable
         or not rereadable(sys.argv[0])
+        or not started_as(sys.argv[0])
         or any(marker.exists() for marker in GPU_MARKERS)
         or allocator() != "glibc"
         or (library := tcmalloc_library()) is None

@@ -289,4 +289,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    from mtkit.allocator import start_on_tcmalloc
+
+    start_on_tcmalloc()  # this program, not the train.py it runs inside itself, is what starts again on tcmalloc
     main()

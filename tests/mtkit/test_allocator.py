@@ -84,6 +84,20 @@ def test_a_script_piped_through_a_path_of_standard_input_runs_once(path, tmp_pat
 
 
 @pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
+def test_a_script_run_inside_another_program_does_not_start_that_program_again(tmp_path):
+    """A training script run by ``runpy`` inside another program (a test runner, an entry point) on glibc's malloc:
+    the other program goes on, once, where it is; the same script started as the program is started again."""
+    script = tmp_path / "script.py"
+    script.write_text(RESTART + "from mtkit.allocator import allocator; print(allocator())", encoding="utf-8")
+    host = f"import runpy, sys; print('host'); sys.argv = [{str(script)!r}, '--x']; runpy.run_path(sys.argv[0])"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    inside = subprocess.run([sys.executable, "-c", host], capture_output=True, text=True, env=env, check=True)
+    assert inside.stdout.splitlines() == ["host", "['--x']", "glibc"]  # the host's line once: not started again
+    alone = subprocess.run([sys.executable, str(script), "--x"], capture_output=True, text=True, env=env, check=True)
+    assert alone.stdout.splitlines() == ["['--x']", "tcmalloc"]
+
+
+@pytest.mark.skipif(not RESTARTS, reason="tcmalloc is not installed, or an NVIDIA driver is")
 def test_a_script_read_from_a_fifo_runs_once_where_it_is(tmp_path):
     code = RESTART + "from mtkit.allocator import allocator; print(allocator())"
     fifo = tmp_path / "script.fifo"
