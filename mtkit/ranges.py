@@ -65,6 +65,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "save_total_limit",
             "eval_steps",
             "eval_max_samples",
+            "winomt_max_samples",
             "eval_batch_size",
             "num_beams",
             "max_new_tokens",
