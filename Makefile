@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# DeepSpeed's CPU op, which the suite's DeepSpeed runs load (tests/deepspeed_ops.py), built once after the install.
+DS_OPS := .cache/torch_extensions/.built
 DEMO   ?= runs/demo
 # Extra flags for the demo's steps, e.g. `make demo DEMO_ARGS="--max_steps 100"`.
 CORPUS_ARGS ?=
@@ -35,6 +37,10 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(VENV)/bin/pip install -q --no-deps -e .
 	touch $@
 
+$(DS_OPS): $(STAMP)
+	$(PY) tests/deepspeed_ops.py
+	touch $@
+
 demo: $(STAMP)  ## generate the demo corpus, train, translate, write the bias report
 	$(PY) scripts/demo_corpus.py $(DEMO)_corpus $(CORPUS_ARGS)
 	$(PY) scripts/train.py --config recipes/demo.yaml --data_dir $(DEMO)_corpus --output_dir $(DEMO) $(DEMO_ARGS)
@@ -60,10 +66,10 @@ demo-mitigate: $(STAMP)  ## a corpus with feminine forms rare, its model trained
 # time budget stays visible.
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
-test: $(STAMP)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
+test: $(STAMP) $(DS_OPS)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
 	$(PYTEST)
 
-test-all: $(STAMP)  ## the test suite plus the slow end-to-end runs
+test-all: $(STAMP) $(DS_OPS)  ## the test suite plus the slow end-to-end runs
 	$(PYTEST) -m "slow or not slow"
 
 test-gpu: $(STAMP)  ## the tests marked gpu: bf16 base model, no syncs, ZeRO-2/3 on one GPU, step benchmark

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from deepspeed_ops import EXTENSIONS, built
 from filelock import FileLock
 from testing_utils import (
     DDP_RUN,
@@ -36,17 +37,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
 
-#: DeepSpeed compiles its CPU ops on first use (torch's JIT extensions). Build them in the checkout, not in the
-#: shared ~/.cache: a build killed there leaves a ``lock`` file behind, and every later DeepSpeed start on that
-#: machine then waits on it forever, printing nothing.
-EXTENSIONS = REPO / ".cache" / "torch_extensions"
+#: DeepSpeed's CPU op, built by `make test`'s setup (tests/deepspeed_ops.py) or else by the first worker below.
 os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(EXTENSIONS))
-
-BUILD_DEEPSPEED_CPU_OPS = """
-from deepspeed.accelerator import get_accelerator
-if get_accelerator().device_name() == "cpu":
-    get_accelerator().create_op_builder("ShareMemCommBuilder").load()
-"""
 
 
 def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
@@ -66,10 +58,10 @@ def once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Non
 
 @pytest.fixture(scope="session", autouse=True)
 def deepspeed_cpu_ops(tmp_path_factory) -> None:
-    """Build DeepSpeed's CPU communication op once, early (the build takes about a minute on 2 cores). Only the
-    first xdist worker builds; the other goes on with its tests, and a DeepSpeed start there in the meantime waits
-    on torch's build lock, then loads the op. Locks left in the checkout's own folder by a killed build are removed
-    first: nothing else builds there while the suite starts."""
+    """Build DeepSpeed's CPU communication op once, early, where `make test`'s setup has not (the build takes about a
+    minute on 2 cores). Only the first xdist worker builds; the other goes on with its tests, and a DeepSpeed start
+    there in the meantime waits on torch's build lock, then loads the op. Locks left in the checkout's own folder by
+    a killed build are removed first: nothing else builds there while the suite starts."""
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return
     extensions = Path(os.environ["TORCH_EXTENSIONS_DIR"])
@@ -78,9 +70,9 @@ def deepspeed_cpu_ops(tmp_path_factory) -> None:
             lock.unlink()
 
     def build(_: Path) -> None:
-        if any(extensions.glob("deepspeed_shm_comm/*.so")):
+        if built(extensions):
             return
-        res = run_script("-", sys.executable, "-c", BUILD_DEEPSPEED_CPU_OPS, timeout=900)
+        res = run_script("-", sys.executable, str(REPO / "tests" / "deepspeed_ops.py"), timeout=900)
         assert res.returncode == 0, f"building DeepSpeed's CPU ops failed:\n{res.stderr[-3000:]}"
 
     once(tmp_path_factory, "deepspeed_cpu_ops", build)
