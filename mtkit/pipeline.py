@@ -203,8 +203,9 @@ def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> dict[str,
 
 def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, Any]:
     """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
-    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`)."""
-    scored = scored_languages(langs)
+    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`); the languages
+    it does not score were named by ``final/``'s report (:func:`winomt_report`), which comes first."""
+    scored = scored_languages(langs, warn=False)
     alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
     reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}

@@ -16,7 +16,7 @@ from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
 from mtkit.evaluation.winomt_run import subset
 from mtkit.export.card_bias import with_winomt
-from mtkit.pipeline import local_steps, mitigation_verdict
+from mtkit.pipeline import local_steps, mitigation_verdict, verdict_winomt, winomt_report
 from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
@@ -101,3 +101,15 @@ def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
     assert json.loads((folder / "metrics.json").read_text())["accuracy"] == found["accuracy"]
     card = with_winomt(ModelCard("---\nlicense: other\n---\n# x\n"), record.winomt).text
     assert f"| de | 8 | {found['accuracy']:.1f} [" in card
+
+
+def test_a_language_winomt_does_not_score_is_named_once_at_the_end_of_a_run(tiny_t5, tmp_path, capsys) -> None:
+    """A mitigation run's end reaches WinoMT twice, ``final/``'s report then the verdict's models; a target language
+    WinoMT does not score (it) is named in one line (nothing is decoded: it is the run's only language)."""
+    cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(tiny_t5),
+                        "--target_lang", "it", "--gender_data", str(tmp_path), "--output_dir", str(tmp_path / "run"),
+                        "--winomt_dir", str(WINOMT)])  # fmt: skip
+    assert winomt_report(cfg, tiny_t5, tmp_path / "run" / "winomt") == {}
+    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["it"], tmp_path / "run" / "verdict")
+    assert section["languages"] == []
+    assert capsys.readouterr().err.splitlines() == ["warning: WinoMT scores de, es, fr only: it skipped"]
