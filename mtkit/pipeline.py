@@ -96,8 +96,7 @@ def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord, control: Tr
         record.bias = bias_report(cfg, final, out / "bias_report")
         results["bias_report"] = str(out / "bias_report")
     if cfg.eval.winomt_dir:
-        record.winomt = winomt_report(cfg, final, out / "winomt")
-        results["winomt"] = {"folder": str(out / "winomt"), "languages": record.winomt}
+        results["winomt"] = {"folder": str(out / "winomt"), "languages": winomt_report(cfg, final, out / "winomt")}
     if cfg.mitigation.enabled():
         results["verdict"] = str(mitigation_verdict(cfg, trainer, control, out / "verdict", record))
 
@@ -109,8 +108,9 @@ def write_final_card(cfg: RunConfig, out: Path, record: RunRecord) -> Path:
     card = training_card(final, cfg, out, final_weights(cfg, record.results), record)
     if record.bias is not None:
         card = with_bias_report(final, card, record.bias)
-    if record.winomt:
-        card = with_winomt(card, record.winomt)
+    winomt = record.results.get("winomt", {}).get("languages")
+    if winomt:
+        card = with_winomt(card, winomt)
     if record.comparison is not None:
         done = record.comparison
         card = with_comparison(card, done.rows, done.names, done.sources)
