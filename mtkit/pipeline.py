@@ -96,8 +96,7 @@ def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord, control: Tr
         record.bias = bias_report(cfg, final, out / "bias_report")
         results["bias_report"] = str(out / "bias_report")
     if cfg.eval.winomt_dir:
-        record.winomt = winomt_report(cfg, final, out / "winomt")
-        results["winomt"] = {"folder": str(out / "winomt"), "languages": record.winomt}
+        results["winomt"] = {"folder": str(out / "winomt"), "languages": winomt_report(cfg, final, out / "winomt")}
     if cfg.mitigation.enabled():
         results["verdict"] = str(mitigation_verdict(cfg, trainer, control, out / "verdict", record))
 
@@ -109,8 +108,9 @@ def write_final_card(cfg: RunConfig, out: Path, record: RunRecord) -> Path:
     card = training_card(final, cfg, out, final_weights(cfg, record.results), record)
     if record.bias is not None:
         card = with_bias_report(final, card, record.bias)
-    if record.winomt:
-        card = with_winomt(card, record.winomt)
+    winomt = record.results.get("winomt", {}).get("languages")
+    if winomt:
+        card = with_winomt(card, winomt)
     if record.comparison is not None:
         done = record.comparison
         card = with_comparison(card, done.rows, done.names, done.sources)
@@ -203,8 +203,9 @@ def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> dict[str,
 
 def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, Any]:
     """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
-    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`)."""
-    scored = scored_languages(langs)
+    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`); the languages
+    it does not score were named by ``final/``'s report (:func:`winomt_report`), which comes first."""
+    scored = scored_languages(langs, warn=False)
     alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
     reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}

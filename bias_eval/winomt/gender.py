@@ -3,8 +3,9 @@
 German follows WinoMT's own German scorer: a profession WinoMT counts as female in every translation (``nurse``), a
 word ending in ``-in`` among the aligned words (``Entwicklerin``), else the gendered article or pronoun of the
 sentence nearest to the first aligned word. Spanish and French read the aligned words alone, as the benchmark's
-scorer for them does with spaCy's morphology: each word's gender from a short list of articles and determiners, else
-from its ending (``-a``/``-o``, ``-euse``/``-eur``), and the gender most of the words have (the first one's on a
+scorer for them does with spaCy's morphology: each word's gender from a short list of articles, determiners and
+nouns whose ending misleads (French ``enfant`` is common-gender, ``maison`` feminine), else from its ending
+(``-a``/``-o``, ``-euse``/``-eur``; an acronym has none), and the gender most of the words have (the first one's on a
 tie). A prediction is ``male``, ``female``, ``neutral`` (the words carry no gender) or ``unknown`` (no word was
 aligned to the profession), as in the benchmark's published figures.
 """
@@ -74,18 +75,22 @@ _ES_ENDINGS = {
 _FR = {
     **_words(MALE, "le un du au ce cet celui"),
     **_words(FEMALE, "la une cette celle femme personne"),
-    **_words("", "quelqu'un à de a en pour que les des aux parce vers est son sa ses"),
+    **_words("", "quelqu'un à de a en pour que les des aux parce vers est son sa ses nos vos"),
+    **_words("", "enfant"),  # a common-gender noun in -ant: un enfant, une enfant
+    **_words(MALE, "pdg"),  # président-directeur général, masculine without an article
 }
 _FR_ENDINGS = {
     **_words(FEMALE, "euse rice ière ienne enne ère ée ante ente elle esse ine ive aise oise ure ate otte ette ue"),
-    **_words(MALE, "eur teur ier ien er é ant ent if ais ois in ard ain on ef ic eux at ot"),
+    **_words(FEMALE, "aison sion tion xion"),  # maison, profession, direction: feminine, unlike other -on
+    **_words(MALE, "eur teur ier ien er é ant ent if ais ois in ard ain on ef ic eux at ot os mis"),
 }
 _ELIDED = ("l'", "d'", "s'", "qu'", "j'", "n'", "c'")
 
 
 def _by_ending(word: str, endings: dict[str, str]) -> str:
-    """The gender of the longest ending of ``word`` in ``endings`` (``""``: none); words under 3 letters have none."""
-    if len(word) < 3:
+    """The gender of the longest ending of ``word`` in ``endings`` (``""``: none); words under 3 letters and acronyms
+    (``CEO``) have none."""
+    if len(word) < 3 or word.isupper():
         return ""
     for size in range(min(len(word), 5), 0, -1):
         if word[-size:] in endings:
@@ -94,17 +99,17 @@ def _by_ending(word: str, endings: dict[str, str]) -> str:
 
 
 def _spanish_word(word: str) -> str:
-    word = word.lower()
-    plural = word[:-1] if word.endswith("es") else ""  # llaves: llave
-    found = _ES.get(word, _ES.get(plural))
-    return found if found is not None else _by_ending(word, _ES_ENDINGS)
+    lower = word.lower()
+    plural = lower[:-1] if lower.endswith("es") else ""  # llaves: llave
+    found = _ES.get(lower, _ES.get(plural))
+    return found if found is not None else _by_ending(word if word.isupper() else lower, _ES_ENDINGS)
 
 
 def _french_word(word: str) -> str:
-    word = word.lower().replace("’", "'")
-    if word not in _FR and word.startswith(_ELIDED):
+    word = word.replace("’", "'")
+    if word.lower() not in _FR and word.lower().startswith(_ELIDED):
         word = word.split("'", 1)[1]
-    return _FR[word] if word in _FR else _by_ending(word, _FR_ENDINGS)
+    return _FR.get(word.lower(), _by_ending(word if word.isupper() else word.lower(), _FR_ENDINGS))
 
 
 _WORD_GENDER: dict[str, Callable[[str], str]] = {"es": _spanish_word, "fr": _french_word}
@@ -112,12 +117,11 @@ _STRIP = ".,;:!?¡¿\"'()«»"
 
 
 def romance(phrase: Sequence[str], lang: str) -> str:
-    """The gender most words of ``phrase`` (the aligned words) have, the first one's on a tie; an acronym (``CEO``)
-    has none."""
+    """The gender most words of ``phrase`` (the aligned words) have, the first one's on a tie."""
     if not phrase:
         return UNKNOWN
     words = [w.strip(_STRIP) for w in phrase]
-    genders = [_WORD_GENDER[lang](w) for w in words if w and not (len(w) > 1 and w.isupper())]
+    genders = [_WORD_GENDER[lang](w) for w in words if w]
     counted = Counter(g for g in genders if g)
     return counted.most_common(1)[0][0] if counted else NEUTRAL
 

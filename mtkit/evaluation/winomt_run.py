@@ -118,10 +118,10 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
     return make_winomt_report(data, translations, lang, settings, out)
 
 
-def scored_languages(langs: Sequence[str]) -> list[str]:
-    """Those of ``langs`` WinoMT scores; the others named in one stderr line."""
+def scored_languages(langs: Sequence[str], warn: bool = True) -> list[str]:
+    """Those of ``langs`` WinoMT scores; the others named in one stderr line (``warn``: a run names them once)."""
     skipped = [lang for lang in langs if lang not in LANGUAGES]
-    if skipped:
+    if skipped and warn:
         print(f"warning: WinoMT scores {', '.join(LANGUAGES)} only: {', '.join(skipped)} skipped", file=sys.stderr)
     return [lang for lang in langs if lang in LANGUAGES]
 

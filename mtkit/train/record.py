@@ -30,15 +30,14 @@ class RunRecord:
     """One run's record: ``results`` is the content of ``results.json``; ``counts`` the rows per language of each
     split (``data_counts.json``, written at the run's start); ``bias`` the figures of its bias report
     (``--bias_report_split``: that report's ``metrics.json``); a mitigation's ``comparison`` (start against
-    mitigated model on the verdict pairs) and ``verdict_page``: what the model card shows; ``winomt`` the headline
-    figures of its WinoMT reports by language (``--winomt_dir``)."""
+    mitigated model on the verdict pairs) and ``verdict_page``: what the model card shows (its WinoMT figures are
+    ``results``' own, ``winomt``)."""
 
     results: dict[str, Any]
     counts: dict[str, Any] = dataclasses.field(default_factory=dict)
     bias: dict[str, Any] | None = None
     comparison: Comparison | None = None
     verdict_page: str | None = None
-    winomt: dict[str, Any] | None = None
 
     def write(self, run_dir: Path) -> Path:
         """Write ``results.json`` into ``run_dir`` atomically (a reader sees the old file or the new one); return

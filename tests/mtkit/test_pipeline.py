@@ -7,7 +7,6 @@ import shutil
 from types import SimpleNamespace
 
 from datasets import Dataset
-from huggingface_hub import ModelCard
 from testing_utils import MTGENEVAL, REPO, WINOMT
 
 from bias_eval.winomt.data import load_winomt, pair_translations
@@ -15,8 +14,7 @@ from bias_eval.winomt.figures import figures
 from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
 from mtkit.evaluation.winomt_run import subset
-from mtkit.export.card_bias import with_winomt
-from mtkit.pipeline import local_steps, mitigation_verdict
+from mtkit.pipeline import local_steps, mitigation_verdict, verdict_winomt, winomt_report, write_final_card
 from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
@@ -87,17 +85,31 @@ def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
                         "--winomt_dir", str(WINOMT), "--winomt_max_samples", "8", "--num_beams", "1",
                         "--max_new_tokens", "8", "--export_ct2", ""])  # fmt: skip
     shutil.copytree(tiny_run / "final", tmp_path / "final")
-    record = RunRecord({})
+    shutil.copy(tiny_run / "metrics.jsonl", tmp_path)
+    record = RunRecord.read(tiny_run)
     local_steps(cfg, SimpleNamespace(), record, None)  # no CTranslate2, bias report or mitigation asked for
-    assert record.results["winomt"]["languages"] == record.winomt and list(record.winomt) == ["de"]
+    winomt = record.results["winomt"]  # results.json's one copy, which the card reads
+    assert winomt["folder"] == str(tmp_path / "winomt") and list(winomt["languages"]) == ["de"]
     folder = tmp_path / "winomt" / "de"
     data = subset(load_winomt(WINOMT), 8)
     hyps = (folder / "hyps" / "de.winomt.txt").read_text(encoding="utf-8").splitlines()
     sources = [item.sentence for item in data.items]
     found = figures(score_translations(pair_translations(data, sources, hyps, "hyps"), "de"), data, "de", samples=0)
-    assert {key: record.winomt["de"][key] for key in ("accuracy", "delta_g", "delta_s", "n")} == {
+    assert {key: winomt["languages"]["de"][key] for key in ("accuracy", "delta_g", "delta_s", "n")} == {
         key: found[key] for key in ("accuracy", "delta_g", "delta_s", "n")
     }
     assert json.loads((folder / "metrics.json").read_text())["accuracy"] == found["accuracy"]
-    card = with_winomt(ModelCard("---\nlicense: other\n---\n# x\n"), record.winomt).text
+    card = write_final_card(cfg, tmp_path, record).read_text(encoding="utf-8")
     assert f"| de | 8 | {found['accuracy']:.1f} [" in card
+
+
+def test_a_language_winomt_does_not_score_is_named_once_at_the_end_of_a_run(tiny_t5, tmp_path, capsys) -> None:
+    """A mitigation run's end reaches WinoMT twice, ``final/``'s report then the verdict's models; a target language
+    WinoMT does not score (it) is named in one line (nothing is decoded: it is the run's only language)."""
+    cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(tiny_t5),
+                        "--target_lang", "it", "--gender_data", str(tmp_path), "--output_dir", str(tmp_path / "run"),
+                        "--winomt_dir", str(WINOMT)])  # fmt: skip
+    assert winomt_report(cfg, tiny_t5, tmp_path / "run" / "winomt") == {}
+    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["it"], tmp_path / "run" / "verdict")
+    assert section["languages"] == []
+    assert capsys.readouterr().err.splitlines() == ["warning: WinoMT scores de, es, fr only: it skipped"]

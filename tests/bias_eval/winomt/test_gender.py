@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bias_eval.errors import UserError
 from bias_eval.winomt.gender import check_language, german, romance
@@ -29,7 +31,7 @@ def test_german_rules() -> None:
         ("es", "al ama de llaves", "female"),  # al (m), ama (f), llaves (f)
         ("es", "el guardia", "male"),  # a tie: the first word's
         ("es", "alguien", "neutral"),
-        ("es", "el CEO", "male"),  # an acronym has no gender
+        ("es", "el CEO", "male"),  # an acronym has no gender: el's
         ("es", "dio una", "female"),  # an irregular verb in -o is no noun
         ("es", "el asistente,", "male"),
         ("fr", "l'infirmière", "female"),
@@ -39,10 +41,22 @@ def test_german_rules() -> None:
         ("fr", "quelqu'un", "neutral"),
         ("fr", "la femme de ménage", "female"),
         ("fr", "", "unknown"),
+        ("fr", "l'enfant", "neutral"),  # common-gender: un enfant, une enfant
+        ("fr", "le propriétaire d'une maison", "female"),  # le (m), une (f), maison (f: -aison)
+        ("fr", "gros", "male"),  # -os
+        ("fr", "commis", "male"),  # -mis, a participle's masculine
+        ("fr", "PDG", "male"),  # an acronym listed with its gender
+        ("es", "CEO", "neutral"),  # an acronym: its ending says nothing
     ],
 )
 def test_spanish_and_french(lang: str, phrase: str, expected: str) -> None:
     assert romance(phrase.split(), lang) == expected
+
+
+@given(st.text(alphabet="abcdeéèfgilmnorstuPDG", min_size=1, max_size=12), st.sampled_from(["l'", "L’", "d'"]))
+def test_an_elided_article_carries_no_gender(word: str, article: str) -> None:
+    """l', d' stand for le, la, de before a vowel: the phrase has the gender of the word alone."""
+    assert romance([article + word], "fr") == romance([word], "fr")
 
 
 def test_italian_and_others_refused_in_one_line() -> None:

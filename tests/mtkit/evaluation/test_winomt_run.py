@@ -59,8 +59,9 @@ def test_google_german_is_the_published_figure(tmp_path: Path) -> None:
             "fr",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="accuracy 64.9 against 63.6 (1.3 points): the French rules and the benchmark's spaCy 2 "
-                "tagger disagree on about 3% of the aligned words (docs/bias_evaluation.md#winomt)",
+                reason="accuracy 65.0 against 63.6 (1.4 points): the benchmark's spaCy 2 tagger read some elided "
+                "phrases against their noun's gender (L'instructeur a: female), which no French rule does "
+                "(docs/bias_evaluation.md#winomt)",
             ),
         ),
     ],
@@ -72,11 +73,11 @@ def test_google_spanish_and_french_within_a_point(tmp_path: Path, lang: str) -> 
     assert abs(metrics["accuracy"] - accuracy) <= 1.0
 
 
-@pytest.mark.slow  # what the French figures are today: ΔG within a point, accuracy 1.3 points above
+@pytest.mark.slow  # what the French figures are today: ΔG within a point, accuracy 1.4 points above
 def test_google_french_as_documented(tmp_path: Path) -> None:
     metrics = report("fr", tmp_path / "fr", "--bootstrap_samples", "0")
     assert abs(metrics["delta_g"] - PUBLISHED["fr"][1]) <= 1.0
-    assert 1.0 < metrics["accuracy"] - PUBLISHED["fr"][0] <= 1.4
+    assert 1.0 < metrics["accuracy"] - PUBLISHED["fr"][0] <= 1.5
 
 
 def test_a_model_end_to_end(family_dir, tmp_path: Path) -> None:
