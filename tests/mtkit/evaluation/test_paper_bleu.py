@@ -54,6 +54,10 @@ def test_paper_bleu_is_sacrebleu_on_the_prepared_text():
     assert paper_bleu(hyps, raw, "de", "moses")["paper_bleu"] < scores["paper_bleu"]  # cased: MANN is wrong
 
 
+#: sentences of each language in the two-language split (the release's first ones)
+N = 100
+
+
 def test_each_language_gets_its_own_paper_bleu_from_the_same_prepared_text():
     """Two target languages in one split: overall and per-language paper BLEU are sacreBLEU's on the release's own
     prepared references (German and English of test_2016_flickr, which the preparation matches line for line)."""
@@ -61,19 +65,19 @@ def test_each_language_gets_its_own_paper_bleu_from_the_same_prepared_text():
         lang: [line.strip() for line in lines(MULTI30K / "tok" / f"test_2016_flickr.lc.norm.tok.{lang}.gz")]
         for lang in ("de", "en")
     }
-    raw = {lang: lines(MULTI30K / f"test_2016_flickr.{lang}.gz")[:400] for lang in ("de", "en")}
+    raw = {lang: lines(MULTI30K / f"test_2016_flickr.{lang}.gz")[:N] for lang in ("de", "en")}
     hyps = {
         "de": [re.sub(r"\bein\b", "der", x) for x in raw["de"]],
         "en": [x.replace(" a ", " an ") for x in raw["en"]],
     }
-    langs = ["de"] * 400 + ["en"] * 400
+    langs = ["de"] * N + ["en"] * N
     scores = paper_bleu(hyps["de"] + hyps["en"], raw["de"] + raw["en"], langs, "moses-lc")
 
     def direct(hyp: list[str], ref: list[str]) -> float:
         return sacrebleu.corpus_bleu(hyp, [ref], tokenize="none", force=True).score
 
     prepared = {lang: prepare(hyps[lang], lang) for lang in ("de", "en")}
-    refs = {lang: released[lang][:400] for lang in ("de", "en")}
+    refs = {lang: released[lang][:N] for lang in ("de", "en")}
     assert scores["de_paper_bleu"] == pytest.approx(direct(prepared["de"], refs["de"]))
     assert scores["en_paper_bleu"] == pytest.approx(direct(prepared["en"], refs["en"]))
     both = direct(prepared["de"] + prepared["en"], refs["de"] + refs["en"])

@@ -286,12 +286,13 @@ def test_a_bias_report_changes_the_card_only_when_asked_and_keeps_each_set_s_sec
     demo_section = re.search(r"## Gender bias: demo corpus test, es.*?(?=<!-- /mtkit)", before.decode(), re.S).group(0)
     args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--target_langs", "es", "--model", str(model)]
     args += ["--num_beams", "1", "--max_new_tokens", "16", "--bootstrap_samples", "20", "--force"]
-    res = script_in_process(report_main, *args, "--out", str(tmp_path / "r"))
+    out = str(tmp_path / "reports" / "real_es")  # one folder: the reports below reuse this one's translations
+    res = script_in_process(report_main, *args, "--out", out)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (model / "README.md").read_bytes() == before and "--update_card adds" in res.stdout
 
     for _ in range(2):
-        res = script_in_process(report_main, *args, "--out", str(tmp_path / "reports" / "real_es"), "--update_card")
+        res = script_in_process(report_main, *args, "--out", out, "--update_card")
         assert res.returncode == 0, res.stderr[-2000:]
         card = check_truth(model)
         titles = re.findall(r"^## Gender bias.*$", card.text, re.M)

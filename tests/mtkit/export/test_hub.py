@@ -70,6 +70,7 @@ def refused(tiny_run, multi30k_small, tmp_path_factory) -> tuple[Path, dict[str,
     push = [str(tiny_run / "final"), REPO_ID]
     train = ["--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(root / "run"), "--max_steps", "2"]
     train += ["--eval_steps", "2", "--save_steps", "2", "--push_to_hub", "--hub_model_id", REPO_ID]
+    train += ["--eval_max_samples", "4", "--max_new_tokens", "4", "--test_split", "none"]  # what the upload needs
     no_login = {"HF_HOME": str(root / "hf")}
     runs = scripts_in_one_process(
         {
