@@ -95,16 +95,19 @@ def multi30k_small(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_run(multi30k_small, tmp_path_factory) -> Path:
     """A finished 40-update run on the Multi30k slice (shared by tests that need a trained model), converted to
-    CTranslate2 at the end (``final_ct2``)."""
+    CTranslate2 at the end (``final_ct2``); what it printed is in ``<run>.stdout`` and ``<run>.stderr``, the latter
+    with every module its interpreter imported (``PYTHONPROFILEIMPORTTIME``)."""
 
     def build(root: Path) -> None:
         res = run_script(
             "train.py", "--data_dir", str(multi30k_small), *FAST_RUN,
             "--output_dir", str(root / "run"), "--max_steps", "40", "--eval_steps", "20", "--save_steps", "20",
             "--report_to", "tensorboard,wandb", "--peak_tflops", "1", "--export_ct2", "float32",
-            env={"WANDB_DIR": str(root)},
+            env={"WANDB_DIR": str(root), "PYTHONPROFILEIMPORTTIME": "1"},
         )  # fmt: skip
         assert res.returncode == 0, res.stderr[-3000:]
+        (root / "run.stdout").write_text(res.stdout, encoding="utf-8")
+        (root / "run.stderr").write_text(res.stderr, encoding="utf-8")
 
     return once(tmp_path_factory, "tiny_run", build) / "run"
 

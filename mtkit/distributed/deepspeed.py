@@ -40,14 +40,15 @@ def config_source() -> str:
     return f"deepspeed_config_file {path}" if path != "none" else "the accelerate config's deepspeed_config"
 
 
-def check_deepspeed_config(cfg: RunConfig) -> None:
+def check_deepspeed_config(cfg: RunConfig) -> int | None:
     """The launcher's DeepSpeed settings, as accelerate reads them, checked for what the run needs, each a one-line
     :class:`UserError` before anything is built (the Accelerator included): the JSON a launcher config names
     (``deepspeed_config_file``) is a readable JSON object; under ZeRO-3, :data:`GATHER` is true (else the run would
     fail at its export, after all the training); ``gradient_accumulation_steps`` is ``--gradient_accumulation_steps``
-    or ``"auto"`` (accelerate would silently take the JSON's, and 1 where it is missing)."""
+    or ``"auto"`` (accelerate would silently take the JSON's, and 1 where it is missing). Returns the ZeRO stage the
+    run will have (``None`` without DeepSpeed), for the checks that depend on it."""
     if os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() != "true":
-        return
+        return None
     path = os.environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "none") or "none"
     if path != "none":
         try:
@@ -79,6 +80,7 @@ def check_deepspeed_config(cfg: RunConfig) -> None:
             f'--gradient_accumulation_steps {cfg.train.gradient_accumulation_steps}; set it to "auto" (the flag '
             "decides)"
         )
+    return int(plugin.zero_stage)
 
 
 def zero_stage(accelerator: Accelerator) -> int | None:

@@ -18,6 +18,7 @@ from mtkit.decode.mbr import MBR_KEYS
 from mtkit.decode.settings import SAVED
 from mtkit.distributed.deepspeed import check_deepspeed_config
 from mtkit.errors import UserError
+from mtkit.model.lora import check_strategy
 from mtkit.model.precision import FP16_UNSAFE
 from mtkit.model.presets import preset_model_type
 from mtkit.paths import check_apart
@@ -53,9 +54,12 @@ def check_position_limit(cfg: RunConfig) -> None:
 def check_launch(cfg: RunConfig) -> None:
     """Refuse, before the data is even read, what the launch asks for and the run could not do: DeepSpeed settings
     its end could not export with, or a gradient accumulation they contradict (:func:`check_deepspeed_config`), and
-    trackers accelerate does not know or cannot import (:func:`~mtkit.train.tracking.tracker_names`), and a
-    mitigation's export of other weights than its budget kept (:func:`~mtkit.train.mitigation.check_export`)."""
-    check_deepspeed_config(cfg)
+    trackers accelerate does not know or cannot import (:func:`~mtkit.train.tracking.tracker_names`), LoRA under
+    ZeRO-3 (:func:`~mtkit.model.lora.check_strategy`), and a mitigation's export of other weights than its budget
+    kept (:func:`~mtkit.train.mitigation.check_export`)."""
+    stage = check_deepspeed_config(cfg)
+    if cfg.model.lora_r:
+        check_strategy(stage)
     tracker_names(cfg.logging.report_to)
     check_export(cfg)  # a mitigation's final/ is the update its BLEU budget kept
 

@@ -37,7 +37,6 @@ from mtkit.evaluation.selection import check_selection, describe, low_signal_not
 from mtkit.evaluation.validation import translate_corpus, validation_loss
 from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.folders import check_pretrained_source
-from mtkit.model.lora import check_strategy
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
@@ -68,8 +67,6 @@ class Trainer:
         self.epochs = EpochCheckpoints(cfg, acc)  # --average_last_epochs refused under DeepSpeed and FSDP
         if precision and precision != cfg.train.mixed_precision:
             acc.print(f"--mixed_precision auto: computing in {precision.replace('no', 'fp32')} on {acc.device.type}")
-        if cfg.model.lora_r:
-            check_strategy(zero_stage(acc))
         check_pull(cfg, sharded=zero_stage(acc) is not None or uses_fsdp(acc))  # before anything is written
         set_seed(cfg.train.seed)
         if acc.is_main_process:

@@ -57,11 +57,13 @@ def test_a_two_process_zero3_checkpoint_resumes_on_three_with_its_optimizer_stat
     out = tmp_path / "run"
     shutil.copytree(zero3_run, out, symlinks=True)  # the shared run stays as it is for the other tests
     # Evaluation at update 5 on the fixture's 10 rows in five languages: 3 processes get unequal call counts if
-    # sentences were dealt (tests/mtkit/train/test_rank_parity.py), so this resume decodes in step too.
+    # sentences were dealt (tests/mtkit/train/test_rank_parity.py), so this resume decodes in step too (a few tokens
+    # each: every decoding step under ZeRO-3 is a collective; a resume may change the decoding).
     res = launch(
         "deepspeed_zero3",
         *finetune_args(tiny_t5, out, "--max_steps", "5", "--eval_steps", "4", "--save_steps", "4",
-                       "--no_load_best_model_at_end", "--eval_max_samples", "10", "--mixed_precision", "no"),
+                       "--no_load_best_model_at_end", "--eval_max_samples", "10", "--mixed_precision", "no",
+                       "--max_new_tokens", "6"),
         processes=3, timeout=900,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
@@ -74,7 +76,8 @@ def test_a_two_process_zero3_checkpoint_resumes_on_three_with_its_optimizer_stat
     # the 3 processes decoded in step what the exported weights decode in one plain process, every row
     translated = rows(out / "translations" / "valid-step5.jsonl")
     assert len(translated) >= 10 and {r["lang"] for r in translated} == set(LANGS)
-    assert greedy(out / "final", [instruction(r) for r in translated]) == [r["hypothesis"] for r in translated]
+    hypotheses = greedy(out / "final", [instruction(r) for r in translated], max_new_tokens=6)
+    assert hypotheses == [r["hypothesis"] for r in translated]
 
     before, group, steps_before = universal(root / "step-0000004", tmp_path / "u4")
     after, _, steps_after = universal(root / "step-0000005", tmp_path / "u5")

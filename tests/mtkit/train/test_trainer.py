@@ -213,7 +213,7 @@ def test_fine_tunes_a_bf16_t5_checkpoint_with_fp32_master_weights(tiny_run, mult
         "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(out),
         "--model_name_or_path", str(pretrained), "--prompt", "t5",
         "--max_steps", "20", "--eval_steps", "20", "--test_split", "none", "--lr_scheduler_type", "constant",
-        "--learning_rate", "1e-3", "--mixed_precision", "bf16",
+        "--learning_rate", "1e-3", "--mixed_precision", "bf16", "--eval_max_samples", "4", "--max_new_tokens", "4",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     assert "(torch.float32)" in res.stdout and "precision bf16" in res.stdout

@@ -129,7 +129,9 @@ def test_skipped_fp16_updates_do_not_advance_the_step_or_the_schedule(make_train
     optimizer, scheduler = build_optimizer(trainer.cfg, trainer.model, fused=False)
     trainer.nonfinite = NonFiniteGuard(optimizer, trainer.accelerator.device, limit=0)
     assert not trainer.nonfinite.armed
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**127)  # the scaled loss itself overflows fp32 at first
+    # the scaled loss itself overflows fp32 at first, the gradients until the scale is about 2**63: a scale cut by
+    # 2**16 at each skip (not the default half) gets there in a few updates, not 64
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**127, backoff_factor=2.0**-16)
     trainer.accelerator.scaler = scaler
     trainer.optimizer = AcceleratedOptimizer(optimizer, device_placement=False, scaler=scaler)
     trainer.scheduler = AcceleratedScheduler(scheduler, trainer.optimizer, step_with_optimizer=False)
@@ -137,10 +139,10 @@ def test_skipped_fp16_updates_do_not_advance_the_step_or_the_schedule(make_train
     trainer.fit()
     state = trainer.state
     assert state.step == 4
-    assert state.skipped_updates >= 2  # 2**127 and 2**126 times a loss above 4 are inf in fp32
+    assert state.skipped_updates >= 2  # 2**127 times a loss above 4 is inf in fp32, 2**111 times its gradient too
     assert state.batches_in_epoch == state.step + state.skipped_updates  # every batch was consumed once
     assert trainer.scheduler.scheduler.last_epoch == 4
-    assert scaler.get_scale() == 2.0 ** (127 - state.skipped_updates)
+    assert scaler.get_scale() == 2.0 ** (127 - 16 * state.skipped_updates)
 
 
 def test_process_group_timeout_comes_from_the_flag(make_trainer):
