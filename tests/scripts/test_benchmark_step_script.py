@@ -34,7 +34,7 @@ def test_times_the_loop_with_and_without_workers_and_reports_the_host_share(mult
     report = tmp_path / "bench.json"
     res = run_script(
         "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
-        "--steps", "4", "--warmup", "1", "--workers", "0,2", "--json", str(report),
+        "--steps", "4", "--warmup", "1", "--workers", "0,2", "--max_train_samples", "600", "--json", str(report),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     record = json.loads(report.read_text())
