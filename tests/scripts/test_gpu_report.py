@@ -60,7 +60,8 @@ def test_the_suite_collects_without_the_optional_packages():
     blocked = ",".join(gpu_report.OPTIONAL_MODULES)
     # --assert=plain: collecting is the subject, not pytest's rewriting of every test module's asserts
     code = (f"import sys\nfor m in {blocked!r}.split(','): sys.modules[m] = None\nimport pytest\n"
-            "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '--assert=plain', 'tests']))")  # fmt: skip
+            "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '--assert=plain', "
+            "'tests']))")  # fmt: skip
     res = run_script("-", sys.executable, "-c", code, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:]
     assert re.search(r"\d+ tests? collected", res.stdout) and "error" not in res.stdout.lower().split("collected")[-1]
