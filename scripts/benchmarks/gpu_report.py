@@ -107,7 +107,7 @@ def steps(data: Path, out: Path, smoke: bool, translate_model: str | None, work:
                "instruction", "--tokenizer_type", "unigram", "--report_to", "none", "--disable_tqdm"]  # fmt: skip
     if smoke:
         base = ["--model", "transformer-tiny", "--vocab_size", "1000", "--max_tokens", "1024", "--max_train_samples",
-                "2000", "--steps", "3", "--warmup", "1"]  # fmt: skip
+                "800", "--steps", "3", "--warmup", "1"]  # fmt: skip
         t5 = {"base": ["--model", "transformer-tiny"], "xl": ["--model", "transformer-tiny"]}
         budgets = {size: {False: 1024, True: 1024} for size in t5}
         t5_common = ["--vocab_size", "1000", "--max_train_samples", "800", "--steps", "2", "--warmup", "1"]

@@ -1,4 +1,4 @@
-"""The report script end to end: the full five-language dev report, its files, and the bad-input cases."""
+"""The report script end to end: a five-language dev report, its files, and the bad-input cases."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ KEYS = {
     "accuracy_pair",
     "fair_bleu",
 }
+#: sentence pairs per language of the five-language report (the first of MT-GenEval dev; every line of the files is
+#: read as MT-GenEval's own reader reads it: tests/mtkit/data/test_mtgeneval_layout.py)
+LINES = 240
 
 
 def bias_report(*args: str) -> subprocess.CompletedProcess[str]:
@@ -48,14 +51,20 @@ def bias_report(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def full_report(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def dev_root(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first :data:`LINES` sentence pairs of MT-GenEval dev in its five languages, in its layout."""
+    return make_subset(shared_geneval, tmp_path_factory.mktemp("dev"), LANGS, LINES, split="dev")
+
+
+@pytest.fixture(scope="module")
+def full_report(dev_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Five-language dev report of a system that always outputs the masculine reference."""
     tmp = tmp_path_factory.mktemp("full")
-    hyp_dir = write_hyps(tmp / "hyps", reference_hyps(shared_geneval, LANGS, "dev", lambda g: "masculine"))
+    hyp_dir = write_hyps(tmp / "hyps", reference_hyps(dev_root, LANGS, "dev", lambda g: "masculine"))
     out = tmp / "report"
     proc = bias_report(
         "--mtgeneval_dir",
-        str(shared_geneval),
+        str(dev_root),
         "--split",
         "dev",
         "--target_langs",
@@ -73,15 +82,15 @@ def full_report(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) 
     return out, proc.stdout
 
 
-def test_full_report_numbers_match_sacrebleu(full_report: tuple[Path, str], shared_geneval: Path) -> None:
+def test_full_report_numbers_match_sacrebleu(full_report: tuple[Path, str], dev_root: Path) -> None:
     out, _ = full_report
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert sorted(metrics["languages"]) == list(LANGS)
     for lang, m in metrics["languages"].items():
         assert KEYS <= set(m) and KEYS <= set(metrics["macro"])
-        ref_f = read_plain(geneval_file(shared_geneval, lang, "feminine", lang))
-        ref_m = read_plain(geneval_file(shared_geneval, lang, "masculine", lang))
-        assert m["n"] == 2400
+        ref_f = read_plain(geneval_file(dev_root, lang, "feminine", lang))
+        ref_m = read_plain(geneval_file(dev_root, lang, "masculine", lang))
+        assert m["n"] == 2 * LINES
         assert m["bleu_feminine"] == sacrebleu.corpus_bleu(ref_m, [ref_f]).score
         assert m["bleu_masculine"] == sacrebleu.corpus_bleu(ref_m, [ref_m]).score
         assert m["bleu"] == sacrebleu.corpus_bleu(ref_m + ref_m, [ref_f + ref_m]).score
@@ -107,7 +116,7 @@ def test_full_report_files(full_report: tuple[Path, str]) -> None:
     for lang in LANGS:
         text = (out / f"{lang}.details.jsonl").read_text(encoding="utf-8")
         rows = [json.loads(line) for line in text.splitlines()]
-        assert len(rows) == 1200
+        assert len(rows) == LINES
         row = rows[0]
         for key in (
             "source_feminine",

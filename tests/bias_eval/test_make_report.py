@@ -1,5 +1,6 @@
 """``bias_eval.make_report`` and ``bias_eval.compare_reports`` called in memory write what the two scripts write on
-the same inputs (MT-GenEval dev, German), and the report's BLEU is sacreBLEU's own."""
+the same inputs (the first 300 sentence pairs of MT-GenEval dev, German), and the report's BLEU is sacreBLEU's
+own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
+from geneval_helpers import make_subset
 from testing_utils import MTGENEVAL, script_in_process
 
 import bias_eval
@@ -20,12 +22,18 @@ FILES = ("metrics.json", "report.md", "report.html", "de.details.jsonl", "figure
 
 
 @pytest.fixture(scope="module")
-def hyp_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """German references as hypotheses: every fourth feminine one replaced by its masculine counterpart."""
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 300 German sentence pairs of MT-GenEval dev, in its layout."""
     if not (MTGENEVAL / "sentences" / "dev").is_dir():
         pytest.skip(f"shared MT-GenEval data not found at {MTGENEVAL}")
+    return make_subset(MTGENEVAL, tmp_path_factory.mktemp("geneval"), ("de",), 300, split="dev")
+
+
+@pytest.fixture(scope="module")
+def hyp_dir(data_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """German references as hypotheses: every fourth feminine one replaced by its masculine counterpart."""
     folder = tmp_path_factory.mktemp("hyps")
-    ref = {g: _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de") for g in GENDERS}
+    ref = {g: _lines(data_root / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de") for g in GENDERS}
     hyps = {"feminine": [m if i % 4 == 0 else f for i, (f, m) in enumerate(zip(*ref.values()))]}
     hyps["masculine"] = ref["masculine"]
     for g, lines in hyps.items():
@@ -37,13 +45,15 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
 
 
-def test_make_report_writes_what_the_script_writes_and_compare_reports_too(hyp_dir: Path, tmp_path: Path) -> None:
+def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
+    data_root: Path, hyp_dir: Path, tmp_path: Path
+) -> None:
     cli_out, mem_out = tmp_path / "cli", tmp_path / "mem"
-    flags = ["--mtgeneval_dir", str(MTGENEVAL), "--split", "dev", "--target_langs", "de", "--hyp_dir", str(hyp_dir)]
+    flags = ["--mtgeneval_dir", str(data_root), "--split", "dev", "--target_langs", "de", "--hyp_dir", str(hyp_dir)]
     flags += ["--out", str(cli_out), "--bootstrap_samples", "30", "--seed", "7", "--examples", "3"]
     assert script_in_process(report_main, *flags).returncode == 0
 
-    data = load_mtgeneval(MTGENEVAL, "dev", ["de"])
+    data = load_mtgeneval(data_root, "dev", ["de"])
     hypotheses = {"de": {g: _lines(hyp_dir / f"de.{g}.txt") for g in GENDERS}}
     settings = bias_eval.ReportSettings(
         hypotheses={"hyp_dir": str(hyp_dir)},
@@ -60,7 +70,7 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(hyp_d
 
     de = metrics["languages"]["de"]  # against sacreBLEU itself, with its default (13a) tokenizer for German
     for g in GENDERS:
-        refs = _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de")
+        refs = _lines(data_root / f"sentences/dev/geneval-sentences-{g}-dev.en_de.de")
         assert de[f"bleu_{g}"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses["de"][g], [refs]).score)
     assert de["bleu_feminine"] < de["bleu_masculine"]  # a quarter of the feminine hypotheses are masculine
 

@@ -3,13 +3,15 @@ hypotheses are cached in OUTDIR/hyps and reused."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shlex
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from geneval_helpers import geneval_file, read_plain
+from geneval_helpers import geneval_file, make_subset, read_plain
 
 from mtkit.decode.settings import DecodingSettings
 
@@ -159,20 +161,36 @@ def tuned_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     return folder
 
 
-def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tuple[dict, str]:
-    status, _, err = run_cli(
+def _es_args(geneval: Path, model: Path, out: Path, *extra: str) -> list[str]:
+    return [
         *("--mtgeneval_dir", str(geneval), "--split", "test", "--target_langs", "es", "--model", str(model)),
         *("--out", str(out), "--bootstrap_samples", "20", "--device", "cpu", "--force", *extra),  # 2,000 words
-    )
+    ]
+
+
+def _run_es(run_cli, geneval: Path, model: Path, out: Path, *extra: str) -> tuple[dict, str]:
+    status, _, err = run_cli(*_es_args(geneval, model, out, *extra))
     assert status == 0, err
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"], err
 
 
-def test_model_decodes_with_its_saved_settings(run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def saved_report(shared_geneval: Path, tuned_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    """(data, report folder, its config): the tuned model's es report with no decoding flag (its saved settings), on
+    a 25-line de and es test split; shared by the two tests that read it."""
+    from mtkit.cli.bias_report import main
+
+    tmp = tmp_path_factory.mktemp("saved")
+    root, out = make_subset(shared_geneval, tmp / "geneval", ("de", "es"), 25), tmp / "report"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main(_es_args(root, tuned_model, out)) == 0, err.getvalue()
+    return root, out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))["config"]
+
+
+def test_model_decodes_with_its_saved_settings(saved_report, tuned_model: Path) -> None:
     from mtkit.decode.generate import Translator
 
-    out = tmp_path / "saved"
-    config, _ = _run_es(run_cli, small_geneval, tuned_model, out)
+    small_geneval, out, config = saved_report
     hypotheses = config["hypotheses"]
     generation = hypotheses["generation"]
     assert (generation["num_beams"], generation["length_penalty"], generation["max_new_tokens"]) == (3, 0.6, 7)
@@ -288,23 +306,23 @@ def test_generation_flags_need_a_model(run_cli, small_geneval: Path, tmp_path: P
     assert not (tmp_path / "o").exists()
 
 
-def test_recorded_command_reproduces_the_report(
-    run_cli, small_geneval: Path, tuned_model: Path, tmp_path: Path
-) -> None:
+def test_recorded_command_reproduces_the_report(run_cli, saved_report, tmp_path: Path) -> None:
     """The command in metrics.json, run again into another folder, translates afresh and gives the same figures."""
-    config, _ = _run_es(run_cli, small_geneval, tuned_model, tmp_path / "first")
+    _, first_out, config = saved_report
     argv = shlex.split(config["command"])
     assert argv[:2] == ["python", "scripts/bias_report.py"]
     argv = argv[2:]
     argv[argv.index("--out") + 1] = str(tmp_path / "again")
     status, _, err = run_cli(*argv, "--device", "cpu")
     assert status == 0 and "translating 25 es feminine sentences" in err, err
-    first, again = (json.loads((tmp_path / d / "metrics.json").read_text(encoding="utf-8")) for d in ("first", "again"))
+    first, again = (
+        json.loads((d / "metrics.json").read_text(encoding="utf-8")) for d in (first_out, tmp_path / "again")
+    )
     assert again["languages"] == first["languages"]
     assert again["config"]["hypotheses"]["generation"] == first["config"]["hypotheses"]["generation"]
     for kind in ("feminine", "masculine"):
         assert read_plain(tmp_path / "again" / "hyps" / f"es.{kind}.txt") == read_plain(
-            tmp_path / "first" / "hyps" / f"es.{kind}.txt"
+            first_out / "hyps" / f"es.{kind}.txt"
         )
 
 

@@ -1,5 +1,5 @@
 """Paired tests between two systems: McNemar's exact p-values against scipy's and a direct formula, the paired
-bootstrap against a resampling written here with sacrebleu.corpus_bleu and against sacreBLEU's own paired bootstrap,
+bootstrap against a resampling written here with sacreBLEU's corpus BLEU and against sacreBLEU's own paired bootstrap,
 and the refusal when two reports hold different sentences."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sacrebleu
-from geneval_helpers import geneval_file, read_plain
+from geneval_helpers import SentenceCounts, bleu_of, geneval_file, read_plain
 from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
@@ -113,15 +112,10 @@ def two_systems(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory):
     return src, ref, a, b, _write_report(tmp / "a", src, ref, a), _write_report(tmp / "b", src, ref, b)
 
 
-def _bleu(hyps: dict, refs: dict, genders: tuple[str, ...], idx: np.ndarray) -> float:
-    return sacrebleu.corpus_bleu(
-        [hyps[g][i] for g in genders for i in idx], [[refs[g][i] for g in genders for i in idx]]
-    ).score
-
-
 def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
-    """BLEU over both genders and the BLEU gap: the change, its percentile CI and its p-value, against sacreBLEU run
-    on every resample drawn here with the documented generator (seed, crc32 of the language)."""
+    """BLEU over both genders and the BLEU gap: the change, its percentile CI and its p-value, against sacreBLEU's
+    corpus BLEU of every resample drawn here with the documented generator (seed, crc32 of the language), each from
+    its sentences' summed sacreBLEU counts (geneval_helpers.SentenceCounts)."""
     _, ref, a, b, folder_a, folder_b = two_systems
     samples, seed, n = 15, 9, len(ref["feminine"])
     rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), samples, seed)
@@ -129,13 +123,17 @@ def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
     draws = np.random.default_rng([seed, zlib.crc32(b"de")]).integers(0, n, size=(samples, n))
     both = ("feminine", "masculine")
     whole = np.arange(n)
+    counts = {(name, g): SentenceCounts(h[g], ref[g]) for name, h in (("a", a), ("b", b)) for g in both}
 
-    def gap(h: dict, idx: np.ndarray) -> float:
-        return _bleu(h, ref, ("masculine",), idx) - _bleu(h, ref, ("feminine",), idx)
+    def bleu(name: str, genders: tuple[str, ...], idx: np.ndarray) -> float:
+        return bleu_of(sum(counts[name, g].total(idx) for g in genders))
 
-    for key, figure in (("bleu", lambda h, idx: _bleu(h, ref, both, idx)), ("bleu_gap", gap)):
-        changes = np.array([figure(b, idx) - figure(a, idx) for idx in draws])
-        change = figure(b, whole) - figure(a, whole)
+    def gap(name: str, idx: np.ndarray) -> float:
+        return bleu(name, ("masculine",), idx) - bleu(name, ("feminine",), idx)
+
+    for key, figure in (("bleu", lambda name, idx: bleu(name, both, idx)), ("bleu_gap", gap)):
+        changes = np.array([figure("b", idx) - figure("a", idx) for idx in draws])
+        change = figure("b", whole) - figure("a", whole)
         assert by[key]["change"] == pytest.approx(change, abs=1e-9)
         assert by[key]["ci95"] == pytest.approx(list(np.percentile(changes, [2.5, 97.5])), abs=1e-9)
         far = (changes <= 0).sum() if change > 0 else (changes >= 0).sum()

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sacrebleu
-from geneval_helpers import geneval_file, make_subset, read_plain, write_hyps
+from geneval_helpers import SentenceCounts, bleu_of, geneval_file, make_subset, read_plain, write_hyps
 
 from bias_eval.headline import title
 from bias_eval.report import reproduce_lines
@@ -104,14 +103,13 @@ def _coverage(root: Path, hyp_dir: Path) -> float:
 
 
 def _independent(root: Path, hyp_dir: Path) -> dict[str, float]:
-    """Gap (masculine - feminine) from sacrebleu.corpus_bleu and its 95% CI from a plain paired bootstrap (sacreBLEU
-    on each resample), not through bias_eval."""
+    """Gap (masculine - feminine) from sacreBLEU's corpus BLEU and its 95% CI from a plain paired bootstrap (sacreBLEU's
+    corpus BLEU of each resample, from its sentences' summed sacreBLEU counts), not through bias_eval."""
     hyp, ref = _read(root, hyp_dir)
+    counts = {g: SentenceCounts(hyp[g], ref[g]) for g in ("feminine", "masculine")}
 
     def gap(idx: np.ndarray) -> float:
-        m = sacrebleu.corpus_bleu([hyp["masculine"][i] for i in idx], [[ref["masculine"][i] for i in idx]]).score
-        f = sacrebleu.corpus_bleu([hyp["feminine"][i] for i in idx], [[ref["feminine"][i] for i in idx]]).score
-        return m - f
+        return bleu_of(counts["masculine"].total(idx)) - bleu_of(counts["feminine"].total(idx))
 
     n = len(ref["feminine"])
     rng = np.random.default_rng(2024)

@@ -48,7 +48,8 @@ def peers(multi30k_small, tmp_path_factory):
     res = benchmark(  # the script's own process: tests/scripts/test_benchmark_script.py (the allocator benchmark)
         "peers", "--data_dir", str(multi30k_small), "--model", PRESET, "--minutes", "",
         "--updates", str(UPDATES), "--base_updates", "0", "--repeats", "1", "--warmup_updates", "1",
-        "--max_sentences", str(SENTENCES), "--vocab_size", str(VOCAB), "--max_tokens", "1024",
+        "--max_sentences", str(SENTENCES), "--vocab_size", str(VOCAB), "--max_tokens", "1024", "--max_train_samples",
+        "1000",
         "--work", str(work / "runs"), "--eole_env", str(EOLE_ENV), "--no_install", "--json", str(report),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]

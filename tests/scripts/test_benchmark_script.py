@@ -161,7 +161,7 @@ def test_allocator_benchmark_times_each_installed_allocator_in_its_own_process(m
     report = tmp_path / "alloc.json"
     res = run_script(
         "benchmark.py", "allocator", "--data_dir", str(multi30k_small), *FAST_RUN, "--steps", "2", "--warmup", "1",
-        "--work", str(tmp_path / "work"), "--json", str(report),
+        "--max_train_samples", "400", "--work", str(tmp_path / "work"), "--json", str(report),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     rows = json.loads(report.read_text())["systems"]

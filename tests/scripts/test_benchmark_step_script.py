@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from testing_utils import FAST_RUN, argv_script_in_process, run_script
+from testing_utils import FAST_RUN, argv_script_in_process
 
 
 def test_prints_a_table_and_writes_consistent_json(multi30k_small, tmp_path):
     report = tmp_path / "bench.json"
-    res = argv_script_in_process(  # in this process; the script's own process: the DataLoader workers' test below
+    res = argv_script_in_process(  # in this process; the script's own process: tests/scripts/test_gpu_report.py's smoke
         "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
         "--steps", "4", "--warmup", "1", "--gradient_accumulation_steps", "2", "--peak_tflops", "0.5",
         "--json", str(report),
@@ -32,9 +32,9 @@ def test_bad_flag_is_one_line(tmp_path):
 
 def test_times_the_loop_with_and_without_workers_and_reports_the_host_share(multi30k_small, tmp_path):
     report = tmp_path / "bench.json"
-    res = run_script(
+    res = argv_script_in_process(  # the two DataLoader workers are processes of their own
         "benchmark_step.py", "--data_dir", str(multi30k_small), *FAST_RUN, "--output_dir", str(tmp_path / "run"),
-        "--steps", "4", "--warmup", "1", "--workers", "0,2", "--json", str(report),
+        "--steps", "4", "--warmup", "1", "--workers", "0,2", "--max_train_samples", "600", "--json", str(report),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     record = json.loads(report.read_text())

@@ -1,4 +1,5 @@
-"""scripts/compare_reports.py on two real reports of scripts/bias_report.py (MT-GenEval dev, de and es): the table
+"""scripts/compare_reports.py on two real reports of scripts/bias_report.py (the first 300 sentence pairs of MT-GenEval
+dev, de and es): the table
 against the two metrics.json files read here, the HTML against the markdown, and the bad-input errors."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from geneval_helpers import make_subset
 from testing_utils import MTGENEVAL, run_script, script_in_process
 
 from mtkit.cli.bias_report import main as report_main
@@ -49,16 +51,22 @@ def _write(folder: Path, files: dict[str, list[str]]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Report 1: the references as hypotheses. Report 2: masculine output for every other feminine sentence and
-    the first word dropped from every third masculine one."""
+def geneval(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 300 sentence pairs of MT-GenEval dev in de and es, in its layout."""
     if not (MTGENEVAL / "sentences" / "dev").is_dir():
         pytest.skip(f"shared MT-GenEval data not found at {MTGENEVAL}")
+    return make_subset(MTGENEVAL, tmp_path_factory.mktemp("geneval"), LANGS, 300, split="dev")
+
+
+@pytest.fixture(scope="module")
+def reports(geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Report 1: the references as hypotheses. Report 2: masculine output for every other feminine sentence and
+    the first word dropped from every third masculine one."""
     tmp = tmp_path_factory.mktemp("compare")
     good, bad = {}, {}
     for lang in LANGS:
         ref = {
-            g: _lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}")
+            g: _lines(geneval / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}")
             for g in ("feminine", "masculine")
         }
         good |= {f"{lang}.{g}.txt": ref[g] for g in ref}
@@ -73,7 +81,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         report = tmp / f"report_{name}"
         res = script_in_process(
             report_main,
-            *("--mtgeneval_dir", str(MTGENEVAL), "--split", "dev", "--target_langs", *LANGS),
+            *("--mtgeneval_dir", str(geneval), "--split", "dev", "--target_langs", *LANGS),
             *("--hyp_dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap_samples", "200"),
         )
         assert res.returncode == 0, res.stderr[-2000:]
@@ -233,7 +241,7 @@ def _words(text: str) -> set[str]:
     return set(text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split())
 
 
-def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path: Path) -> None:
+def test_paired_tests_on_the_same_sentences(geneval: Path, reports: tuple[Path, Path], tmp_path: Path) -> None:
     """McNemar's discordant counts and exact p of the feminine accuracy against a count on the hypotheses written
     here (base: the references; tuned: the masculine reference on every odd feminine line); the BLEU change against
     the two metrics.json files; and the paired tests refused, in one line, once a reference differs."""
@@ -245,7 +253,7 @@ def test_paired_tests_on_the_same_sentences(reports: tuple[Path, Path], tmp_path
     assert paired["refused"] is None and (paired["samples"], paired["seed"]) == (200, 12345)
     rows = {(r["lang"], r["figure"]): r for r in paired["rows"]}
     for lang in LANGS:
-        fem, masc = (_lines(MTGENEVAL / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}") for g in GENDERS)
+        fem, masc = (_lines(geneval / f"sentences/dev/geneval-sentences-{g}-dev.en_{lang}.{lang}") for g in GENDERS)
         # tuned's odd feminine lines are the masculine reference: wrong where it has a word the feminine one lacks
         wrong = sum(1 for i, (f, m) in enumerate(zip(fem, masc)) if i % 2 and _words(m) - _words(f))
         row = rows[(lang, "accuracy_feminine")]

@@ -58,8 +58,10 @@ def test_flan_t5_xl_without_checkpointing_gets_a_budget_that_fits_80_gb():
 def test_the_suite_collects_without_the_optional_packages():
     """The GPU image lacks these: a module needing one is skipped, never an error that stops collection."""
     blocked = ",".join(gpu_report.OPTIONAL_MODULES)
+    # --assert=plain: collecting is the subject, not pytest's rewriting of every test module's asserts
     code = (f"import sys\nfor m in {blocked!r}.split(','): sys.modules[m] = None\nimport pytest\n"
-            "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', 'tests']))")  # fmt: skip
+            "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '--assert=plain', "
+            "'tests']))")  # fmt: skip
     res = run_script("-", sys.executable, "-c", code, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:]
     assert re.search(r"\d+ tests? collected", res.stdout) and "error" not in res.stdout.lower().split("collected")[-1]
