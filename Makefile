@@ -66,6 +66,10 @@ demo-mitigate: $(STAMP)  ## a corpus with feminine forms rare, its model trained
 # time budget stays visible.
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
+# Python caches compiled modules (its default; some environments turn it off): the suite's ~200 interpreters then
+# compile the toolkit and pytest rewrites the tests once, not in every process.
+test test-all: export PYTHONDONTWRITEBYTECODE :=
+
 test: $(STAMP) $(DS_OPS)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
 	$(PYTEST)
 
