@@ -15,7 +15,6 @@ from bias_eval.comparability import cautions
 from bias_eval.compare import Row, compare, describe_sources, render_html, render_markdown
 from bias_eval.compare_paired import paired_html, paired_markdown, paired_tests
 from bias_eval.compare_paper import render_latex, summary
-from bias_eval.compare_plot import CAPTION, comparison_figures
 from bias_eval.report import write_report
 
 #: the files :func:`compare_reports` writes, the figure's aside
@@ -52,6 +51,8 @@ def compare_reports(
 ) -> Comparison:
     """Compare the reports ``before`` and ``after`` (their ``metrics.json``, from the report folders ``folders``,
     whose details the paired tests read) under ``names``; with ``out``, write the comparison's files there."""
+    from bias_eval.compare_plot import CAPTION, comparison_figures  # matplotlib: not for every importer's start
+
     names = list(names)
     rows, notes = compare(before, after, names)
     sources = describe_sources([str(f) for f in folders], [before, after], names)

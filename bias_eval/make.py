@@ -22,7 +22,6 @@ from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import WILSON_DEFINITION
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
-from bias_eval.plots import make_figures
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import Hypotheses, score_dataset
 
@@ -145,6 +144,8 @@ def make_report(
     """Score ``hypotheses`` (language -> ``feminine``/``masculine``/``context`` -> lines, in ``data``'s order)
     against ``data``, write the report into ``out`` (all files at once) and return its ``metrics.json``;
     ``log`` (``None``: silent) gets the summary table, the warnings and the list of files."""
+    from bias_eval.plots import make_figures  # matplotlib: not for every importer's start
+
     results, macro = score_dataset(
         data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
     )
