@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 import yaml
+from geneval_helpers import make_subset
 from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, train_in_process
 
 from mtkit.config import parse_config
@@ -39,11 +40,12 @@ LAUNCHED_ELSEWHERE = {
     "multi_node": "tests/cluster/test_slurm.py",
     "multi_node_p5": "tests/cluster/test_slurm.py",
     "fsdp": "tests/mtkit/distributed/test_fsdp.py",
+    "single_gpu": "tests/mtkit/train/test_faults.py",  # the never-stopped run the signal tests compare with
 }
 
 
 def test_every_launcher_is_launched_by_a_test():
-    here = {"single_gpu", "deepspeed_zero3_offload"}  # below
+    here = {"deepspeed_zero3_offload"}  # below
     assert {p.stem for p in LAUNCHERS} == set(LAUNCHED_ELSEWHERE) | here
     for launcher, test in LAUNCHED_ELSEWHERE.items():
         assert f"accelerate_configs/{launcher}.yaml" in (REPO / test).read_text() or (
@@ -51,11 +53,9 @@ def test_every_launcher_is_launched_by_a_test():
         ), (launcher, test)
 
 
-@pytest.mark.parametrize(
-    "launcher",
-    # ZeRO-3 offload compiles DeepSpeed's CPU Adam on first use: minutes on 2 cores
-    ["single_gpu", pytest.param("deepspeed_zero3_offload", marks=pytest.mark.slow)],
-)
+# ZeRO-3 offload compiles DeepSpeed's CPU Adam on first use: minutes on 2 cores. The default tier starts single_gpu
+# in tests/mtkit/train/test_faults.py (straight_runs: one process, no DeepSpeed, final/ written)
+@pytest.mark.parametrize("launcher", [pytest.param("deepspeed_zero3_offload", marks=pytest.mark.slow)])
 def test_one_process_launchers_run(multi30k_small, tmp_path, launcher):
     out = tmp_path / launcher
     res = launch(
@@ -85,13 +85,15 @@ def test_launchers_point_at_deepspeed_files_that_leave_clipping_to_the_toolkit(l
 
 
 def test_the_cpu_flan_t5_recipe_runs_on_a_stand_in_model(tiny_t5, tmp_path):
-    """recipes/flan_t5_small_mtgeneval.yaml as written (data, prompt, split, schedule), the hub model swapped for the
-    tiny local T5 and the run cut to two updates."""
+    """recipes/flan_t5_small_mtgeneval.yaml as written (languages, prompt, split, schedule), the hub model swapped for
+    the tiny local T5, MT-GenEval's dev split for its first 100 pairs of each language and gender, and the run cut to
+    two updates."""
     if not MTGENEVAL.is_dir():
         pytest.skip("../shared/data/mt-geneval is not there")
-    out = tmp_path / "run"
+    out, pairs = tmp_path / "run", 100
+    data = make_subset(MTGENEVAL, tmp_path / "mt-geneval", ["de", "es", "fr", "it", "pt"], pairs, split="dev")
     res = train_in_process(
-        "--config", str(REPO / "recipes/flan_t5_small_mtgeneval.yaml"), "--mtgeneval_dir", str(MTGENEVAL),
+        "--config", str(REPO / "recipes/flan_t5_small_mtgeneval.yaml"), "--mtgeneval_dir", str(data),
         "--model_name_or_path", str(tiny_t5), "--output_dir", str(out), "--max_steps", "2", "--eval_steps", "2",
         "--eval_max_samples", "10", "--max_new_tokens", "8", "--num_beams", "1", "--report_to", "none",
         "--disable_tqdm",
@@ -100,7 +102,7 @@ def test_the_cpu_flan_t5_recipe_runs_on_a_stand_in_model(tiny_t5, tmp_path):
     counts = json.loads((out / "data_counts.json").read_text())
     assert sorted(counts["train"]) == ["de", "es", "fr", "it", "pt"] and (out / "final" / "prompt.json").is_file()
     held_out = [json.loads(line) for line in (out / "validation_split.jsonl").read_text().splitlines()]
-    assert len(held_out) == 0.2 * 12000  # the recipe's 80/20 split of the 12,000 dev pairs
+    assert len(held_out) == 0.2 * 5 * 2 * pairs  # the recipe's 80/20 split of the dev pairs (12,000 in full)
 
 
 @pytest.mark.parametrize(("recipe", "family"), [("opus_mt_en_de_mtgeneval", "marian"), ("nllb_600m_mtgeneval", "nllb")])

@@ -41,15 +41,14 @@ def same_final_weights(a, b) -> bool:
     return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
 
 
-def test_evaluation_does_not_change_the_trained_weights(multi30k_small, tmp_path):
-    """Weights depend on seed, data and schedule only: evaluating every 3 updates or only at the end ends with the
-    same weights after 8 updates (stopping and resuming is covered by the signal tests below)."""
-    common = ["--data_dir", str(multi30k_small), *SMALL, "--max_steps", "8", "--save_steps", "8"]
-    often, once = tmp_path / "often", tmp_path / "once"
-    for out, extra in ((often, ["--eval_steps", "3"]), (once, ["--eval_steps", "8"])):
-        res = train_in_process(*common, *extra, "--output_dir", str(out))
-        assert res.returncode == 0, res.stderr[-2000:]
-    assert same_final_weights(often, once)
+def test_evaluation_does_not_change_the_trained_weights(multi30k_small, straight_runs, tmp_path):
+    """Weights depend on seed, data and schedule only: evaluating every 3 updates ends with the weights of the
+    never-stopped run of the signal tests below, evaluated only at the end."""
+    often = tmp_path / "often"
+    res = train_in_process(*stop_args(multi30k_small), "--eval_steps", "3", "--output_dir", str(often))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert (often / "metrics.jsonl").read_text().count('"valid_loss"') == STEPS // 3 + 1  # at 3, 6, ... and the end
+    assert same_final_weights(often, straight_runs(1))
 
 
 def test_extending_a_finished_evaluated_run_ends_as_a_run_straight_to_the_end(multi30k_small, tmp_path):
@@ -122,18 +121,24 @@ def metrics_steps(out) -> list[int]:
     return [int(line.split('"step": ')[1].split(",")[0]) for line in path.read_text().splitlines() if '"loss"' in line]
 
 
-def start(args: list[str], processes: int, out, env: dict | None = None) -> subprocess.Popen:
-    if processes == 1:
+def start(args: list[str], processes: int, out, env: dict | None = None, launcher: str = "cpu_ddp") -> subprocess.Popen:
+    """``scripts/train.py ARGS`` on ``processes`` processes: plain ``python`` for one, unless ``launcher`` is
+    ``single_gpu``; else ``accelerate launch`` with ``launcher``. What they print goes to ``<out>.log`` by ``out``."""
+    if processes == 1 and launcher != "single_gpu":
         cmd = [sys.executable, "scripts/train.py", *args]
     else:
-        cmd = launch_command("cpu_ddp", *args, processes=processes)
+        cmd = launch_command(launcher, *args, processes=None if launcher == "single_gpu" else processes)
     env = {**os.environ, **OFFLINE_ENV, "PATH": BIN + os.pathsep + os.environ["PATH"], **(env or {})}
     log = open(out.parent / f"{out.name}.log", "w")
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
 
+#: the updates of the signal tests' runs: a checkpoint every 4, evaluated at the end only
+STEPS = 16
+
+
 def stop_args(data) -> list[str]:
-    return ["--data_dir", str(data), *SMALL, "--max_steps", "24", "--eval_steps", "24", "--save_steps", "4"]
+    return ["--data_dir", str(data), *SMALL, "--max_steps", str(STEPS), "--eval_steps", str(STEPS), "--save_steps", "4"]
 
 
 SECRETS = {
@@ -147,14 +152,22 @@ SECRETS = {
 def straight_runs(multi30k_small, tmp_path_factory):
     """``straight(processes)``: a run of stop_args never stopped, made once per process count, with known fake
     secrets in its environment and logging to TensorBoard and W&B (offline), for the secrets test below; what the
-    processes printed is in ``<run>.log`` beside it."""
+    processes printed is in ``<run>.log`` beside it. One process is started by ``accelerate launch`` with
+    ``accelerate_configs/single_gpu.yaml`` (tests/test_recipes.py: every launcher is started by a test): one process,
+    no DeepSpeed, final/ written."""
     made = {}
 
     def straight(processes: int):
         if processes not in made:
             out = tmp_path_factory.mktemp("straight") / f"x{processes}"
             args = [*stop_args(multi30k_small), "--report_to", "tensorboard,wandb", "--output_dir", str(out)]
-            assert start(args, processes, out, env={**SECRETS, "WANDB_DIR": str(out.parent)}).wait(600) == 0
+            env = {**SECRETS, "WANDB_DIR": str(out.parent)}
+            launcher = "single_gpu" if processes == 1 else "cpu_ddp"
+            code = start(args, processes, out, env=env, launcher=launcher).wait(600)
+            log = (out.parent / f"{out.name}.log").read_text()
+            assert code == 0, log[-3000:]
+            assert f"{processes} process(es)" in log and "DEEPSPEED" not in log, log[-3000:]
+            assert (out / "final" / "model.safetensors").is_file()
             made[processes] = out
         return made[processes]
 
@@ -188,7 +201,7 @@ def test_sigterm_then_sigkill_and_each_relaunch_loses_nothing(multi30k_small, st
     assert "stopped by SIGTERM after update" in log, log[-3000:]
     assert code == (75 if processes == 1 else 1)  # torchrun turns a worker's exit into its own failure
     step = int(log.split("stopped by SIGTERM after update ")[1].split(";")[0])
-    assert 5 <= step < 20  # room for a periodic checkpoint after it (every 4 updates) before the end (24)
+    assert 5 <= step < STEPS - 4  # room for a periodic checkpoint after it (every 4 updates) before the end
     state = json.loads((root / "checkpoint_last" / "trainer_state.json").read_text())
     assert state["step"] == step and not (out / "final").exists()
 
@@ -198,17 +211,22 @@ def test_sigterm_then_sigkill_and_each_relaunch_loses_nothing(multi30k_small, st
     code, log = signal_mid_run(args, processes, out, signal.SIGKILL, checkpointed_after_the_stop)
     assert f"resuming from {root / f'step-{step:07d}'}" in log, log[-3000:]
     assert code != 0 and not (out / "final").exists(), log[-3000:]
-    assert start(args, processes, out).wait(timeout=600) == 0
-    assert f"resuming from {root}" in (tmp_path / "run.log").read_text()
+    if processes == 1:  # the relaunch's subject is the resume, not its process
+        res = train_in_process(*args)
+        assert res.returncode == 0, res.stderr[-2000:]
+        log = res.stdout
+    else:
+        assert start(args, processes, out).wait(timeout=600) == 0
+        log = (tmp_path / "run.log").read_text()
+    assert f"resuming from {root}" in log, log[-3000:]
     assert same_final_weights(straight_runs(processes), out)
 
 
-def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tmp_path):
+def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, straight_runs, tmp_path):
     """The newest checkpoint truncated (a copy cut short) and the links gone (copied through S3) or dangling: the
-    relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped."""
-    args = ["--data_dir", str(multi30k_small), *SMALL, "--eval_steps", "12", "--save_steps", "4"]
-    straight, damaged = tmp_path / "straight", tmp_path / "damaged"
-    assert train_in_process(*args, "--max_steps", "10", "--output_dir", str(straight)).returncode == 0
+    relaunch warns, resumes from the newest complete one and ends with the weights of a run never stopped (the signal
+    tests')."""
+    args, damaged = stop_args(multi30k_small), tmp_path / "damaged"
     assert train_in_process(*args, "--max_steps", "8", "--output_dir", str(damaged)).returncode == 0
     root = damaged / "checkpoints"
     weights = root / "step-0000008" / "model.safetensors"
@@ -216,12 +234,12 @@ def test_a_damaged_newest_checkpoint_is_skipped_without_links(multi30k_small, tm
     (root / "checkpoint_best").unlink()
     (root / "checkpoint_last").unlink()
     (root / "checkpoint_last").symlink_to("step-0000099")  # dangling
-    res = train_in_process(*args, "--max_steps", "10", "--output_dir", str(damaged))
+    res = train_in_process(*args, "--output_dir", str(damaged))
     assert res.returncode == 0, res.stderr[-2000:]
     warning = "warning: skipping checkpoint step-0000008: model.safetensors has "
     assert warning in res.stdout and "resuming from step-0000004" in res.stdout
     assert f"resuming from {root / 'step-0000004'}" in res.stdout
-    assert same_final_weights(straight, damaged)
+    assert same_final_weights(straight_runs(1), damaged)
 
 
 def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k_small, tmp_path):
