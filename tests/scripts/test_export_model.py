@@ -7,12 +7,12 @@ import shutil
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from testing_utils import FAST_RUN, MTGENEVAL, launch, run_script, train_in_process
+from testing_utils import FAST_RUN, MTGENEVAL, launch, script_in_process, train_in_process
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import mtkit.train.final
 from mtkit.cli.export_model import main
-from mtkit.errors import UserError
+from mtkit.errors import UserError, cli_entry
 from mtkit.train.checkpoint import write_manifest
 
 TINY = [
@@ -32,8 +32,7 @@ def train(out, *args, launcher=None, env=None):
 
 
 def export(checkpoint, out, capsys) -> str:
-    """What exporting ``checkpoint`` to ``out`` prints, in this process (the script's own process: the error test
-    below)."""
+    """What exporting ``checkpoint`` to ``out`` prints, in this process."""
     main([str(checkpoint), str(out)])
     return capsys.readouterr().out
 
@@ -190,7 +189,9 @@ def test_bad_input_is_one_line_naming_the_argument(single_run, tmp_path):
 
 
 def test_cli_error_exits_2_and_writes_nothing(single_run, tmp_path):
-    res = run_script("export_model.py", str(single_run / "final"), str(tmp_path / "model"))
+    """The script's exit status and stream, its ``main`` wrapped as the script wraps it (its real interpreter exports
+    a run in tests/mtkit/train/test_faults.py, with secrets in its environment)."""
+    res = script_in_process(cli_entry(main), str(single_run / "final"), str(tmp_path / "model"))
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         f"error: CHECKPOINT {single_run / 'final'}: not a checkpoint of a run (no trainer_state.json; incomplete or "
