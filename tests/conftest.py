@@ -180,18 +180,16 @@ def ddp_run(multi30k_small, tmp_path_factory) -> Path:
     return once(tmp_path_factory, "ddp_run", build) / "run"
 
 
-#: Files whose launches each take half a minute or more of one worker, run first and in this order: two xdist
-#: workers given whole files (``make test``: ``--dist loadfile --no-loadscope-reorder``) then end within a small file
-#: of each other, where files of few tests at the end of the run left one worker alone for its last half minute.
-#: Those that need DeepSpeed's CPU op come after the others, while the first worker builds it.
+#: Files whose launches each take half a minute or more of one worker, run first, longest first: two xdist workers
+#: given whole files (``make test``: ``--dist loadfile --no-loadscope-reorder``) then end within a small file of each
+#: other, where files of few tests at the end of the run left one worker alone for its last half minute.
 FIRST = (
-    "tests/mtkit/distributed/test_fsdp.py",
-    "tests/mtkit/train/test_rank_parity.py",
-    "tests/cluster/test_slurm.py",
-    "tests/mtkit/train/test_faults.py",
     "tests/mtkit/train/test_mitigation.py",
-    "tests/sagemaker/test_sagemaker_entry.py",
     "tests/mtkit/distributed/test_reshard.py",
+    "tests/mtkit/train/test_faults.py",
+    "tests/sagemaker/test_sagemaker_entry.py",
+    "tests/mtkit/distributed/test_fsdp.py",
+    "tests/cluster/test_slurm.py",
     "tests/mtkit/train/test_nonfinite.py",
 )
 
