@@ -70,7 +70,7 @@ PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durat
 # compile the toolkit and pytest rewrites the tests once, not in every process.
 test test-all: export PYTHONDONTWRITEBYTECODE :=
 
-test: $(STAMP) $(DS_OPS)  ## the test suite (CPU: about 11 minutes on 2 cores, plus 2 to set up .venv; docs/testing.md)
+test: $(STAMP) $(DS_OPS)  ## the test suite (CPU: about 9 minutes on 2 cores, plus 3 to set up .venv; docs/testing.md)
 	$(PYTEST)
 
 test-all: $(STAMP) $(DS_OPS)  ## the test suite plus the slow end-to-end runs
