@@ -64,6 +64,14 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
             f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
 
 
+#: the summary's first sentence when the checkpoint rule kept update 0
+KEPT_START = (
+    "The checkpoint rule kept the start itself (update 0): no evaluation of the mitigation raised the accuracy of the "
+    "gender the start served worse within the budgets, so the mitigated model is the start, and its figures below are "
+    "the start's."
+)
+
+
 def summary(doc: Mapping[str, Any]) -> str:
     """One paragraph: the mitigation's own share (against the control) beside the change against the start, whether
     the control explains it, the general cost, the flags."""
@@ -72,7 +80,7 @@ def summary(doc: Mapping[str, Any]) -> str:
     def said(name: str) -> str:
         return gap_sentence(doc[name], COMPARISONS[name])
 
-    parts = []
+    parts = [KEPT_START] if (doc.get("budget") or {}).get("chosen_step") == 0 else []
     if own:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
                      f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip

@@ -17,7 +17,7 @@ from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import Sentences, language_tests
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
-from mtkit.evaluation.verdict_page import render_markdown
+from mtkit.evaluation.verdict_page import KEPT_START, render_markdown, summary
 
 
 def saved(doc: dict) -> dict:
@@ -334,3 +334,13 @@ def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None
     doc = verdict_document({"start": same, "mitigated": same}, {"mitigated_vs_start": {"rows": []}},
                            {"mitigated_vs_start": cost}, leakage([], []), {})  # fmt: skip
     assert f"BLEU tokenized with {bleu.TOKENIZER_RULE} (" in render_markdown(doc)
+
+
+def test_a_verdict_whose_rule_kept_the_start_says_so_first() -> None:
+    """When the checkpoint rule keeps update 0, the mitigated model is the start: the summary opens by saying so,
+    and says nothing of it when another update was kept."""
+    start = (_right(200, 160), _right(200, 190))
+    doc, _ = _three({"start": start, "control": start, "mitigated": start})
+    assert not summary(doc).startswith(KEPT_START)
+    assert summary({**doc, "budget": {"chosen_step": 0}}).startswith(KEPT_START + " The mitigation's own share")
+    assert KEPT_START not in summary({**doc, "budget": {"chosen_step": 25}})
