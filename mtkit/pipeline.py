@@ -31,7 +31,7 @@ from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
 from mtkit.evaluation.verdict_winomt import decisions, winomt_section
-from mtkit.evaluation.winomt_run import headline, language_reports, scored_languages
+from mtkit.evaluation.winomt_run import headline, language_reports, scored_languages, warn_unscored
 from mtkit.export.card import environment, final_weights, save_card, training_card
 from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict, with_winomt
 from mtkit.export.ct2 import export_ct2, resolve
@@ -161,6 +161,7 @@ def winomt_request(cfg: RunConfig, model: Path | str, decoding: dict[str, Any]) 
 def winomt_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, dict[str, Any]]:
     """The WinoMT reports of the exported model into ``out/<lang>``, one per target language of the run WinoMT
     scores, decoded as the bias report is (:func:`bias_report`); returns their headline figures by language."""
+    warn_unscored(cfg.data.languages())  # once a run: the verdict's WinoMT section comes after this report
     langs = scored_languages(cfg.data.languages())
     reports = language_reports(winomt_request(cfg, final, report_decoding(cfg)), langs, out)
     return {lang: headline(metrics) for lang, metrics in reports.items()}
@@ -205,7 +206,7 @@ def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[st
     """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
     WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`); the languages
     it does not score were named by ``final/``'s report (:func:`winomt_report`), which comes first."""
-    scored = scored_languages(langs, warn=False)
+    scored = scored_languages(langs)
     alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
     reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}

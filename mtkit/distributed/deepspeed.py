@@ -66,8 +66,8 @@ def check_deepspeed_config(cfg: RunConfig) -> int | None:
         plugin = DeepSpeedPlugin()  # what the Accelerator makes of the same settings (it builds its own from them)
     except ValueError as err:  # accelerate's objections to the settings, e.g. no zero_optimization section
         raise UserError(f"{source}: {str(err).splitlines()[0]}") from None
-    ds = plugin.deepspeed_config
-    if int(plugin.zero_stage) == 3 and ds["zero_optimization"].get(GATHER) is not True:
+    ds, stage = plugin.deepspeed_config, int(plugin.zero_stage)
+    if stage == 3 and ds["zero_optimization"].get(GATHER) is not True:
         fix = f'"{GATHER}": true to its zero_optimization' if path != "none" else "zero3_save_16bit_model: true"
         raise UserError(
             f"{source}: ZeRO-3 without {GATHER}, so the weights could not be gathered into final/ at the end of the "
@@ -80,7 +80,7 @@ def check_deepspeed_config(cfg: RunConfig) -> int | None:
             f'--gradient_accumulation_steps {cfg.train.gradient_accumulation_steps}; set it to "auto" (the flag '
             "decides)"
         )
-    return int(plugin.zero_stage)
+    return stage
 
 
 def zero_stage(accelerator: Accelerator) -> int | None:

@@ -118,12 +118,16 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
     return make_winomt_report(data, translations, lang, settings, out)
 
 
-def scored_languages(langs: Sequence[str], warn: bool = True) -> list[str]:
-    """Those of ``langs`` WinoMT scores; the others named in one stderr line (``warn``: a run names them once)."""
-    skipped = [lang for lang in langs if lang not in LANGUAGES]
-    if skipped and warn:
-        print(f"warning: WinoMT scores {', '.join(LANGUAGES)} only: {', '.join(skipped)} skipped", file=sys.stderr)
+def scored_languages(langs: Sequence[str]) -> list[str]:
+    """Those of ``langs`` WinoMT scores."""
     return [lang for lang in langs if lang in LANGUAGES]
+
+
+def warn_unscored(langs: Sequence[str]) -> None:
+    """Name in one stderr line those of ``langs`` WinoMT does not score (nothing when it scores them all)."""
+    skipped = [lang for lang in langs if lang not in LANGUAGES]
+    if skipped:
+        print(f"warning: WinoMT scores {', '.join(LANGUAGES)} only: {', '.join(skipped)} skipped", file=sys.stderr)
 
 
 def language_reports(request: ReportRequest, langs: Sequence[str], out: Path) -> dict[str, dict[str, Any]]:

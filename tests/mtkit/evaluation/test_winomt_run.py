@@ -11,7 +11,7 @@ import pytest
 from testing_utils import WINOMT, script_in_process
 
 from mtkit.cli.bias_report import main
-from mtkit.evaluation.winomt_run import scored_languages
+from mtkit.evaluation.winomt_run import scored_languages, warn_unscored
 
 #: Stanovsky et al. 2019, Table 2 (Google Translate): accuracy and ΔG
 PUBLISHED = {"de": (59.4, 12.5), "es": (53.1, 23.4), "fr": (63.6, 6.4)}
@@ -117,6 +117,8 @@ def test_winomt_flags_refused_for_mtgeneval(tmp_path: Path) -> None:
 
 
 def test_a_runs_languages_without_winomt_are_named_once_and_skipped(capsys) -> None:
-    assert scored_languages(["de", "it", "fr", "ja"]) == ["de", "fr"]
+    assert scored_languages(["de", "it", "fr", "ja"]) == ["de", "fr"] and capsys.readouterr().err == ""
+    warn_unscored(["de", "it", "fr", "ja"])
     assert capsys.readouterr().err.strip().splitlines() == ["warning: WinoMT scores de, es, fr only: it, ja skipped"]
+    warn_unscored(["es"])
     assert scored_languages(["es"]) == ["es"] and capsys.readouterr().err == ""
