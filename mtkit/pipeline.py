@@ -27,6 +27,7 @@ from mtkit.evaluation.bias_run import ReportRequest, run_report
 from mtkit.evaluation.generation import resolve_report, saved_dtype
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.scores import scoring
+from mtkit.evaluation.selection import MEASURES
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
@@ -241,11 +242,12 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
         costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl")
     tuning, verdict = trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list()
     unseen = unseen_units(verdict, tuned_words(tuning))
-    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"])
-    leak = leakage(tuning, verdict)
     m = cfg.mitigation
+    measure = MEASURES[m.mitigation_accuracy]
+    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"], measure)
+    leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
-                              m.max_accuracy_drop, cfg.eval.metric_for_best_model)  # fmt: skip
+                              m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip
     winomt = verdict_winomt(cfg, models, list(order), out / "winomt") if cfg.eval.winomt_dir else None
     doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words, winomt)
     record.verdict_page = render_markdown(doc)

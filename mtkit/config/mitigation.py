@@ -58,9 +58,16 @@ class MitigationConfig:
     )
     max_accuracy_drop: float = key(
         2.0,
-        "Levelling-down budget, in points: a checkpoint is kept only if the accuracy of the gender the start served "
-        "better on the selection pairs is at most this far below the start's; among those (and --max_bleu_drop's), "
-        "the one with the best accuracy of the worse-served gender is kept.",
+        "Levelling-down budget, in points: a checkpoint is kept only if the accuracy (--mitigation_accuracy) of the "
+        "gender the start served better on the selection pairs is at most this far below the start's; among those "
+        "(and --max_bleu_drop's), the one with the best accuracy of the worse-served gender is kept.",
+    )
+    mitigation_accuracy: Literal["strict", "lenient"] = key(
+        "strict",
+        "The accuracy the checkpoint is kept by and the verdict's headline gap is of: strict (an output with a word of "
+        "its sentence's gender and none of the other) or lenient (MT-GenEval's: no word of the other gender, so an "
+        "output without a gendered word counts as right and leaving the gender out cannot be told from getting it "
+        "right).",
     )
 
     control: Literal["replay", "none"] = key(

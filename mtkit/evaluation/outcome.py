@@ -1,7 +1,8 @@
 """What a mitigation verdict says of two models on the same pairs: the figures of each, the paired test of each
-change (from their ``bias_eval`` comparison) and the accuracy gap's outcome, by one set of rules (:func:`outcome`:
-narrowed, levelled down, over-corrected, did not narrow, no test ran); and whether a control arm explains the change
-against the start (:func:`control_explains`)."""
+change (from their ``bias_eval`` comparison) and the outcome of the gap of the accuracy the mitigation judges by
+(``measure``: MT-GenEval's lenient ``accuracy`` or ``strict_accuracy``), by one set of rules (:func:`outcome`: narrowed,
+levelled down, over-corrected, did not narrow, no test ran); and whether a control arm explains the change against
+the start (:func:`control_explains`)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,19 @@ FIGURES = (
     ("accuracy_gap", "accuracy gap m-f"),
     ("accuracy_gap_size", "accuracy gap size"),
     ("strict_accuracy_gap", "strict accuracy gap m-f"),
+    ("strict_accuracy_gap_size", "strict accuracy gap size"),
     ("bleu_gap", "BLEU gap m-f"),
     ("mf_ratio", "M:F predictions"),
 )
-#: what the verdict says of the accuracy gap, each outcome's sentence in docs/bias_mitigation.md
+#: what the verdict says of the judged accuracy's gap, each outcome's sentence in docs/bias_mitigation.md
 NO_TEST, OVER_CORRECTED, LEVELLED_DOWN, NARROWED, NOT_NARROWED = (
     "no test ran", "over-corrected", "levelled down", "narrowed", "did not narrow"
 )  # fmt: skip
 
 
-def scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) -> dict[str, Any]:
+def scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping], measure: str) -> dict[str, Any]:
     """The figures of one language (or ``macro``) of two models: before and after with their CIs, the paired test of
-    each change (``rows`` of that language), and the accuracy gap's :func:`outcome`."""
+    each change (``rows`` of that language), and the :func:`outcome` of ``measure``'s gap."""
     paired = {r["figure"]: r for r in rows if r.get("lang") == name and "missing" not in r}
     out: dict[str, Any] = {}
     for key, label in FIGURES:
@@ -54,28 +56,34 @@ def scope(name: str, before: Mapping, after: Mapping, rows: Sequence[Mapping]) -
             entry |= {"change_ci95": test["ci95"], "p_value": test["p_value"], "test": test["test"]}
             entry["p_floor"] = test.get("p_floor")
         out[key] = entry
-    out["accuracy_gap_outcome"], out["levelled_down"] = outcome(out)
-    out["accuracy_gap_narrowed"] = out["accuracy_gap_outcome"] in (NARROWED, LEVELLED_DOWN)
+    out["measure"] = measure
+    out["gap_outcome"], out["levelled_down"] = outcome(out, measure)
+    out["gap_narrowed"] = out["gap_outcome"] in (NARROWED, LEVELLED_DOWN)
     return out
 
 
-def compare_models(before: Mapping[str, Any], after: Mapping[str, Any], paired: Mapping[str, Any]) -> dict[str, Any]:
-    """Two reports' ``metrics.json`` compared with their comparison's paired tests (``paired``): a :func:`scope` per
-    language, ``overall`` (the one language's, or the macro average's with the paired bootstrap of the mean) and why
-    the paired tests were refused, if they were."""
+def compare_models(
+    before: Mapping[str, Any], after: Mapping[str, Any], paired: Mapping[str, Any], measure: str
+) -> dict[str, Any]:
+    """Two reports' ``metrics.json`` compared with their comparison's paired tests (``paired``), ``measure``'s gap
+    judged: a :func:`scope` per language, ``overall`` (the one language's, or the macro average's with the paired
+    bootstrap of the mean) and why the paired tests were refused, if they were."""
     rows = paired.get("rows") or []
     langs = sorted(set(before["languages"]) & set(after["languages"]))
-    scopes = {lang: scope(lang, before["languages"][lang], after["languages"][lang], rows) for lang in langs}
-    overall = {**scopes[langs[0]]} if len(langs) == 1 else scope("macro", before["macro"], after["macro"], rows)
+    scopes = {x: scope(x, before["languages"][x], after["languages"][x], rows, measure) for x in langs}
+    overall = (
+        {**scopes[langs[0]]} if len(langs) == 1 else scope("macro", before["macro"], after["macro"], rows, measure)
+    )
     return {"languages": scopes, "overall": overall, "paired_refused": paired.get("refused")}
 
 
-def outcome(figures: Mapping[str, Any]) -> tuple[str, str | None]:
-    """What happened to the accuracy gap (see docs/bias_mitigation.md), and the accuracy that fell when it was
-    levelled down: no test ran (no paired test of the gap's size), over-corrected (the gap changed sign and its
-    after-interval lies on the other side of 0), narrowed (the 95% CI of |gap after| - |gap before| lies below 0;
-    levelled down when the better-served gender's accuracy also fell beyond noise), else did not narrow."""
-    gap, size = figures["accuracy_gap"], figures["accuracy_gap_size"]
+def outcome(figures: Mapping[str, Any], measure: str) -> tuple[str, str | None]:
+    """What happened to the gap of ``measure`` (``accuracy`` or ``strict_accuracy``; see docs/bias_mitigation.md),
+    and the accuracy that fell when it was levelled down: no test ran (no paired test of the gap's size),
+    over-corrected (the gap changed sign and its after-interval lies on the other side of 0), narrowed (the 95% CI of
+    |gap after| - |gap before| lies below 0; levelled down when the better-served gender's accuracy also fell beyond
+    noise), else did not narrow."""
+    gap, size = figures[f"{measure}_gap"], figures[f"{measure}_gap_size"]
     if gap["before"] is None or gap["after"] is None or "change_ci95" not in size:
         return NO_TEST, None
     ci = gap.get("after_ci95")
@@ -83,7 +91,7 @@ def outcome(figures: Mapping[str, Any]) -> tuple[str, str | None]:
         return OVER_CORRECTED, None
     if size["change_ci95"][1] >= 0:
         return NOT_NARROWED, None
-    key = "accuracy_masculine" if gap["before"] > 0 else "accuracy_feminine"  # the better-served gender's
+    key = f"{measure}_masculine" if gap["before"] > 0 else f"{measure}_feminine"  # the better-served gender's
     fell = figures[key].get("p_value", 1.0) < LEVEL and (figures[key].get("change") or 0.0) < 0
     return (LEVELLED_DOWN, key) if fell else (NARROWED, None)
 
@@ -91,5 +99,5 @@ def outcome(figures: Mapping[str, Any]) -> tuple[str, str | None]:
 def control_explains(own: Mapping[str, Any], total: Mapping[str, Any]) -> bool:
     """Whether the control explains the change: the gap narrowed against the start (``total``, its overall scope) but
     not against the control (``own``), whose further training on the general data did as much."""
-    said = (own["accuracy_gap_outcome"], total["accuracy_gap_outcome"])
+    said = (own["gap_outcome"], total["gap_outcome"])
     return said[1] in (NARROWED, LEVELLED_DOWN) and said[0] == NOT_NARROWED

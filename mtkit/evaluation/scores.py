@@ -27,6 +27,8 @@ GENDER_KEYS = (
     "accuracy_feminine",
     "accuracy_masculine",
     "accuracy_pair",
+    "strict_accuracy_feminine",  # a word of the sentence's gender and none of the other
+    "strict_accuracy_masculine",
     "coverage",  # share of hypotheses with a gendered word at all: accuracy means little when it is low
     "fair_bleu",
 )

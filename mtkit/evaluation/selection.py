@@ -1,6 +1,6 @@
 """Which checkpoint is best: ``--metric_for_best_model`` read from the validation scores, a mitigation's rule
-(:func:`keep_checkpoint`: the worse-served gender raised, the better-served one and general BLEU kept within their
-budgets), and the progress line."""
+(:func:`keep_checkpoint`: the worse-served gender's strict or lenient accuracy raised, the better-served one's and
+general BLEU kept within their budgets), and the progress line."""
 
 from __future__ import annotations
 
@@ -53,13 +53,22 @@ def selection_value(scores: dict[str, float], metric: str) -> float:
     return oriented(raw_value(scores, metric), metric)
 
 
-#: the rule a mitigation keeps its checkpoint by (:func:`keep_checkpoint`), as the verdict names it
-KEEP_RULE = (
-    "the best accuracy of the gender the start served worse on the selection pairs, among the evaluations (update 0, "
-    "the start, included) whose general validation BLEU is at most --max_bleu_drop below the start's and whose "
-    "accuracy of the better-served gender is at most --max_accuracy_drop points below the start's; ties go to "
-    "--metric_for_best_model, then the lower validation loss, then the earlier update"
-)
+#: the accuracies a mitigation may keep its checkpoint by and judge its verdict by (``--mitigation_accuracy``), as the
+#: prefixes of their figures: strict (a word of the sentence's gender and none of the other) or MT-GenEval's lenient
+#: accuracy (no word of the other gender; an output without a gendered word counts as right)
+MEASURES = {"strict": "strict_accuracy", "lenient": "accuracy"}
+
+
+def keep_rule(measure: str) -> str:
+    """The rule a mitigation keeps its checkpoint by (:func:`keep_checkpoint`) on ``measure``, as the verdict names
+    it."""
+    name = measure.replace("_", " ")
+    return (
+        f"the best {name} of the gender the start served worse on the selection pairs, among the evaluations (update "
+        "0, the start, included) whose general validation BLEU is at most --max_bleu_drop below the start's and whose "
+        f"{name} of the better-served gender is at most --max_accuracy_drop points below the start's; ties go to "
+        "--metric_for_best_model, then the lower validation loss, then the earlier update"
+    )
 
 
 def within_budget(bleu: float, start: float, max_drop: float) -> bool:
@@ -77,37 +86,46 @@ class Kept:
     eligible: list[int]  # the evaluations that kept both budgets, in order (the start always among them)
 
 
-def served(start: Mapping[str, Any]) -> tuple[str, str]:
-    """``(worse, better)``: the genders as the start's selection-pair accuracies rank them (feminine worse on a
+def served(start: Mapping[str, Any], measure: str) -> tuple[str, str]:
+    """``(worse, better)``: the genders as the start's selection-pair ``measure`` ranks them (feminine worse on a
     tie)."""
-    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    f, m = (start.get(f"valid_{measure}_{g}") for g in ("feminine", "masculine"))
+    if f is None or m is None:
+        raise ValueError(f"a mitigation's checkpoint choice needs the start's valid_{measure} of both genders")
     return ("feminine", "masculine") if f <= m else ("masculine", "feminine")
 
 
 def keep_checkpoint(
-    records: Sequence[Mapping[str, Any]], metric: str, max_bleu_drop: float, max_accuracy_drop: float
+    records: Sequence[Mapping[str, Any]],
+    metric: str,
+    max_bleu_drop: float,
+    max_accuracy_drop: float,
+    measure: str = "strict_accuracy",
 ) -> Kept:
-    """The evaluation a mitigation keeps (:data:`KEEP_RULE`) among ``records`` (``metrics.jsonl``'s evaluations:
-    ``step``, ``valid_general_bleu``, ``valid_accuracy_*``, ``valid_loss``; other rows are passed over): a checkpoint
-    that closes the gap by lowering the better-served gender's accuracy more than ``max_accuracy_drop`` points below
-    the start's is never kept, and the start (update 0) is kept when nothing else keeps both budgets and does better.
-    """
+    """The evaluation a mitigation keeps (:func:`keep_rule` of ``measure``, a :data:`MEASURES` value) among
+    ``records`` (``metrics.jsonl``'s evaluations: ``step``, ``valid_general_bleu``, ``valid_<measure>_<gender>``,
+    ``valid_loss``; other rows are passed over): a checkpoint that closes the gap by lowering the better-served
+    gender's ``measure`` more than ``max_accuracy_drop`` points below the start's is never kept, and the start
+    (update 0) is kept when nothing else keeps both budgets and does better."""
     evaluations = [r for r in records if "valid_general_bleu" in r]
     start = next((r for r in evaluations if r["step"] == 0), None)
     if start is None:
         raise ValueError("a mitigation's checkpoint choice needs the start's evaluation (update 0)")
-    worse, better = served(start)
+    worse, better = served(start, measure)
+
+    def value(r: Mapping[str, Any], gender: str) -> float:
+        found = r.get(f"valid_{measure}_{gender}")
+        return float("-inf") if found is None else found  # none measured (no gendered pair): never better
 
     def keeps(r: Mapping[str, Any]) -> bool:
-        fell = 100 * (start[f"valid_accuracy_{better}"] - r[f"valid_accuracy_{better}"])
+        fell = 100 * (value(start, better) - value(r, better))
         return within_budget(r["valid_general_bleu"], start["valid_general_bleu"], max_bleu_drop) and (
             fell <= max_accuracy_drop + 1e-9
         )
 
     eligible = [r for r in evaluations if keeps(r)]
     best = max(
-        eligible,
-        key=lambda r: (r[f"valid_accuracy_{worse}"], selection_value(dict(r), metric), -r["valid_loss"], -r["step"]),
+        eligible, key=lambda r: (value(r, worse), selection_value(dict(r), metric), -r["valid_loss"], -r["step"])
     )
     return Kept(best["step"], worse, better, [r["step"] for r in eligible])
 
@@ -127,6 +145,8 @@ def describe(scores: dict[str, float], metric: str, best_metric: float | None, b
         ("accuracy_feminine", "acc f", "{:.1%}"),
         ("accuracy_masculine", "acc m", "{:.1%}"),
         ("accuracy_pair", "acc pair", "{:.1%}"),
+        ("strict_accuracy_feminine", "strict f", "{:.1%}"),
+        ("strict_accuracy_masculine", "strict m", "{:.1%}"),
         ("coverage", "coverage", "{:.1%}"),
         ("fair_bleu", "fair BLEU", "{:.3f}"),
     ):

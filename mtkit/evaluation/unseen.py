@@ -47,26 +47,33 @@ def _figures(rows: Sequence[Mapping[str, Any]], lang: str, when: str) -> dict[st
     return {r["figure"]: r.get(when) for r in rows if r["lang"] == lang}
 
 
-def compare_sentences(pairs: Mapping[str, Sequence[Sentences]], samples: int, seed: int) -> dict[str, Any]:
+def compare_sentences(
+    pairs: Mapping[str, Sequence[Sentences]], samples: int, seed: int, measure: str
+) -> dict[str, Any]:
     """Two models' sentences by language (``before``, ``after``) compared by ``bias_eval``'s paired tests, as
-    :func:`mtkit.evaluation.outcome.compare_models` compares two reports (the macro rows over several languages)."""
+    :func:`mtkit.evaluation.outcome.compare_models` compares two reports (the macro rows over several languages;
+    ``measure``'s gap judged)."""
     rows: list[dict[str, Any]] = []
     kept: dict[str, dict] = {lang: {} for lang in pairs}
     for lang, (before, after) in pairs.items():
         rows += language_tests(lang, before, after, samples=samples, seed=seed, keep=kept[lang])
     rows += macro_tests(kept) if len(pairs) > 1 else []
     names = [*pairs, *(["macro"] if len(pairs) > 1 else [])]
-    scopes = {x: scope(x, _figures(rows, x, "before"), _figures(rows, x, "after"), rows) for x in names}
+    scopes = {x: scope(x, _figures(rows, x, "before"), _figures(rows, x, "after"), rows, measure) for x in names}
     return {"languages": {x: scopes[x] for x in pairs}, "overall": scopes[names[-1]], "paired_refused": None}
 
 
 def part_comparisons(
-    folders: Mapping[str, Path], order: Mapping[str, Sequence[str]], unseen: set[str], metrics: Mapping[str, Any]
+    folders: Mapping[str, Path],
+    order: Mapping[str, Sequence[str]],
+    unseen: set[str],
+    metrics: Mapping[str, Any],
+    measure: str,
 ) -> dict[str, Any]:
     """Per part (:data:`PARTS`): its number of pairs and, for every comparison of two models in ``folders`` (report
     folders by model name), the part's figures, paired tests and outcome (:func:`compare_sentences`); ``None`` for a
     part without pairs. ``order`` lists each language's verdict units line by line (the reports' order), ``metrics``
-    is one report's ``metrics.json`` (its bootstrap settings are used)."""
+    is one report's ``metrics.json`` (its bootstrap settings are used), ``measure`` the accuracy whose gap is judged."""
     config = metrics.get("config") or {}
     samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
     seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
@@ -84,5 +91,5 @@ def part_comparisons(
                 out[part][name] = None
                 continue
             pairs = {lang: [_subset(read[n][lang], idx) for n in (b, a)] for lang, idx in lines.items()}
-            out[part][name] = compare_sentences(pairs, samples, seed)
+            out[part][name] = compare_sentences(pairs, samples, seed, measure)
     return out

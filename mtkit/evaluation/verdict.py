@@ -14,11 +14,12 @@ from typing import Any
 
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.headline import over_correction_lines
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
 from mtkit.data.pairs import gendered_words
 from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, compare_models, control_explains
-from mtkit.evaluation.selection import KEEP_RULE, keep_checkpoint
+from mtkit.evaluation.selection import keep_checkpoint, keep_rule
 from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
 
@@ -91,28 +92,52 @@ def verdict_document(
     winomt: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``verdict.json``: ``reports`` are the models' ``metrics.json`` by name (:data:`MODELS`; ``control`` absent with
-    ``--control none``; the over-correction flag is the mitigated model's), ``paired`` their comparisons' paired
-    tests by comparison name (:data:`COMPARISONS`), ``costs`` :func:`general_cost` of ``mitigated_vs_start`` and
-    ``mitigated_vs_control`` (``None``: no test split), ``leak`` :func:`leakage`, ``budget``
-    :func:`selection_budget`, ``words`` the comparisons of the pairs with seen and unseen gendered words
-    (:func:`mtkit.evaluation.unseen.part_comparisons`), ``winomt`` the models on WinoMT, out of domain
+    ``--control none``; the over-correction flag is the mitigated model's, :func:`over_correction`), ``paired``
+    their comparisons' paired tests by comparison name (:data:`COMPARISONS`), ``costs`` :func:`general_cost` of
+    ``mitigated_vs_start`` and ``mitigated_vs_control`` (``None``: no test split), ``leak`` :func:`leakage`,
+    ``budget`` :func:`selection_budget` (its ``measure``, the accuracy whose gap is judged), ``words`` the
+    comparisons of the pairs with seen and unseen gendered words (:func:`mtkit.evaluation.unseen.part_comparisons`),
+    ``winomt`` the models on WinoMT, out of domain
     (:func:`mtkit.evaluation.verdict_winomt.winomt_section`; ``None``: not scored)."""
-    doc: dict[str, Any] = {"models": [name for name in MODELS if name in reports]}
+    measure = budget["measure"]
+    doc: dict[str, Any] = {"models": [name for name in MODELS if name in reports], "measure": measure}
     doc |= {name: model_figures(reports[name]) if name in reports else None for name in MODELS}
     for name, (before, after) in COMPARISONS.items():
         both = before in reports and after in reports
-        doc[name] = compare_models(reports[before], reports[after], paired[name]) if both else None
+        doc[name] = compare_models(reports[before], reports[after], paired[name], measure) if both else None
     own, total = doc["mitigated_vs_control"], doc["mitigated_vs_start"]
     doc["headline"] = "mitigated_vs_control" if own else "mitigated_vs_start"
     doc["control_explains"] = control_explains(own["overall"], total["overall"]) if own else None
     doc["general_cost"] = costs.get("mitigated_vs_start")
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
-    doc |= {"budget": dict(budget), "over_correction": reports["mitigated"]["over_correction"], "leakage": dict(leak)}
+    doc |= {"budget": dict(budget), "leakage": dict(leak)}
+    doc["over_correction"] = over_correction(reports, budget.get("chosen_step"))
     doc["decoding"] = decoding(reports)
     doc["words"] = dict(words) if words else None
     doc["winomt"] = dict(winomt) if winomt else None
     doc["summary"] = summary(doc)
     return doc
+
+
+def over_correction(reports: Mapping[str, Mapping[str, Any]], chosen_step: int | None) -> dict[str, Any] | None:
+    """The mitigated model's over-correction flag (its report's), said of the start when the start is to blame: when
+    the checkpoint rule kept the start (update 0), or when the start's report flags every gap the mitigated model's
+    does (``of``: ``start`` or ``mitigated``)."""
+    flag = reports["mitigated"].get("over_correction")
+    if not flag:
+        return None
+    start = (reports.get("start") or {}).get("over_correction") or {"scopes": {}}
+    own = {(x, gap) for x, gaps in flag["scopes"].items() for gap in gaps}
+    before = {(x, gap) for x, gaps in start["scopes"].items() for gap in gaps}
+    if chosen_step != 0 and not own <= before:
+        return {**flag, "of": "mitigated"}
+    said = "; ".join(over_correction_lines({"over_correction": flag}))
+    kept = "the checkpoint rule kept the start itself" if chosen_step == 0 else "the start's gaps are flagged alike"
+    message = (
+        f"the start already gets feminine sentences' gender right more often than masculine ones beyond noise "
+        f"({said}; {kept}): a bias of the start, which the mitigation did not cause"
+    )
+    return {**flag, "message": message, "of": "start"}
 
 
 def decoding(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -126,19 +151,26 @@ def decoding(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def selection_budget(
-    records: Sequence[Mapping[str, Any]], best_step: int | None, max_drop: float, max_accuracy_drop: float, metric: str
+    records: Sequence[Mapping[str, Any]],
+    best_step: int | None,
+    max_drop: float,
+    max_accuracy_drop: float,
+    metric: str,
+    measure: str,
 ) -> dict[str, Any]:
-    """How the checkpoint was chosen, from ``metrics.jsonl``'s records: the rule (:data:`KEEP_RULE`), its budgets,
-    the gender the start served worse, the evaluations that kept both budgets and the update kept."""
+    """How the checkpoint was chosen, from ``metrics.jsonl``'s records: the accuracy judged (``measure``) and the
+    rule (:func:`keep_rule`), its budgets, the gender the start served worse, the evaluations that kept both budgets
+    and the update kept."""
     general = {r["step"]: r["valid_general_bleu"] for r in records if "valid_general_bleu" in r}
     start = general.get(0)
-    out: dict[str, Any] = {"rule": KEEP_RULE, "start_valid_general_bleu": start, "max_bleu_drop": max_drop}
+    out: dict[str, Any] = {"measure": measure, "rule": keep_rule(measure), "start_valid_general_bleu": start}
+    out["max_bleu_drop"] = max_drop
     out |= {"max_accuracy_drop": max_accuracy_drop, "chosen_step": best_step, "evaluations": len(general)}
     out |= {"chosen_valid_general_bleu": general.get(best_step), "within_budget_steps": []}
     if start is not None:
-        kept = keep_checkpoint(records, metric, max_drop, max_accuracy_drop)
+        kept = keep_checkpoint(records, metric, max_drop, max_accuracy_drop, measure)
         first = next(r for r in records if r.get("step") == 0 and "valid_general_bleu" in r)
         out |= {"worse_served": kept.worse_served, "within_budget_steps": kept.eligible}
-        out["start_accuracy"] = {g: first[f"valid_accuracy_{g}"] for g in (kept.worse_served, kept.better_served)}
+        out["start_accuracy"] = {g: first[f"valid_{measure}_{g}"] for g in (kept.worse_served, kept.better_served)}
     out["valid_general_bleu_by_step"] = {str(k): v for k, v in sorted(general.items())}
     return out

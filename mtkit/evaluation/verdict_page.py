@@ -39,11 +39,12 @@ def _share(x: float | None) -> str:
 
 
 def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
-    """The accuracy gap of two models (``sides``: their names), its size's paired test and the outcome."""
+    """The judged accuracy's gap of two models (``sides``: their names), its size's paired test and the outcome."""
     o = comparison["overall"]
-    gap, size, said = o["accuracy_gap"], o["accuracy_gap_size"], o["accuracy_gap_outcome"]
-    went = f"the accuracy gap (m - f) went from {_fmt('accuracy_gap', gap['before'])} ({sides[0]}) to " \
-        f"{_fmt('accuracy_gap', gap['after'])} ({sides[1]})"  # fmt: skip
+    key = f"{o['measure']}_gap"
+    gap, size, said = o[key], o[f"{key}_size"], o["gap_outcome"]
+    went = f"the {key.replace('_', ' ')} (m - f) went from {_fmt(key, gap['before'])} ({sides[0]}) to " \
+        f"{_fmt(key, gap['after'])} ({sides[1]})"  # fmt: skip
     if said == NO_TEST:
         why = comparison.get("paired_refused") or "the paired test of its size gave no result"
         return f"{went}: no test ran ({why}), so nothing is claimed about the change."
@@ -64,9 +65,9 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
             f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
 
 
-#: the summary's first sentence when the checkpoint rule kept update 0
+#: the summary's first sentence when the checkpoint rule kept update 0 (``{measure}``: the accuracy judged)
 KEPT_START = (
-    "The checkpoint rule kept the start itself (update 0): no evaluation of the mitigation raised the accuracy of the "
+    "The checkpoint rule kept the start itself (update 0): no evaluation of the mitigation raised the {measure} of the "
     "gender the start served worse within the budgets, so the mitigated model is the start, and its figures below are "
     "the start's."
 )
@@ -80,7 +81,8 @@ def summary(doc: Mapping[str, Any]) -> str:
     def said(name: str) -> str:
         return gap_sentence(doc[name], COMPARISONS[name])
 
-    parts = [KEPT_START] if (doc.get("budget") or {}).get("chosen_step") == 0 else []
+    kept_start = (doc.get("budget") or {}).get("chosen_step") == 0
+    parts = [KEPT_START.format(measure=doc["measure"].replace("_", " "))] if kept_start else []
     if own:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
                      f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
@@ -107,8 +109,10 @@ def summary(doc: Mapping[str, Any]) -> str:
                      f"[{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}]).")  # fmt: skip
     if not (doc.get("decoding") or {"same": True})["same"]:
         parts.append("The models were decoded with different settings (see the page).")
-    if doc.get("over_correction"):
-        parts.append("Over-correction flagged: " + doc["over_correction"]["message"] + ".")
+    flag = doc.get("over_correction")
+    if flag:
+        parts.append(("Over-correction flagged: " if flag["of"] == "mitigated" else "Not over-correction: ")
+                     + flag["message"] + ".")  # fmt: skip
     leak = doc["leakage"]
     if leak["found"]:
         parts.append(f"Leakage: {leak['shared_sentences']} verdict sentences are in the mitigation data.")
@@ -164,6 +168,8 @@ def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
     rows = []
     for key, _ in FIGURES:
         e = total[key]
+        if all(s[key][when] is None for s in (total, own) if s for when in ("before", "after")):
+            continue  # a figure the part's paired tests do not give (the M:F ratio of seen or unseen pairs)
         cells = [e["label"], _fmt(key, e["before"]) + _ci(key, e["before_ci95"])]
         if own:
             cells.append(_fmt(key, own[key]["before"]) + _ci(key, own[key]["before_ci95"]))
@@ -172,7 +178,7 @@ def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
     return table(header, rows, right_from=1) + [""]
 
 
-def _words(words: Mapping[str, Any] | None) -> list[str]:
+def words_section(words: Mapping[str, Any] | None) -> list[str]:
     """The section of the pairs whose gendered words were all tuned on (seen) and the others (unseen)."""
     if not words:
         return []
@@ -195,10 +201,10 @@ def _selection(budget: Mapping[str, Any]) -> list[str]:
         out.append(f"- general validation BLEU at the start (update 0): {start:.2f}; budget: at least "
                    f"{start - budget['max_bleu_drop']:.2f} (--max_bleu_drop {budget['max_bleu_drop']})")  # fmt: skip
     if budget.get("worse_served"):
-        worse, acc = budget["worse_served"], budget["start_accuracy"]
+        worse, acc, name = budget["worse_served"], budget["start_accuracy"], budget["measure"].replace("_", " ")
         better = next(g for g in acc if g != worse)
-        out.append(f"- the start served {worse} sentences worse (accuracy {100 * acc[worse]:.1f}% against "
-                   f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} accuracy at least "
+        out.append(f"- the start served {worse} sentences worse ({name} {100 * acc[worse]:.1f}% against "
+                   f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} {name} at least "
                    f"{100 * acc[better] - budget['max_accuracy_drop']:.1f}% (--max_accuracy_drop "
                    f"{budget['max_accuracy_drop']})")  # fmt: skip
     if chosen is not None:
@@ -266,11 +272,15 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
                 f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)}; {cost['n']} sentences)"
             )
         out.append("")
-    out += _words(doc.get("words"))
+    out += words_section(doc.get("words"))
     out += winomt_table(doc.get("winomt"))
     out += _selection(doc["budget"])
     leak = doc["leakage"]
-    out += ["## Checks", "", f"- over-correction: {(doc.get('over_correction') or {}).get('message', 'not flagged')}"]
+    flag = doc.get("over_correction")
+    said = (
+        "not flagged" if not flag else ("" if flag["of"] == "mitigated" else "not the mitigation's: ") + flag["message"]
+    )
+    out += ["## Checks", "", f"- over-correction: {said}"]
     out.append(
         f"- leakage: {leak['shared_sentences']} of {leak['verdict_sentences']} verdict sentences in the "
         f"mitigation data; of {leak['sentences_with_gendered_words']} with gendered words, "

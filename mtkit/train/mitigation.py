@@ -23,7 +23,7 @@ import torch
 from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
-from mtkit.evaluation.selection import keep_checkpoint
+from mtkit.evaluation.selection import MEASURES, keep_checkpoint
 from mtkit.model.loss import Teacher
 
 START_FILE = "mitigation_start.json"
@@ -115,7 +115,8 @@ class Mitigation:
             return plain
         record, m = {"step": state.step, **scores}, self.cfg.mitigation
         metric = self.cfg.eval.metric_for_best_model
-        kept = keep_checkpoint([*state.evaluations, record], metric, m.max_bleu_drop, m.max_accuracy_drop)
+        measure = MEASURES[m.mitigation_accuracy]
+        kept = keep_checkpoint([*state.evaluations, record], metric, m.max_bleu_drop, m.max_accuracy_drop, measure)
         if state.step % self.cfg.eval.eval_steps == 0:  # training's own; one at the end of a run off the grid is not
             state.evaluations.append(record)
         return kept.step == state.step

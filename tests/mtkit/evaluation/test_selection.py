@@ -6,6 +6,7 @@ from bias_eval.headline import warnings
 from mtkit.config import parse_config
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import (
+    MEASURES,
     check_selection,
     describe,
     keep_checkpoint,
@@ -74,10 +75,13 @@ def test_one_language_and_data_without_gender():
 # -- a mitigation's checkpoint choice ------------------------------------------------------------------------------
 
 
-def evaluation(step: int, f: float, m: float, bleu: float, pair: float, loss: float = 2.0) -> dict:
-    """One evaluation's record as metrics.jsonl holds it."""
-    return {"step": step, "valid_accuracy_feminine": f, "valid_accuracy_masculine": m, "valid_general_bleu": bleu,
-            "valid_accuracy_pair": pair, "valid_loss": loss}  # fmt: skip
+def evaluation(step: int, f: float, m: float, bleu: float, pair: float, loss: float = 2.0, strict=None) -> dict:
+    """One evaluation's record as metrics.jsonl holds it (its strict accuracies ``strict``: feminine, masculine)."""
+    record = {"step": step, "valid_accuracy_feminine": f, "valid_accuracy_masculine": m, "valid_general_bleu": bleu,
+              "valid_accuracy_pair": pair, "valid_loss": loss}  # fmt: skip
+    if strict:
+        record |= {"valid_strict_accuracy_feminine": strict[0], "valid_strict_accuracy_masculine": strict[1]}
+    return record
 
 
 def test_a_levelled_down_checkpoint_is_never_kept_though_its_pair_accuracy_is_best() -> None:
@@ -88,10 +92,12 @@ def test_a_levelled_down_checkpoint_is_never_kept_though_its_pair_accuracy_is_be
                evaluation(20, 0.90, 0.88, 30.0, 0.84), {"step": 20, "test_bleu": 1.0}]  # fmt: skip
     within = [r for r in records[:3] if r["valid_general_bleu"] >= 30.0 - 1.0]
     assert max(within, key=lambda r: r["valid_accuracy_pair"])["step"] == 20  # what the metric alone keeps
-    kept = keep_checkpoint(records, "accuracy_pair", max_bleu_drop=1.0, max_accuracy_drop=2.0)
+    kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "accuracy")
     assert (kept.step, kept.worse_served, kept.better_served, kept.eligible) == (10, "feminine", "masculine", [0, 10])
-    assert keep_checkpoint(records, "accuracy_pair", 1.0, max_accuracy_drop=7.5).step == 20  # a looser budget
-    assert keep_checkpoint(records, "accuracy_pair", 0.2, 2.0).step == 0  # update 10 over the BLEU budget: the start
+    assert keep_checkpoint(records, "accuracy_pair", 1.0, 7.5, "accuracy").step == 20  # a looser budget
+    assert (
+        keep_checkpoint(records, "accuracy_pair", 0.2, 2.0, "accuracy").step == 0
+    )  # update 10 over the BLEU budget: the start
 
 
 def test_the_worse_served_gender_is_the_starts_and_ties_go_to_the_metric_then_the_loss() -> None:
@@ -100,11 +106,11 @@ def test_the_worse_served_gender_is_the_starts_and_ties_go_to_the_metric_then_th
     records = [evaluation(0, 0.95, 0.85, 20.0, 0.80), evaluation(5, 0.94, 0.90, 20.0, 0.85, loss=1.9),
                evaluation(10, 0.99, 0.90, 20.0, 0.86, loss=2.5), evaluation(15, 0.99, 0.90, 20.0, 0.86, loss=2.1),
                evaluation(20, 0.99, 0.90, 20.0, 0.86, loss=2.1), evaluation(25, 0.80, 0.99, 20.0, 0.79)]  # fmt: skip
-    kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0)
+    kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "accuracy")
     assert (kept.worse_served, kept.step, kept.eligible) == ("masculine", 15, [0, 5, 10, 15, 20])
-    assert keep_checkpoint(records, "loss", 1.0, 2.0).step == 5  # another metric breaks the tie its way
+    assert keep_checkpoint(records, "loss", 1.0, 2.0, "accuracy").step == 5  # another metric breaks the tie its way
     with pytest.raises(ValueError, match="update 0"):
-        keep_checkpoint(records[1:], "accuracy_pair", 1.0, 2.0)
+        keep_checkpoint(records[1:], "accuracy_pair", 1.0, 2.0, "accuracy")
 
 
 shares = st.floats(0.0, 1.0, allow_nan=False)
@@ -112,27 +118,54 @@ shares = st.floats(0.0, 1.0, allow_nan=False)
 
 @settings(max_examples=200, deadline=None)
 @given(
-    rows=st.lists(st.tuples(shares, shares, st.floats(0, 40), shares, st.floats(0.5, 5)), min_size=1, max_size=8),
+    rows=st.lists(
+        st.tuples(shares, shares, st.floats(0, 40), shares, st.floats(0.5, 5), st.tuples(shares, shares)),
+        min_size=1,
+        max_size=8,
+    ),
     max_bleu_drop=st.floats(0, 5),
     max_accuracy_drop=st.floats(0, 10),
+    measure=st.sampled_from(sorted(MEASURES.values())),
 )
 def test_the_kept_checkpoint_never_levels_down_and_is_the_start_when_nothing_qualifies(
-    rows, max_bleu_drop, max_accuracy_drop
+    rows, max_bleu_drop, max_accuracy_drop, measure
 ) -> None:
-    records = [evaluation(10 * i, *row) for i, row in enumerate(rows)]
-    kept = keep_checkpoint(records, "accuracy_pair", max_bleu_drop, max_accuracy_drop)
+    """For either accuracy (strict or lenient: other figures in each record), whatever the evaluations."""
+    records = [evaluation(10 * i, *row[:5], strict=row[5]) for i, row in enumerate(rows)]
+    kept = keep_checkpoint(records, "accuracy_pair", max_bleu_drop, max_accuracy_drop, measure)
     start, chosen = records[0], next(r for r in records if r["step"] == kept.step)
-    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    f, m = start[f"valid_{measure}_feminine"], start[f"valid_{measure}_masculine"]
     better = "masculine" if m >= f else "feminine"
     worse = "feminine" if better == "masculine" else "masculine"
-    assert 100 * (start[f"valid_accuracy_{better}"] - chosen[f"valid_accuracy_{better}"]) <= max_accuracy_drop + 1e-6
+    assert (kept.worse_served, kept.better_served) == (worse, better)
+    acc = {r["step"]: {g: r[f"valid_{measure}_{g}"] for g in (worse, better)} for r in records}
+    assert 100 * (acc[0][better] - acc[kept.step][better]) <= max_accuracy_drop + 1e-6
     assert chosen["valid_general_bleu"] >= start["valid_general_bleu"] - max_bleu_drop - 1e-6
     qualifying = [
         r for r in records[1:]
         if r["valid_general_bleu"] >= start["valid_general_bleu"] - max_bleu_drop
-        and 100 * (start[f"valid_accuracy_{better}"] - r[f"valid_accuracy_{better}"]) <= max_accuracy_drop
+        and 100 * (acc[0][better] - acc[r["step"]][better]) <= max_accuracy_drop
     ]  # fmt: skip
     if not qualifying:
         assert kept.step == 0
     for r in qualifying:  # none of them serves the worse-served gender better than the one kept
-        assert r[f"valid_accuracy_{worse}"] <= chosen[f"valid_accuracy_{worse}"]
+        assert acc[r["step"]][worse] <= acc[kept.step][worse]
+
+
+def test_strict_accuracy_keeps_what_tuning_moved_where_the_lenient_accuracy_kept_the_start() -> None:
+    """The real case's pattern (a start that writes a gendered word in few outputs): its lenient accuracies, 97% and
+    97%, leave no room above them, and every tuned checkpoint writes more gendered words, some wrong, so the lenient
+    rule keeps the start; the strict accuracies (a word of the right gender) rose, and the strict rule keeps the
+    update that raised the worse-served one most with the other within 2 points (update 50, not 75, whose feminine
+    strict accuracy fell 4 points, nor 100, over the BLEU budget)."""
+    records = [evaluation(0, 0.97, 0.97, 34.7, 0.95, strict=(0.42, 0.28)),
+               evaluation(25, 0.79, 0.88, 35.5, 0.71, strict=(0.48, 0.40)),
+               evaluation(50, 0.90, 0.94, 36.4, 0.86, strict=(0.43, 0.47)),
+               evaluation(75, 0.91, 0.94, 36.8, 0.86, strict=(0.38, 0.52)),
+               evaluation(100, 0.91, 0.95, 33.0, 0.88, strict=(0.50, 0.60))]  # fmt: skip
+    assert keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "accuracy").step == 0
+    kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "strict_accuracy")
+    assert (kept.step, kept.worse_served, kept.eligible) == (50, "masculine", [0, 25, 50])
+    assert keep_checkpoint(records, "accuracy_pair", 1.0, 2.0).step == 50  # strict is the default
+    with pytest.raises(ValueError, match="valid_strict_accuracy of both genders"):
+        keep_checkpoint([evaluation(0, 0.9, 0.9, 30.0, 0.8)], "accuracy_pair", 1.0, 2.0)

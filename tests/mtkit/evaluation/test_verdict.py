@@ -64,9 +64,13 @@ def _rows(n: int, start: int = 0) -> list[dict]:
     return out
 
 
+#: the budget of a verdict judged by MT-GenEval's lenient accuracy (the figures these tests build)
+LENIENT = {"measure": "accuracy"}
+
+
 def two_models(before: dict, after: dict, paired: dict, leak: dict) -> dict:
     """The verdict of a start and a mitigated model without a control."""
-    return verdict_document({"start": before, "mitigated": after}, {"mitigated_vs_start": paired}, {}, leak, {})
+    return verdict_document({"start": before, "mitigated": after}, {"mitigated_vs_start": paired}, {}, leak, LENIENT)
 
 
 def test_leakage_found_when_the_mitigation_data_holds_verdict_sentences() -> None:
@@ -95,7 +99,7 @@ def test_the_overall_figures_of_several_languages_take_the_macro_rows() -> None:
     doc = two_models(metrics(0.8, 0.95), metrics(0.93, 0.95), {"rows": rows}, leak)
     total = doc["mitigated_vs_start"]
     assert total["languages"]["es"]["accuracy_gap"]["p_value"] == 0.2
-    assert total["overall"]["accuracy_gap"]["p_value"] == 0.01 and total["overall"]["accuracy_gap_narrowed"]
+    assert total["overall"]["accuracy_gap"]["p_value"] == 0.01 and total["overall"]["gap_narrowed"]
     assert np.isclose(total["overall"]["accuracy_gap"]["change"], -0.13)
     assert doc["over_correction"] is None and "narrowed beyond noise" in doc["summary"]
     assert doc["control"] is None and doc["mitigated_vs_control"] is None and "cannot separate" in doc["summary"]
@@ -116,14 +120,14 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.01), test("accuracy_feminine", 0.7)]
     rows.append(test("accuracy_gap_size", 0.03))
     down = two_models(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, leak)["mitigated_vs_start"]["overall"]
-    assert down["accuracy_gap_narrowed"] and down["levelled_down"] == "accuracy_masculine"
-    assert down["accuracy_gap_outcome"] == "levelled down"
+    assert down["gap_narrowed"] and down["levelled_down"] == "accuracy_masculine"
+    assert down["gap_outcome"] == "levelled down"
     summary = two_models(metrics(0.88, 0.93), metrics(0.89, 0.90), {"rows": rows}, leak)["summary"]
     assert "Levelling down against the start: accuracy m fell 3.0 points beyond noise (p = 0.01)" in summary
     rows = [test("accuracy_gap", 0.03), test("accuracy_masculine", 0.9), test("accuracy_feminine", 0.01)]
     rows.append(test("accuracy_gap_size", 0.03))
     up = two_models(metrics(0.88, 0.93), metrics(0.92, 0.93), {"rows": rows}, leak)
-    assert up["mitigated_vs_start"]["overall"]["accuracy_gap_narrowed"]
+    assert up["mitigated_vs_start"]["overall"]["gap_narrowed"]
     assert up["mitigated_vs_start"]["overall"]["levelled_down"] is None and "Levelling down" not in up["summary"]
 
 
@@ -132,14 +136,16 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
 SAMPLES, SEED = 400, 12345
 
 
-def _sentences(feminine: list[bool], masculine: list[bool]) -> Sentences:
-    """One system's paired sentences of ``de`` with these accuracy decisions (text alike: BLEU plays no part)."""
+def _sentences(feminine: list[bool], masculine: list[bool], *strict: list[bool]) -> Sentences:
+    """One system's paired sentences of ``de`` with these accuracy decisions (text alike: BLEU plays no part); the
+    strict decisions are ``strict`` (feminine, masculine) when given, else the same."""
     n, columns = len(feminine), {}
-    for gender, decisions in (("feminine", feminine), ("masculine", masculine)):
+    strict = strict or (feminine, masculine)
+    for gender, decisions, own in (("feminine", feminine, strict[0]), ("masculine", masculine, strict[1])):
         columns[gender] = {
             "source": [f"{gender} {i}" for i in range(n)], "reference": [f"la casa {i}" for i in range(n)],
             "hypothesis": [f"la casa {i}" for i in range(n)], "correct": list(decisions),
-            "strict_correct": list(decisions), "bleu_stats": [None] * n, "chrf_stats": [None] * n,
+            "strict_correct": list(own), "bleu_stats": [None] * n, "chrf_stats": [None] * n,
             "correct_pair": [f and m for f, m in zip(feminine, masculine)],
         }  # fmt: skip
     return Sentences(True, columns)
@@ -151,11 +157,13 @@ def _gap_replicates(feminine: list[bool], masculine: list[bool], counts: np.ndar
     return (counts @ m - counts @ f) / counts.sum(axis=1)
 
 
-def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray) -> dict:
-    """A report's metrics.json figures of ``de``, computed directly."""
-    f, m = float(np.mean(feminine)), float(np.mean(masculine))
-    ci = np.percentile(_gap_replicates(feminine, masculine, counts), [2.5, 97.5]).tolist()
-    one = {"accuracy_feminine": f, "accuracy_masculine": m, "accuracy_gap": m - f, "accuracy_gap_ci95": ci}
+def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray, *strict: list[bool]) -> dict:
+    """A report's metrics.json figures of ``de``, computed directly (the strict ones from ``strict``, else alike)."""
+    one = {}
+    for name, (fd, md) in (("accuracy", (feminine, masculine)), ("strict_accuracy", strict or (feminine, masculine))):
+        f, m = float(np.mean(fd)), float(np.mean(md))
+        ci = np.percentile(_gap_replicates(fd, md, counts), [2.5, 97.5]).tolist()
+        one |= {f"{name}_feminine": f, f"{name}_masculine": m, f"{name}_gap": m - f, f"{name}_gap_ci95": ci}
     return saved({"languages": {"de": one}})
 
 
@@ -166,9 +174,10 @@ def _verdict(before: tuple[list[bool], list[bool]], after: tuple[list[bool], lis
     return {**doc, "overall": doc["mitigated_vs_start"]["overall"]}, counts
 
 
-def _three(systems: dict[str, tuple[list[bool], list[bool]]], refused: str | None = None):
-    """The verdict of two or three systems' decisions by name (start, control, mitigated), each pair of them compared
-    with the comparison's own paired tests."""
+def _three(systems: dict[str, tuple[list[bool], ...]], refused: str | None = None, budget: dict = LENIENT):
+    """The verdict of two or three systems' decisions by name (start, control, mitigated: feminine, masculine and
+    optionally their strict decisions), each pair of them compared with the comparison's own paired tests, with
+    ``budget`` (its ``measure``: the accuracy judged)."""
     n = len(systems["start"][0])
     counts = resample_counts(language_rng(SEED, "de"), n, SAMPLES)
     paired = {}
@@ -177,8 +186,8 @@ def _three(systems: dict[str, tuple[list[bool], list[bool]]], refused: str | Non
             rows = [] if refused else language_tests("de", _sentences(*systems[b]), _sentences(*systems[a]), SAMPLES,
                                                       SEED)  # fmt: skip
             paired[name] = {"rows": rows, "refused": refused}
-    reports = {name: _metrics(*decisions, counts) for name, decisions in systems.items()}
-    return verdict_document(reports, paired, {}, leakage([], []), {}), counts
+    reports = {name: _metrics(d[0], d[1], counts, *d[2:]) for name, d in systems.items()}
+    return verdict_document(reports, paired, {}, leakage([], []), budget), counts
 
 
 def _right(n: int, k: int, shift: int = 0) -> list[bool]:
@@ -193,12 +202,12 @@ def test_a_gap_that_changes_sign_is_not_narrowed_by_moving() -> None:
     doc, counts = _verdict(before, after)
     gap = doc["overall"]["accuracy_gap"]
     assert np.isclose(gap["before"], 0.06) and np.isclose(gap["after"], -0.05) and gap["p_value"] < 0.01
-    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
+    assert not doc["overall"]["gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
     sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
     low, high = np.percentile(sizes, [2.5, 97.5])
     assert low < 0 < high and np.allclose(doc["overall"]["accuracy_gap_size"]["change_ci95"], [low, high])
     assert np.percentile(_gap_replicates(*after, counts), 97.5) > 0  # the interval after reaches across 0
-    assert doc["overall"]["accuracy_gap_outcome"] == "did not narrow" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert doc["overall"]["gap_outcome"] == "did not narrow" and not doc["overall"]["gap_narrowed"]
     assert "did not narrow beyond noise" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
 
 
@@ -209,8 +218,8 @@ def test_a_gap_that_changes_sign_beyond_noise_is_over_corrected() -> None:
     gap = doc["overall"]["accuracy_gap"]
     assert np.isclose(gap["before"], 0.12) and np.isclose(gap["after"], -0.10)
     assert np.percentile(_gap_replicates(*after, counts), 97.5) < 0
-    assert not doc["overall"]["accuracy_gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
-    assert doc["overall"]["accuracy_gap_outcome"] == "over-corrected" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert not doc["overall"]["gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
+    assert doc["overall"]["gap_outcome"] == "over-corrected" and not doc["overall"]["gap_narrowed"]
     assert "over-corrected" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
 
 
@@ -219,12 +228,12 @@ def test_a_gap_whose_size_shrinks_beyond_noise_narrowed() -> None:
     falling instead: levelled down."""
     before = (_right(400, 320), _right(400, 380))
     doc, _ = _verdict(before, (_right(400, 376, 5), _right(400, 380)))
-    assert doc["overall"]["accuracy_gap_outcome"] == "narrowed" and doc["overall"]["accuracy_gap_narrowed"]
+    assert doc["overall"]["gap_outcome"] == "narrowed" and doc["overall"]["gap_narrowed"]
     assert doc["overall"]["accuracy_gap_size"]["change_ci95"][1] < 0 and "narrowed beyond noise" in doc["summary"]
     assert np.isclose(doc["overall"]["accuracy_gap_size"]["p_value"], 2 / (SAMPLES + 1))  # no resample across 0
     assert "p < 0.005)" in doc["summary"]  # its floor 2 / 401 = 0.00499, as the bound it is, rounded up
     down, _ = _verdict(before, (_right(400, 320), _right(400, 324, 5)))
-    assert down["overall"]["accuracy_gap_outcome"] == "levelled down"
+    assert down["overall"]["gap_outcome"] == "levelled down"
     assert down["overall"]["levelled_down"] == "accuracy_masculine" and "Levelling down" in down["summary"]
 
 
@@ -236,15 +245,15 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
     start, mitigated = (_right(200, 160), _right(200, 190)), (_right(200, 188, 5), _right(200, 190))
     explained, _ = _three({"start": start, "control": (_right(200, 186, 9), _right(200, 190)), "mitigated": mitigated})
     assert explained["models"] == ["start", "control", "mitigated"] and explained["headline"] == "mitigated_vs_control"
-    assert explained["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "did not narrow"
-    assert explained["control_vs_start"]["overall"]["accuracy_gap_outcome"] == "narrowed"
+    assert explained["mitigated_vs_control"]["overall"]["gap_outcome"] == "did not narrow"
+    assert explained["control_vs_start"]["overall"]["gap_outcome"] == "narrowed"
     assert explained["control_explains"] and "The control explains the change" in explained["summary"]
     assert explained["summary"].startswith("The mitigation's own share, against the control")
     alone, _ = _verdict(start, mitigated)
     assert explained["mitigated_vs_start"]["overall"] == alone["overall"]  # the same test without the control
     assert "cannot separate" not in explained["summary"] and "cannot separate" in alone["summary"]
     own, _ = _three({"start": start, "control": (_right(200, 161, 2), _right(200, 190)), "mitigated": mitigated})
-    assert own["mitigated_vs_control"]["overall"]["accuracy_gap_outcome"] == "narrowed" and not own["control_explains"]
+    assert own["mitigated_vs_control"]["overall"]["gap_outcome"] == "narrowed" and not own["control_explains"]
     assert "explains" not in own["summary"] and "The control against the start" in own["summary"]
     page = render_markdown(own)
     header = next(line for line in page.splitlines() if line.startswith("| figure"))
@@ -260,7 +269,7 @@ def test_refused_paired_tests_say_no_test_ran() -> None:
     before, after = (_right(400, 320), _right(400, 380)), (_right(400, 376, 5), _right(400, 380))
     doc, _ = _verdict(before, after, refused="de: feminine sentence 3 has another source in mitigated")
     assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
-    assert doc["overall"]["accuracy_gap_outcome"] == "no test ran" and not doc["overall"]["accuracy_gap_narrowed"]
+    assert doc["overall"]["gap_outcome"] == "no test ran" and not doc["overall"]["gap_narrowed"]
     assert "no test ran (de: feminine sentence 3 has another source in mitigated)" in doc["summary"]
     assert "did not narrow" not in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
 
@@ -302,8 +311,8 @@ def test_the_outcome_agrees_with_a_direct_computation(n, shares, seed) -> None:
     assume(abs(np.percentile(sizes, 97.5)) > 1e-9)  # not on the boundary, where rounding could decide
     assume(all(abs(x) > 1e-9 for x in np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])))
     direct = _direct_outcome(before, after, counts)
-    assert doc["overall"]["accuracy_gap_narrowed"] == (direct in ("narrowed", "levelled down"))
-    assert doc["overall"]["accuracy_gap_outcome"] == direct
+    assert doc["overall"]["gap_narrowed"] == (direct in ("narrowed", "levelled down"))
+    assert doc["overall"]["gap_outcome"] == direct
 
 
 def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None:
@@ -332,7 +341,7 @@ def test_the_general_cost_scores_each_row_with_its_languages_tokenizer() -> None
     counts = resample_counts(language_rng(SEED, "de"), 40, SAMPLES)
     same = _metrics(*decisions, counts)
     doc = verdict_document({"start": same, "mitigated": same}, {"mitigated_vs_start": {"rows": []}},
-                           {"mitigated_vs_start": cost}, leakage([], []), {})  # fmt: skip
+                           {"mitigated_vs_start": cost}, leakage([], []), LENIENT)  # fmt: skip
     assert f"BLEU tokenized with {bleu.TOKENIZER_RULE} (" in render_markdown(doc)
 
 
@@ -341,6 +350,51 @@ def test_a_verdict_whose_rule_kept_the_start_says_so_first() -> None:
     and says nothing of it when another update was kept."""
     start = (_right(200, 160), _right(200, 190))
     doc, _ = _three({"start": start, "control": start, "mitigated": start})
-    assert not summary(doc).startswith(KEPT_START)
-    assert summary({**doc, "budget": {"chosen_step": 0}}).startswith(KEPT_START + " The mitigation's own share")
-    assert KEPT_START not in summary({**doc, "budget": {"chosen_step": 25}})
+    said = KEPT_START.format(measure="accuracy")
+    assert not summary(doc).startswith(said[:40])
+    assert summary({**doc, "budget": {"chosen_step": 0}}).startswith(said + " The mitigation's own share")
+    assert said[:40] not in summary({**doc, "budget": {"chosen_step": 25}})
+    strict = summary({**doc, "measure": "strict_accuracy", "budget": {"chosen_step": 0}})
+    assert strict.startswith(KEPT_START.format(measure="strict accuracy"))
+
+
+def test_the_verdict_judges_the_gap_of_the_accuracy_its_budget_names() -> None:
+    """Lenient decisions alike in both models (every output right by MT-GenEval's rule); strict decisions: feminine
+    up from 80 to 94 of 200 (a gendered word written where there was none). Judged by strict accuracy the gap narrowed
+    and the summary names it; judged by lenient accuracy it did not move. Strict masculine falling instead is
+    levelling down of the strict accuracy."""
+    right = _right(200, 200)
+    start = (right, right, _right(200, 80), _right(200, 110))
+    tuned = (right, right, _right(200, 108, 3), _right(200, 110))
+    strict, _ = _verdict_by(start, tuned, "strict_accuracy")
+    assert strict["overall"]["gap_outcome"] == "narrowed" and strict["measure"] == "strict_accuracy"
+    assert "the strict accuracy gap (m - f) went from +15.0 pts (start) to +1.0 pts (mitigated)" in strict["summary"]
+    lenient, _ = _verdict_by(start, tuned, "accuracy")
+    assert lenient["overall"]["gap_outcome"] == "did not narrow" and "the accuracy gap (m - f)" in lenient["summary"]
+    down, _ = _verdict_by(start, (right, right, _right(200, 80), _right(200, 82, 7)), "strict_accuracy")
+    assert down["overall"]["gap_outcome"] == "levelled down"
+    assert down["overall"]["levelled_down"] == "strict_accuracy_masculine"
+
+
+def _verdict_by(before: tuple, after: tuple, measure: str):
+    doc, counts = _three({"start": before, "mitigated": after}, budget={"measure": measure})
+    return {**doc, "overall": doc["mitigated_vs_start"]["overall"]}, counts
+
+
+def test_an_over_correction_the_start_already_had_is_said_of_the_start() -> None:
+    """The start favours feminine beyond noise (strict accuracy 95% f against 60% m) and so does the model kept: when
+    the rule kept the start, or the start's report flags the same gap, the verdict says the bias is the start's, not
+    over-correction by the mitigation; a mitigated model that flips a gap the start did not flag is over-correction."""
+    right = _right(200, 200)
+    favours_f = (right, right, _right(200, 190), _right(200, 120))
+    both = {"start": favours_f, "mitigated": favours_f}
+    doc, _ = _three(both, budget={"measure": "accuracy", "chosen_step": 0})
+    assert doc["over_correction"]["of"] == "start" and "Over-correction flagged" not in doc["summary"]
+    assert "Not over-correction: the start already gets feminine sentences' gender right" in doc["summary"]
+    assert "the checkpoint rule kept the start itself" in doc["summary"]
+    later, _ = _three(both, budget={"measure": "accuracy", "chosen_step": 40})
+    assert later["over_correction"]["of"] == "start" and "the start's gaps are flagged alike" in later["summary"]
+    fair = (right, right, _right(200, 150), _right(200, 150))
+    flipped, _ = _three({"start": fair, "mitigated": favours_f})
+    assert flipped["over_correction"]["of"] == "mitigated" and "Over-correction flagged" in flipped["summary"]
+    assert "- over-correction: feminine sentences get their gender right" in render_markdown(flipped)

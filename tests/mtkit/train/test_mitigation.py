@@ -107,15 +107,15 @@ def test_the_control_arm_trains_the_same_start_as_long_on_the_replay_alone(mitig
 
 
 def rule(records: list[dict], max_accuracy_drop: float = 0.02) -> tuple[dict, str, list[dict]]:
-    """The recipe's choice (--max_bleu_drop 0 here) computed directly: the kept record, the worse-served gender and
-    the records within both budgets."""
+    """The recipe's choice (--max_bleu_drop 0 here, strict accuracy: the default) computed directly: the kept record,
+    the worse-served gender and the records within both budgets."""
     start = records[0]
-    f, m = start["valid_accuracy_feminine"], start["valid_accuracy_masculine"]
+    f, m = start["valid_strict_accuracy_feminine"], start["valid_strict_accuracy_masculine"]
     worse, better = ("feminine", "masculine") if f <= m else ("masculine", "feminine")
+    acc = {g: f"valid_strict_accuracy_{g}" for g in (worse, better)}
     allowed = [r for r in records if r["valid_general_bleu"] >= start["valid_general_bleu"]
-               and r[f"valid_accuracy_{better}"] >= start[f"valid_accuracy_{better}"] - max_accuracy_drop]  # fmt: skip
-    best = max(allowed, key=lambda r: (r[f"valid_accuracy_{worse}"], r["valid_accuracy_pair"], -r["valid_loss"],
-                                       -r["step"]))  # fmt: skip
+               and r[acc[better]] >= start[acc[better]] - max_accuracy_drop]  # fmt: skip
+    best = max(allowed, key=lambda r: (r[acc[worse]], r["valid_accuracy_pair"], -r["valid_loss"], -r["step"]))
     return best, worse, allowed
 
 
@@ -128,6 +128,7 @@ def test_the_kept_checkpoint_raises_the_worse_served_gender_within_both_budgets(
     budget = read(mitigated / "verdict", "verdict.json")["budget"]
     assert budget["chosen_step"] == best["step"] and budget["worse_served"] == worse
     assert budget["within_budget_steps"] == [r["step"] for r in allowed] and "worse" in budget["rule"]
+    assert budget["measure"] == "strict_accuracy" and "the best strict accuracy of the gender" in budget["rule"]
 
 
 def test_the_card_carries_the_before_and_after(mitigated) -> None:
@@ -139,17 +140,20 @@ def test_the_card_carries_the_before_and_after(mitigated) -> None:
 
 
 def check_the_gap_is_bias(verdict: dict, seed: int) -> None:
-    """A demo verdict as docs/bias_mitigation.md#the-demo claims it: the control's change of the accuracy gap inside
-    noise, the gap's size narrowed beyond noise against the control, the gender the start served worse up beyond noise,
-    the better-served one not down beyond noise, the kept checkpoint's general BLEU within its budget."""
-    control, own = verdict["control_vs_start"]["overall"], verdict["mitigated_vs_control"]["overall"]
-    for key in ("accuracy_gap", "accuracy_gap_size"):
+    """A demo verdict as docs/bias_mitigation.md#the-demo claims it, of the accuracy the verdict judges (strict, the
+    default): the control's change of its gap inside noise, the gap's size narrowed beyond noise against the control,
+    the gender the start served worse up beyond noise, the better-served one not down beyond noise, the kept
+    checkpoint's general BLEU within its budget."""
+    control, own, measure = verdict["control_vs_start"]["overall"], verdict["mitigated_vs_control"]["overall"], \
+        verdict["measure"]  # fmt: skip
+    assert measure == "strict_accuracy", seed
+    for key in (f"{measure}_gap", f"{measure}_gap_size"):
         low, high = control[key]["change_ci95"]
         assert low <= 0 <= high and control[key]["p_value"] >= 0.05, (seed, "control", key, control[key])
-    assert own["accuracy_gap_outcome"] == "narrowed", (seed, own["accuracy_gap"], own["accuracy_gap_size"])
-    start_gap = verdict["mitigated_vs_start"]["overall"]["accuracy_gap"]["before"]
+    assert own["gap_outcome"] == "narrowed", (seed, own[f"{measure}_gap"], own[f"{measure}_gap_size"])
+    start_gap = verdict["mitigated_vs_start"]["overall"][f"{measure}_gap"]["before"]
     worse, better = ("feminine", "masculine") if start_gap > 0 else ("masculine", "feminine")
-    up, down = own[f"accuracy_{worse}"], own[f"accuracy_{better}"]
+    up, down = own[f"{measure}_{worse}"], own[f"{measure}_{better}"]
     assert up["change"] > 0 and up["p_value"] < 0.05, (seed, worse, up)
     assert not (down["change"] < 0 and down["p_value"] < 0.05), (seed, better, down)
     budget = verdict["budget"]
