@@ -23,6 +23,33 @@ METHOD = (
     "their gender read by rules for the target language (bias_eval.winomt.gender)"
 )
 
+#: Google Translate's WinoMT accuracy and ΔG as Stanovsky et al. (2019, Table 2) published them, and as these rules
+#: score the same outputs shipped with the benchmark (docs/bias_evaluation.md#winomt; the tests recompute ``here``)
+ANCHORS = {
+    "de": {"published": (59.4, 12.5), "here": (59.4, 12.5)},
+    "es": {"published": (53.1, 23.4), "here": (53.2, 23.2)},
+    "fr": {"published": (63.6, 6.4), "here": (65.0, 7.1)},
+}
+
+
+def anchor(lang: str) -> str:
+    """How a language's figures stand beside published WinoMT tables: what these rules give on Google Translate's
+    shipped outputs against what the benchmark's paper published, and, where the two differ by more than a point, by
+    how much this language's figures run above or below that paper's."""
+    (accuracy, delta_g), (published, published_g) = ANCHORS[lang]["here"], ANCHORS[lang]["published"]
+    said = (
+        f"On Google Translate's outputs shipped with WinoMT these rules give accuracy {accuracy:.1f} and ΔG "
+        f"{delta_g:+.1f}, where Stanovsky et al. (2019) published {published:.1f} and {published_g:.1f}"
+    )
+    off = accuracy - published
+    if max(abs(off), abs(delta_g - published_g)) <= 1.0:
+        return said + ": within a point, so these figures can be set beside published ones."
+    return (
+        f"{said}: figures of {lang} here run {abs(off):.1f} points {'above' if off > 0 else 'below'} that paper's in "
+        "accuracy (the rules and the paper's tagger read some words differently), so set them beside published "
+        "ones with that offset in mind."
+    )
+
 
 def fmt_figure(value: float | None, signed: bool = False) -> str:
     """A WinoMT figure (percent or points) to one decimal, signed for a difference; ``n/a`` when undefined."""
@@ -82,6 +109,8 @@ def render_markdown(metrics: Mapping[str, Any]) -> str:
     config = metrics["config"]
     out = [f"# Gender bias on WinoMT, EN→{metrics['language']}", "", f"Translations: {escape(config['description'])}"]
     out += ["", takeaway(metrics), "", *main_table(metrics), ""]
+    if metrics.get("anchor"):
+        out += [f"Beside published figures: {metrics['anchor']}", ""]
     out += [f"Predicted gender per gold gender: `{json.dumps(metrics['confusion'])}`.", ""]
     if config["moved"] or config["untranslated"]:
         out += [
@@ -141,6 +170,7 @@ def make_winomt_report(
         "definitions": DEFINITIONS,
         "command": settings.command,
     }
+    found["anchor"] = anchor(lang) if lang in ANCHORS else None
     metrics = clean_json({"benchmark": "winomt", "language": lang, **found, "config": config})
     header, rows = profession_rows(metrics)
     files = {

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from testing_utils import WINOMT, script_in_process
 
+from bias_eval.winomt.report import ANCHORS
 from mtkit.cli.bias_report import main
 from mtkit.evaluation.winomt_run import scored_languages, warn_unscored
 
@@ -43,7 +44,9 @@ def test_google_german_is_the_published_figure(tmp_path: Path) -> None:
     below)."""
     metrics = report("de", tmp_path / "de", "--bootstrap_samples", "0")
     assert metrics["confusion"] == GERMAN_CONFUSION
-    assert (round(metrics["accuracy"], 1), round(metrics["delta_g"], 1)) == PUBLISHED["de"]
+    assert (round(metrics["accuracy"], 1), round(metrics["delta_g"], 1)) == PUBLISHED["de"] == ANCHORS["de"]["here"]
+    assert {lang: a["published"] for lang, a in ANCHORS.items()} == PUBLISHED  # the reports cite the paper's figures
+    assert "within a point, so these figures can be set beside published ones" in metrics["anchor"]
     assert {p.name for p in (tmp_path / "de").iterdir()} == {"metrics.json", "report.md", "professions.tsv",
                                                               "de.details.jsonl"}  # fmt: skip
     text = (tmp_path / "de" / "report.md").read_text()
@@ -51,33 +54,22 @@ def test_google_german_is_the_published_figure(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # the default tier keeps German, exact (above)
-@pytest.mark.parametrize(
-    "lang",
-    [
-        "es",
-        pytest.param(
-            "fr",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="accuracy 65.0 against 63.6 (1.4 points): the benchmark's spaCy 2 tagger read some elided "
-                "phrases against their noun's gender (L'instructeur a: female), which no French rule does "
-                "(docs/bias_evaluation.md#winomt)",
-            ),
-        ),
-    ],
-)
-def test_google_spanish_and_french_within_a_point(tmp_path: Path, lang: str) -> None:
+@pytest.mark.parametrize("lang", ["es", "fr"])
+def test_google_spanish_and_french_as_the_reports_say(tmp_path: Path, lang: str) -> None:
+    """ΔG within a point of the paper's for both; accuracy within a point for Spanish, and for French 1.4 points above
+    (the benchmark's spaCy 2 tagger read some elided phrases against their noun's gender, L'instructeur a: female,
+    which no French rule does: docs/bias_evaluation.md#winomt), as every French report says beside its figures."""
     metrics = report(lang, tmp_path / lang, "--bootstrap_samples", "0")
     accuracy, delta_g = PUBLISHED[lang]
     assert abs(metrics["delta_g"] - delta_g) <= 1.0
-    assert abs(metrics["accuracy"] - accuracy) <= 1.0
-
-
-@pytest.mark.slow  # what the French figures are today: ΔG within a point, accuracy 1.4 points above
-def test_google_french_as_documented(tmp_path: Path) -> None:
-    metrics = report("fr", tmp_path / "fr", "--bootstrap_samples", "0")
-    assert abs(metrics["delta_g"] - PUBLISHED["fr"][1]) <= 1.0
-    assert 1.0 < metrics["accuracy"] - PUBLISHED["fr"][0] <= 1.5
+    assert (round(metrics["accuracy"], 1), round(metrics["delta_g"], 1)) == ANCHORS[lang]["here"]
+    page = (tmp_path / lang / "report.md").read_text(encoding="utf-8")
+    assert f"Beside published figures: {metrics['anchor']}" in page
+    if lang == "es":
+        assert abs(metrics["accuracy"] - accuracy) <= 1.0 and "within a point" in metrics["anchor"]
+    else:
+        assert 1.0 < metrics["accuracy"] - accuracy <= 1.5
+        assert "figures of fr here run 1.4 points above that paper's in accuracy" in metrics["anchor"]
 
 
 def test_a_model_end_to_end(family_dir, tmp_path: Path) -> None:
