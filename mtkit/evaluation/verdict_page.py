@@ -205,7 +205,7 @@ def _selection(budget: Mapping[str, Any]) -> list[str]:
         better = next(g for g in acc if g != worse)
         out.append(f"- the start served {worse} sentences worse ({name} {100 * acc[worse]:.1f}% against "
                    f"{100 * acc[better]:.1f}% {better}); levelling-down budget: {better} {name} at least "
-                   f"{100 * acc[better] - budget['max_accuracy_drop']:.1f}% (--max_accuracy_drop "
+                   f"{max(0.0, 100 * acc[better] - budget['max_accuracy_drop']):.1f}% (--max_accuracy_drop "
                    f"{budget['max_accuracy_drop']})")  # fmt: skip
     if chosen is not None:
         out.append(f"- kept, the weights in final/: update {budget['chosen_step']}, general validation BLEU "
