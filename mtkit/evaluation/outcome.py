@@ -2,7 +2,7 @@
 change (from their ``bias_eval`` comparison) and the outcome of the gap of the accuracy the mitigation judges by
 (``measure``: MT-GenEval's lenient ``accuracy`` or ``strict_accuracy``), by one set of rules (:func:`outcome`: narrowed,
 levelled down, over-corrected, did not narrow, no test ran); and whether a control arm explains the change against
-the start (:func:`control_explains`)."""
+the start (:func:`attribution`)."""
 
 from __future__ import annotations
 
@@ -96,8 +96,19 @@ def outcome(figures: Mapping[str, Any], measure: str) -> tuple[str, str | None]:
     return (LEVELLED_DOWN, key) if fell else (NARROWED, None)
 
 
-def control_explains(own: Mapping[str, Any], total: Mapping[str, Any]) -> bool:
-    """Whether the control explains the change: the gap narrowed against the start (``total``, its overall scope) but
-    not against the control (``own``), whose further training on the general data did as much."""
-    said = (own["gap_outcome"], total["gap_outcome"])
-    return said[1] in (NARROWED, LEVELLED_DOWN) and said[0] == NOT_NARROWED
+#: whose a change against the start is (:func:`attribution`)
+MITIGATION, CONTROL, UNDECIDED = "mitigation", "control", "undecided"
+
+
+def attribution(own: Mapping[str, Any], total: Mapping[str, Any], control: Mapping[str, Any]) -> str | None:
+    """Whose the narrowing against the start (``total``, an overall scope) is, given the gap's outcome against the
+    control (``own``) and the control's against the start (``control``): ``mitigation`` when it narrowed against the
+    control too; ``control`` when it did not and the control's own change narrowed it beyond noise (further training
+    on the general data did as much); ``undecided`` when neither did (the change is split between the two, each part
+    inside noise); ``None`` when it did not narrow against the start, or no test ran against the control."""
+    narrowed = (NARROWED, LEVELLED_DOWN)
+    if total["gap_outcome"] not in narrowed or own["gap_outcome"] == NO_TEST:
+        return None
+    if own["gap_outcome"] in narrowed:
+        return MITIGATION
+    return CONTROL if control["gap_outcome"] in narrowed else UNDECIDED

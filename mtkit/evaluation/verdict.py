@@ -18,7 +18,7 @@ from bias_eval.headline import over_correction_lines
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import compare_figure, corpus_figure
 from mtkit.data.pairs import gendered_words
-from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, compare_models, control_explains
+from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, attribution, compare_models
 from mtkit.evaluation.selection import keep_checkpoint, keep_rule
 from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
@@ -107,7 +107,8 @@ def verdict_document(
         doc[name] = compare_models(reports[before], reports[after], paired[name], measure) if both else None
     own, total = doc["mitigated_vs_control"], doc["mitigated_vs_start"]
     doc["headline"] = "mitigated_vs_control" if own else "mitigated_vs_start"
-    doc["control_explains"] = control_explains(own["overall"], total["overall"]) if own else None
+    control = doc["control_vs_start"]
+    doc["attribution"] = attribution(own["overall"], total["overall"], control["overall"]) if own else None
     doc["general_cost"] = costs.get("mitigated_vs_start")
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
     doc |= {"budget": dict(budget), "leakage": dict(leak)}

@@ -12,7 +12,16 @@ from bias_eval.comparability import generation_setting
 from bias_eval.markdown import table
 from bias_eval.paired import p_text
 from bias_eval.winomt.report import fmt_figure, fmt_interval
-from mtkit.evaluation.outcome import COMPARISONS, FIGURES, LEVELLED_DOWN, NARROWED, NO_TEST, OVER_CORRECTED
+from mtkit.evaluation.outcome import (
+    COMPARISONS,
+    CONTROL,
+    FIGURES,
+    LEVELLED_DOWN,
+    NARROWED,
+    NO_TEST,
+    OVER_CORRECTED,
+    UNDECIDED,
+)
 
 SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
 NO_CONTROL = (
@@ -87,9 +96,14 @@ def summary(doc: Mapping[str, Any]) -> str:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
                      f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
     parts.append(f"Against the start: {said('mitigated_vs_start')}")
-    if doc.get("control_explains"):
+    if doc.get("attribution") == CONTROL:
         parts.append(f"The control explains the change: trained as long on the general data alone, "
                      f"{said('control_vs_start')} The mitigation shows no effect of its own beyond that of further "
+                     "training.")  # fmt: skip
+    elif doc.get("attribution") == UNDECIDED:
+        parts.append("Whose the change is stays open: against the control it did not narrow beyond noise, and "
+                     f"neither did the control's own change against the start: {said('control_vs_start')} Each part "
+                     "is inside noise, so these pairs cannot tell the mitigation's share from that of further "
                      "training.")  # fmt: skip
     elif control:
         parts.append(f"The control against the start: {said('control_vs_start')}")

@@ -247,13 +247,13 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
     assert explained["models"] == ["start", "control", "mitigated"] and explained["headline"] == "mitigated_vs_control"
     assert explained["mitigated_vs_control"]["overall"]["gap_outcome"] == "did not narrow"
     assert explained["control_vs_start"]["overall"]["gap_outcome"] == "narrowed"
-    assert explained["control_explains"] and "The control explains the change" in explained["summary"]
+    assert explained["attribution"] == "control" and "The control explains the change" in explained["summary"]
     assert explained["summary"].startswith("The mitigation's own share, against the control")
     alone, _ = _verdict(start, mitigated)
     assert explained["mitigated_vs_start"]["overall"] == alone["overall"]  # the same test without the control
     assert "cannot separate" not in explained["summary"] and "cannot separate" in alone["summary"]
     own, _ = _three({"start": start, "control": (_right(200, 161, 2), _right(200, 190)), "mitigated": mitigated})
-    assert own["mitigated_vs_control"]["overall"]["gap_outcome"] == "narrowed" and not own["control_explains"]
+    assert own["mitigated_vs_control"]["overall"]["gap_outcome"] == "narrowed" and own["attribution"] == "mitigation"
     assert "explains" not in own["summary"] and "The control against the start" in own["summary"]
     page = render_markdown(own)
     header = next(line for line in page.splitlines() if line.startswith("| figure"))
@@ -398,3 +398,19 @@ def test_an_over_correction_the_start_already_had_is_said_of_the_start() -> None
     flipped, _ = _three({"start": fair, "mitigated": favours_f})
     assert flipped["over_correction"]["of"] == "mitigated" and "Over-correction flagged" in flipped["summary"]
     assert "- over-correction: feminine sentences get their gender right" in render_markdown(flipped)
+
+
+def test_a_change_split_between_the_control_and_the_mitigation_is_said_to_be_undecided() -> None:
+    """Feminine right on 170 of 200 at the start, 184 after mitigation (14 more, none lost: narrowed beyond noise);
+    the control sits between them with 20 lost and 27 won against the start and 20 lost and 13 won against the
+    mitigated model, so neither half narrows beyond noise on its own: the verdict says that whose the change is stays
+    open, not that the control explains it."""
+    masculine = [True] * 200
+    control = [(i < 170 and not 100 <= i < 120) or 170 <= i < 197 for i in range(200)]
+    systems = {"start": ([i < 170 for i in range(200)], masculine), "control": (control, masculine),
+               "mitigated": ([i < 184 for i in range(200)], masculine)}  # fmt: skip
+    doc, _ = _three(systems)
+    outcomes = [doc[name]["overall"]["gap_outcome"] for name in COMPARISONS]
+    assert outcomes == ["did not narrow", "narrowed", "did not narrow"]  # vs control, vs start, control vs start
+    assert doc["attribution"] == "undecided" and "The control explains" not in doc["summary"]
+    assert "Whose the change is stays open" in doc["summary"] and "cannot tell the mitigation's share" in doc["summary"]
