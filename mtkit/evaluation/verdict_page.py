@@ -16,6 +16,7 @@ from mtkit.evaluation.outcome import (
     COMPARISONS,
     CONTROL,
     FIGURES,
+    LEVEL,
     LEVELLED_DOWN,
     NARROWED,
     NO_TEST,
@@ -74,6 +75,26 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
             f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
 
 
+#: what it means when the accuracy the verdict does not judge falls for a gender, by that accuracy
+OTHER_FELL = {
+    "accuracy": "more outputs carry a word of the other gender (MT-GenEval's accuracy: no word of the other gender)",
+    "strict_accuracy": "fewer outputs carry a word of their own gender (strict accuracy)",
+}
+
+
+def other_accuracy_fell(comparison: Mapping[str, Any], measure: str, against: str) -> list[str]:
+    """A sentence when, in ``comparison``, the per-gender accuracy the verdict does not judge (lenient when it judges
+    strict, and the other way round) fell beyond noise: the cost a gap of the judged accuracy does not show."""
+    other = "accuracy" if measure == "strict_accuracy" else "strict_accuracy"
+    o = comparison["overall"]
+    fell = [o[f"{other}_{g}"] for g in ("feminine", "masculine")]
+    fell = [e for e in fell if (e.get("change") or 0.0) < 0 and e.get("p_value", 1.0) < LEVEL]
+    if not fell:
+        return []
+    said = " and ".join(f"{e['label']} fell {100 * -e['change']:.1f} points (p {_p(e)})" for e in fell)
+    return [f"Against the {against}, {said}, beyond noise: {OTHER_FELL[other]}."]
+
+
 #: the summary's first sentence when the checkpoint rule kept update 0 (``{measure}``: the accuracy judged)
 KEPT_START = (
     "The checkpoint rule kept the start itself (update 0): no evaluation of the mitigation raised the {measure} of the "
@@ -116,6 +137,7 @@ def summary(doc: Mapping[str, Any]) -> str:
         parts.append(NO_CONTROL)
     parts += _levelled(own, "control") if own else []
     parts += _levelled(total, "start")
+    parts += other_accuracy_fell(own or total, doc["measure"], "control" if own else "start")
     cost = doc.get("general_cost")
     if cost:
         b = cost["bleu"]

@@ -414,3 +414,18 @@ def test_a_change_split_between_the_control_and_the_mitigation_is_said_to_be_und
     assert outcomes == ["did not narrow", "narrowed", "did not narrow"]  # vs control, vs start, control vs start
     assert doc["attribution"] == "undecided" and "The control explains" not in doc["summary"]
     assert "Whose the change is stays open" in doc["summary"] and "cannot tell the mitigation's share" in doc["summary"]
+
+
+def test_the_accuracy_the_verdict_does_not_judge_is_named_when_it_falls() -> None:
+    """Judged by strict accuracy, the mitigation raises both strict accuracies; but masculine outputs now carry a
+    feminine word 20 times more in 200 (MT-GenEval's lenient accuracy m: 190 -> 170, none won): the summary names
+    that fall against the control; judged by the lenient accuracy, the same fall is the judged one and the sentence
+    is not repeated."""
+    right = _right(200, 200)
+    start = (right, _right(200, 190), _right(200, 80), _right(200, 60))
+    tuned = (right, _right(200, 170), _right(200, 120), _right(200, 110))
+    doc, _ = _three({"start": start, "control": start, "mitigated": tuned}, budget={"measure": "strict_accuracy"})
+    said = "Against the control, accuracy m fell 10.0 points (p < 0.001), beyond noise: more outputs carry a word"
+    assert said in doc["summary"]
+    lenient, _ = _three({"start": start, "control": start, "mitigated": tuned}, budget=LENIENT)
+    assert "more outputs carry a word" not in lenient["summary"]
