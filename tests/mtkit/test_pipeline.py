@@ -49,7 +49,8 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
     config = json.loads((final / "config.json").read_text(encoding="utf-8"))
     (final / "config.json").write_text(json.dumps(config | {"dtype": "bfloat16"}), encoding="utf-8")
     start_scores = {"step": 0, "valid_general_bleu": 1.0, "valid_accuracy_feminine": 0.5,
-                    "valid_accuracy_masculine": 0.6, "valid_accuracy_pair": 0.4, "valid_loss": 3.0}  # fmt: skip
+                    "valid_accuracy_masculine": 0.6, "valid_strict_accuracy_feminine": 0.3,
+                    "valid_strict_accuracy_masculine": 0.4, "valid_accuracy_pair": 0.4, "valid_loss": 3.0}  # fmt: skip
     (run / "metrics.jsonl").write_text(json.dumps(start_scores) + "\n", encoding="utf-8")
     cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(start),
                         "--gender_data", str(tmp_path), "--output_dir", str(run), "--num_beams", "2",
