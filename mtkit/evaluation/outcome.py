@@ -1,8 +1,8 @@
 """What a mitigation verdict says of two models on the same pairs: the figures of each, the paired test of each
 change (from their ``bias_eval`` comparison) and the outcome of the gap of the accuracy the mitigation judges by
 (``measure``: MT-GenEval's lenient ``accuracy`` or ``strict_accuracy``), by one set of rules (:func:`outcome`: narrowed,
-levelled down, over-corrected, did not narrow, no test ran); and whether a control arm explains the change against
-the start (:func:`attribution`)."""
+levelled down, over-corrected, did not narrow, no test ran); and whose a narrowing against the start is, given the
+control arm (:func:`attribution`)."""
 
 from __future__ import annotations
 

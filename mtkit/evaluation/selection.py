@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bias_eval.accuracy import low_signal
+from bias_eval.gendered import GENDERS
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import GENDER_KEYS
 
@@ -89,7 +90,7 @@ class Kept:
 def served(start: Mapping[str, Any], measure: str) -> tuple[str, str]:
     """``(worse, better)``: the genders as the start's selection-pair ``measure`` ranks them (feminine worse on a
     tie)."""
-    f, m = (start.get(f"valid_{measure}_{g}") for g in ("feminine", "masculine"))
+    f, m = (start.get(f"valid_{measure}_{g}") for g in GENDERS)
     if f is None or m is None:
         raise ValueError(f"a mitigation's checkpoint choice needs the start's valid_{measure} of both genders")
     return ("feminine", "masculine") if f <= m else ("masculine", "feminine")
@@ -100,7 +101,7 @@ def keep_checkpoint(
     metric: str,
     max_bleu_drop: float,
     max_accuracy_drop: float,
-    measure: str = "strict_accuracy",
+    measure: str,
 ) -> Kept:
     """The evaluation a mitigation keeps (:func:`keep_rule` of ``measure``, a :data:`MEASURES` value) among
     ``records`` (``metrics.jsonl``'s evaluations: ``step``, ``valid_general_bleu``, ``valid_<measure>_<gender>``,

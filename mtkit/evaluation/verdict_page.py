@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bias_eval.comparability import generation_setting
+from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
 from bias_eval.paired import p_text
 from bias_eval.winomt.report import fmt_figure, fmt_interval
@@ -87,7 +88,7 @@ def other_accuracy_fell(comparison: Mapping[str, Any], measure: str, against: st
     strict, and the other way round) fell beyond noise: the cost a gap of the judged accuracy does not show."""
     other = "accuracy" if measure == "strict_accuracy" else "strict_accuracy"
     o = comparison["overall"]
-    fell = [o[f"{other}_{g}"] for g in ("feminine", "masculine")]
+    fell = [o[f"{other}_{g}"] for g in GENDERS]
     fell = [e for e in fell if (e.get("change") or 0.0) < 0 and e.get("p_value", 1.0) < LEVEL]
     if not fell:
         return []

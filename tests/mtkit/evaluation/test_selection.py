@@ -166,6 +166,6 @@ def test_strict_accuracy_keeps_what_tuning_moved_where_the_lenient_accuracy_kept
     assert keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "accuracy").step == 0
     kept = keep_checkpoint(records, "accuracy_pair", 1.0, 2.0, "strict_accuracy")
     assert (kept.step, kept.worse_served, kept.eligible) == (50, "masculine", [0, 25, 50])
-    assert keep_checkpoint(records, "accuracy_pair", 1.0, 2.0).step == 50  # strict is the default
+    assert MEASURES[parse_config([]).mitigation.mitigation_accuracy] == "strict_accuracy"  # the default
     with pytest.raises(ValueError, match="valid_strict_accuracy of both genders"):
-        keep_checkpoint([evaluation(0, 0.9, 0.9, 30.0, 0.8)], "accuracy_pair", 1.0, 2.0)
+        keep_checkpoint([evaluation(0, 0.9, 0.9, 30.0, 0.8)], "accuracy_pair", 1.0, 2.0, "strict_accuracy")
