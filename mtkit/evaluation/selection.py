@@ -131,9 +131,16 @@ def keep_checkpoint(
     return Kept(best["step"], worse, better, [r["step"] for r in eligible])
 
 
-def describe(scores: dict[str, float], metric: str, best_metric: float | None, best_step: int | None) -> str:
-    """One progress line: loss, BLEU, chrF, per-language BLEU, the papers' BLEU, the gender figures, the best so far,
-    and whether the gender figures say little (:func:`low_signal_note`)."""
+def describe(
+    scores: dict[str, float],
+    metric: str,
+    best_metric: float | None,
+    best_step: int | None,
+    kept_by: str | None = None,
+) -> str:
+    """One progress line: loss, BLEU, chrF, per-language BLEU, the papers' BLEU, the gender figures, the best so far
+    (a mitigation's: the update its rule keeps, ``kept_by`` naming the accuracy it keeps by), and whether the gender
+    figures say little (:func:`low_signal_note`)."""
     bleu = f"BLEU {scores['valid_bleu']:.2f}"
     per_lang = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))
     if per_lang:
@@ -154,6 +161,8 @@ def describe(scores: dict[str, float], metric: str, best_metric: float | None, b
         if f"valid_{key}" in scores and key in GENDER_KEYS:
             parts.append(f"{label} {fmt.format(scores[f'valid_{key}'])}")
     best = f"best {metric} {best_metric:.4g} at {best_step}" if best_metric is not None else ""
+    if kept_by and best_step is not None:
+        best = f"the mitigation's rule keeps update {best_step} (by {kept_by.replace('_', ' ')})"
     warning = low_signal_note(scores).get(WARNING_KEY)
     return ", ".join(parts) + (f"; {best}" if best else "") + (f"; read with care: {warning}" if warning else "")
 

@@ -67,6 +67,8 @@ class Mitigation:
 
     def __init__(self, cfg: RunConfig, model: torch.nn.Module, out: Path) -> None:
         self.cfg, self.out, self.on = cfg, out, cfg.mitigation.enabled()
+        #: the accuracy the checkpoint is kept by (``None`` outside a mitigation)
+        self.measure = MEASURES[cfg.mitigation.mitigation_accuracy] if self.on else None
         self.strength = cfg.mitigation.l2_to_start if self.on else 0.0
         trained = [p for p in model.parameters() if p.requires_grad] if self.strength else []
         self.params = trained
@@ -115,8 +117,7 @@ class Mitigation:
             return plain
         record, m = {"step": state.step, **scores}, self.cfg.mitigation
         metric = self.cfg.eval.metric_for_best_model
-        measure = MEASURES[m.mitigation_accuracy]
-        kept = keep_checkpoint([*state.evaluations, record], metric, m.max_bleu_drop, m.max_accuracy_drop, measure)
+        kept = keep_checkpoint([*state.evaluations, record], metric, m.max_bleu_drop, m.max_accuracy_drop, self.measure)
         if state.step % self.cfg.eval.eval_steps == 0:  # training's own; one at the end of a run off the grid is not
             state.evaluations.append(record)
         return kept.step == state.step

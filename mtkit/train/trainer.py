@@ -335,7 +335,8 @@ class Trainer:
         self.log.log(scores | low_signal_note(scores), state.step)  # low coverage marked in metrics.jsonl too
         best_metric, _, best_step = state.chosen
         self.accelerator.print(
-            f"\nupdate {state.step}: " + describe(scores, cfg.eval.metric_for_best_model, best_metric, best_step)
+            f"\nupdate {state.step}: "
+            + describe(scores, cfg.eval.metric_for_best_model, best_metric, best_step, self.mitigation.measure)
         )
         return is_best
 

@@ -169,3 +169,13 @@ def test_strict_accuracy_keeps_what_tuning_moved_where_the_lenient_accuracy_kept
     assert MEASURES[parse_config([]).mitigation.mitigation_accuracy] == "strict_accuracy"  # the default
     with pytest.raises(ValueError, match="valid_strict_accuracy of both genders"):
         keep_checkpoint([evaluation(0, 0.9, 0.9, 30.0, 0.8)], "accuracy_pair", 1.0, 2.0, "strict_accuracy")
+
+
+def test_a_mitigations_progress_line_names_the_update_its_rule_keeps() -> None:
+    """Outside a mitigation the line gives the best by --metric_for_best_model; in one, the update the rule keeps and
+    the accuracy it keeps by, never the metric's best (which the rule does not follow)."""
+    scores = {**SCORES, "valid_strict_accuracy_feminine": 0.6, "valid_strict_accuracy_masculine": 0.63}
+    plain = describe(scores, "accuracy_pair", 0.85, 75)
+    assert "best accuracy_pair 0.85 at 75" in plain and "strict f 60.0%, strict m 63.0%" in plain
+    kept = describe(scores, "accuracy_pair", 0.85, 75, kept_by="strict_accuracy")
+    assert "the mitigation's rule keeps update 75 (by strict accuracy)" in kept and "best accuracy_pair" not in kept
