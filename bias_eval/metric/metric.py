@@ -1,10 +1,10 @@
 """Gendered BLEU as an ``evaluate`` metric: ``evaluate.load("bias_eval/metric")`` (local path, offline).
 
-Self-contained on purpose (only sacrebleu, numpy, datasets, evaluate): ``evaluate`` copies this script into
-its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copies of
-``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the target language) and of ``bias_eval.gendered``'s gender
-values, which the test suite checks are equal to the library's; the figures are the same as
-``scripts/bias_report.py`` computes (the test suite checks this too).
+Self-contained on purpose (only sacrebleu, langcodes, numpy, datasets, evaluate): ``evaluate`` copies this script
+into its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copies of
+``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the script the target language is written in) and of
+``bias_eval.gendered``'s gender values, which the test suite checks are equal to the library's; the figures are the
+same as ``scripts/bias_report.py`` computes (the test suite checks this too).
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ import re
 
 import datasets
 import evaluate
+import langcodes
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
 _DESCRIPTION = """
 Corpus sacreBLEU and chrF over all sentences, over the feminine sentences and over the masculine sentences
-(BLEU tokenized for the target language: zh for Chinese, ja-mecab for Japanese, ko-mecab for Korean, char for
-Thai, Lao, Khmer and Burmese, 13a for every other language, as the rest of the toolkit does), the gaps
+(BLEU tokenized for the script the target language is written in: zh for Chinese and Cantonese, ja-mecab for
+Japanese, ko-mecab for Korean, char for Thai, Lao, Khmer and Burmese, 13a for every other language, as the rest of
+the toolkit does), the gaps
 bleu_gap = bleu_masculine - bleu_feminine and chrf_gap (positive: the model favours masculine), and fair_bleu:
 mean sentence BLEU minus half the absolute difference of the feminine and masculine means (sentence BLEU-4 on
 whitespace tokens with Chen & Cherry smoothing method 3, as in the AWS flan-t5-xl gender-bias notebook), on the
@@ -32,8 +34,8 @@ Args:
     predictions (list of str): translations.
     references (list of str): one reference per translation.
     genders (list of str): "feminine"/"masculine" (or "f"/"m", "female"/"male") per sentence.
-    target_lang (str, required): the translations' language (de, zh, zh-Hant, pt_BR, jpn), which picks
-        sacreBLEU's tokenizer for BLEU.
+    target_lang (str, required): the translations' language, a registered language tag (de, zh, zh-Hant, yue,
+        pt_BR, jpn), whose script picks sacreBLEU's tokenizer for BLEU.
 Returns:
     dict with n, n_feminine, n_masculine, bleu, bleu_feminine, bleu_masculine, bleu_gap, chrf,
     chrf_feminine, chrf_masculine, chrf_gap, fair_bleu.
@@ -67,22 +69,30 @@ GENDER_VALUES = {
 GENDERS = ("feminine", "masculine")
 
 
-#: ISO 639-1 code -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.bleu.TOKENIZERS`` (tested equal)
-TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab", "th": "char", "lo": "char", "km": "char", "my": "char"}
-#: the ISO 639-3 codes of those languages (``bias_eval.langtag.ISO3``'s, tested equal)
-ISO3 = {"zho": "zh", "cmn": "zh", "jpn": "ja", "kor": "ko", "tha": "th", "lao": "lo", "khm": "km", "mya": "my"}
+#: ISO 15924 script -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.bleu.TOKENIZERS`` (tested equal)
+TOKENIZERS = {
+    **dict.fromkeys(("Hani", "Hans", "Hant"), "zh"),
+    **dict.fromkeys(("Jpan", "Hira", "Kana", "Hrkt"), "ja-mecab"),
+    **dict.fromkeys(("Kore", "Hang"), "ko-mecab"),
+    **dict.fromkeys(("Thai", "Laoo", "Khmr", "Mymr"), "char"),
+}
 DEFAULT_TOKENIZER = "13a"
 
 
 def bleu_tokenizer(target_lang: object) -> str:
-    """The sacreBLEU tokenizer of a language tag (``zh``, ``zh-Hant``, ``pt_BR``, ``jpn``), as
-    ``bias_eval.bleu.bleu_tokenizer`` picks it; a missing or malformed tag is a ``ValueError``."""
+    """The sacreBLEU tokenizer of a language tag (``zh``, ``zh-Hant``, ``yue``, ``pt_BR``, ``jpn``) by its script
+    (the tag's, else its language's likely one), as ``bias_eval.bleu.bleu_tokenizer`` picks it; a missing tag, or
+    one that names no registered language, is a ``ValueError``."""
     if target_lang is None:
         raise ValueError("target_lang is required: the translations' language (de, zh, ...) picks BLEU's tokenizer")
-    base = re.split(r"[_-]", str(target_lang).strip())[0].lower()
-    if not re.fullmatch(r"[a-z]{2,3}", base):
+    text = str(target_lang).strip().replace("_", "-")
+    try:
+        tag = langcodes.Language.get(text, normalize=True) if re.fullmatch(r"[A-Za-z0-9-]+", text) else None
+    except langcodes.LanguageTagError:
+        tag = None
+    if tag is None or not tag.is_valid() or re.fullmatch(r"und|mul|zxx|mis|q[a-t][a-z]", tag.language or "und"):
         raise ValueError(f"target_lang: {target_lang!r} is not a language code (de, zh-Hant, pt_BR, jpn)")
-    return TOKENIZERS.get(ISO3.get(base, base), DEFAULT_TOKENIZER)
+    return TOKENIZERS.get(tag.maximize().script, DEFAULT_TOKENIZER)
 
 
 def _notebook_sentence_bleu(row: list[int]) -> float:

@@ -10,6 +10,7 @@ import sacrebleu
 from sacrebleu.metrics import BLEU
 
 from bias_eval.bleu import bleu_signatures, bleu_tokenizer, corpus_bleu
+from bias_eval.errors import UserError
 
 JA_REFS = ["猫が庭で寝ている。", "私は毎朝コーヒーを飲みます。", "駅までバスで行きました。"]
 JA_HYPS = ["猫が庭で寝ています。", "私は毎朝お茶を飲みます。", "駅まで電車で行きました。"]
@@ -22,10 +23,28 @@ DE_HYPS = ["Eine Katze schläft im Hof.", "Ich trinke jeden Morgen Tee."]
 @pytest.mark.parametrize(
     "lang, tokenizer",
     [("ja", "ja-mecab"), ("zh", "zh"), ("zh-Hant", "zh"), ("zh_TW", "zh"), ("ko", "ko-mecab"), ("th", "char"),
-     ("de", "13a"), ("pt_BR", "13a"), (None, "13a"), ("", "13a")],
+     ("de", "13a"), ("pt_BR", "13a"), (None, "13a"), ("", "13a"), ("yue", "zh"), ("chi", "zh"), ("ZH-hk", "zh"),
+     ("jpn", "ja-mecab"), ("nob", "13a"), ("zh-Latn", "13a"), ("wuu", "zh"), ("shn", "char")],
 )  # fmt: skip
 def test_the_tokenizer_of_each_language(lang, tokenizer):
     assert bleu_tokenizer(lang) == tokenizer
+
+
+def test_one_text_scores_alike_under_every_tag_of_its_language():
+    """The tokenizer follows the language (its script), not how its code is spelled: Cantonese as ``yue`` and as
+    ``zh-HK``, Chinese as ``chi`` and ``zh``, Norwegian Bokmål as ``nb`` and ``nob``."""
+    yue_refs, yue_hyps = ["佢哋今日去咗公園。", "我哋一齊食飯。"], ["佢哋今日去公園。", "我哋一齊食晏。"]
+    chinese = sacrebleu.corpus_bleu(yue_hyps, [yue_refs], tokenize="zh").score
+    assert corpus_bleu(yue_hyps, yue_refs, "yue") == corpus_bleu(yue_hyps, yue_refs, "zh-HK") == pytest.approx(chinese)
+    assert chinese > sacrebleu.corpus_bleu(yue_hyps, [yue_refs]).score + 5
+    assert corpus_bleu(ZH_HYPS, ZH_REFS, "chi") == corpus_bleu(ZH_HYPS, ZH_REFS, "zh")
+    assert corpus_bleu(DE_HYPS, DE_REFS, "nob") == corpus_bleu(DE_HYPS, DE_REFS, "nb")
+
+
+@pytest.mark.parametrize("lang", ["usa-ZZ", "qaa", "und", "xx"])
+def test_a_tag_that_names_no_language_is_refused_not_scored_with_13a(lang):
+    with pytest.raises(UserError, match=rf"^target language: {lang!r} is not a language code"):
+        corpus_bleu(DE_HYPS, DE_REFS, lang)
 
 
 @pytest.mark.parametrize(
