@@ -14,17 +14,22 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.decision import LEVEL, RULE_DEFINITION, SHARE_PREFIXES, Rule, decide
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import (
+    MIN_BOOTSTRAP,
     Change,
+    bootstrap_refusal,
     compare_figure,
     corpus_figure,
     gap_figure,
     mcnemar,
+    mcnemar_interval,
     mean_change,
+    ones,
     p_text,
     share_figure,
     size_change,
@@ -32,7 +37,6 @@ from bias_eval.paired import (
 from bias_eval.textio import read_jsonl
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
-LEVEL = 0.05
 #: (title, figure) of the corpus scores and gaps, tested with the paired bootstrap
 BOOTSTRAPPED = (
     ("BLEU", "bleu"),
@@ -55,17 +59,18 @@ ACCURACIES = (
 PAIRED_NOTE = (
     "Paired tests on the same sentences, per language. Accuracies: McNemar's exact test on the sentences judged "
     "differently (b: right in {before} only, c: right in {after} only), p = min(1, 2 P(X <= min(b, c))), X ~ "
-    "Binomial(b + c, 1/2). Every other figure: paired bootstrap, the same {samples} resamples of the sentences (both "
-    "genders of a pair together; seed {seed}, {before}'s bootstrap settings) for both systems; the 95% CI is the "
-    "percentile interval of the change over the resamples, p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on "
-    "the other side of 0 (with none, p is at its floor 2 / (B + 1) and shown as a bound, '< 0.002' for 1000 "
-    "resamples). gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: the gap "
-    "shrank, whichever gender it favours). The accuracies' CIs come from the same resamples. macro (when both "
-    "reports have the same languages): the unweighted mean over languages, tested by the mean of their bootstrap "
-    "changes (accuracies too). significant: p < 0.05. Gaps are masculine - feminine; a gap narrowed when its size "
-    "row's change is below 0, not when the gap only moved."
+    "Binomial(b + c, 1/2); its 95% interval is the changes that test does not reject, around the change. Every other "
+    "figure: paired bootstrap, the same {samples} resamples of the sentences (both genders of a pair together; seed "
+    "{seed}, {before}'s bootstrap settings) for both systems, refused below {minimum} sentences of a gender (pairs, "
+    "for paired data); p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on the smaller side of 0 (with none, p "
+    "is at its floor 2 / (B + 1) and shown as a bound, '< 0.002' for 1000 resamples), and the 95% CI runs from the "
+    "j-th smallest to the j-th largest change, j = ceil(0.05 (B + 1) / 2) - 1, so that it excludes 0 exactly when p "
+    "< 0.05. gap size rows: the same test of |gap|, |after| - |before| on each resample (below 0: the gap shrank, "
+    "whichever gender it favours). macro (when both reports have the same languages): the unweighted mean over "
+    "languages, tested by the mean of their bootstrap changes (accuracies too; a gap size's macro row is the mean of "
+    "the languages' sizes, so a gap that changes sign in one language does not cancel another's). Gaps are masculine "
+    "- feminine; accuracies in percent, gaps and changes of shares in points. {rule}"
 )
-
 
 class Refused(Exception):
     """The reports cannot be paired; the message says why, in one line."""
@@ -176,33 +181,57 @@ def language_tests(
     :class:`~bias_eval.paired.Change` (with its replicates) also goes into ``keep`` when given."""
     keep = {} if keep is None else keep
     sizes = {g: before.size(g) for g in GENDERS}
-    rng = language_rng(seed, lang)
-    counts_f = resample_counts(rng, sizes["feminine"], samples)
-    counts_m = counts_f if before.paired else resample_counts(rng, sizes["masculine"], samples)
-    counts = {"feminine": counts_f, "masculine": counts_m}
-    figs = {"before": _figures(before, lang), "after": _figures(after, lang)}
+    refused = bootstrap_refusal(min(sizes.values()), samples, before.paired)
+    counts: dict[str, np.ndarray] = {}
+    if not refused:
+        rng = language_rng(seed, lang)
+        counts["feminine"] = resample_counts(rng, sizes["feminine"], samples)
+        counts["masculine"] = counts["feminine"] if before.paired else resample_counts(rng, sizes["masculine"], samples)
     rows = []
-    for title, key in BOOTSTRAPPED:
-        change = keep[key] = compare_figure(figs["before"][key], figs["after"][key], sizes, counts)
+    for title, key in BOOTSTRAPPED if not refused else ():
+        figs = [_figures(s, lang)[key] for s in (before, after)]
+        change = keep[key] = compare_figure(*figs, sizes, counts)
         rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
-    for title, key in SIZES:
+    for title, key in SIZES if not refused else ():
         change = keep[key] = size_change(keep[key.removesuffix("_size")])
         rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
+    if refused:
+        none = {"test": "paired bootstrap", "missing": True, "refused": refused}
+        rows += [{"lang": lang, "title": t, "figure": k, **none} for t, k in (*BOOTSTRAPPED, *SIZES)]
     for title, key, decision, genders in ACCURACIES:
-        if key == "accuracy_pair" and not before.paired:
-            continue
-        own = {g: sizes[g] for g in genders}
-        shares = [share_figure(*_decisions(s, decision, genders)) for s in (before, after)]
-        change = keep[key] = compare_figure(*shares, own, {g: counts[g] for g in genders})
-        pairs = [(x, y) for g in genders for x, y in zip(before.columns[g][decision], after.columns[g][decision])]
-        judged = [(x, y) for x, y in pairs if x is not None and y is not None]
-        test = mcnemar([x for x, _ in judged], [y for _, y in judged])
-        extra = {"before_only": test.before_only, "after_only": test.after_only}
-        row = _row(lang, title, key, "McNemar exact", change, extra)
-        if "missing" not in row:
-            row |= {"p_value": test.p_value, "p_floor": None, "significant": test.p_value < LEVEL}
-        rows.append(row)
+        if key != "accuracy_pair" or before.paired:
+            rows.append(_mcnemar_row(lang, title, key, (before, after), decision, genders, counts, keep))
     return rows
+
+
+def _mcnemar_row(
+    lang: str,
+    title: str,
+    key: str,
+    systems: Sequence[Sentences],
+    decision: str,
+    genders: Sequence[str],
+    counts: Mapping[str, np.ndarray],
+    keep: dict[str, Change],
+) -> dict[str, Any]:
+    """One accuracy's row: McNemar's exact test and its interval; its bootstrap change (``counts``, none when the
+    bootstrap was refused) goes into ``keep`` for the macro rows."""
+    own = {g: systems[0].size(g) for g in genders}
+    shares = [share_figure(*_decisions(s, decision, genders)) for s in systems]
+    whole = ones(own)
+    values = [float(f(whole)[0]) for f in shares]
+    if counts:
+        keep[key] = compare_figure(*shares, own, {g: counts[g] for g in genders})
+    pairs = [(x, y) for g in genders for x, y in zip(*(s.columns[g][decision] for s in systems))]
+    judged = [(x, y) for x, y in pairs if x is not None and y is not None]
+    test = mcnemar([x for x, _ in judged], [y for _, y in judged])
+    row = {"lang": lang, "title": title, "figure": key, "test": "McNemar exact"}
+    row |= {"before_only": test.before_only, "after_only": test.after_only}
+    if not test.n or any(np.isnan(values)):
+        return row | {"missing": True}
+    row |= {"before": values[0], "after": values[1], "change": values[1] - values[0], "p_floor": None}
+    row |= {"ci95": mcnemar_interval(test, values[0]), "p_value": test.p_value}
+    return row | {"significant": test.p_value < LEVEL}
 
 
 def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]]:
@@ -217,22 +246,28 @@ def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]
             continue
         means[key] = mean_change(changes)  # type: ignore[arg-type]
         rows.append(_row("macro", title, key, "paired bootstrap", means[key], {}))
-    for title, key in SIZES:  # the size of the macro gap (not the mean of the languages' sizes)
-        gap = means.get(key.removesuffix("_size"))
-        if gap is not None:
-            rows.append(_row("macro", title, key, "paired bootstrap", size_change(gap), {}))
+    for title, key in SIZES:  # the mean of the languages' sizes (not the size of the mean signed gap)
+        sizes = [figures.get(key) for figures in kept.values()]
+        if all(c is not None and c.changes is not None for c in sizes):
+            rows.append(_row("macro", title, key, "paired bootstrap", mean_change(sizes), {}))  # type: ignore[arg-type]
     return rows
 
 
 def paired_tests(
-    folders: Sequence[Path], metrics: Sequence[Mapping[str, Any]], names: Sequence[str], langs: Sequence[str]
+    folders: Sequence[Path],
+    metrics: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    langs: Sequence[str],
+    rule: Rule = Rule(),
 ) -> dict[str, Any]:
-    """``comparison.json``'s ``paired``: the tests of every language in ``langs``, or ``refused`` with the reason;
-    the resampling follows BEFORE's bootstrap settings."""
+    """``comparison.json``'s ``paired``: the tests of every language in ``langs``, each row decided by ``rule``
+    (:func:`bias_eval.decision.decide`), or ``refused`` with the reason; the resampling follows BEFORE's bootstrap
+    settings."""
     config = metrics[0].get("config") or {}
     samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
     seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
-    out: dict[str, Any] = {"samples": samples, "seed": seed, "level": LEVEL, "refused": None, "rows": []}
+    out: dict[str, Any] = {"samples": samples, "seed": seed, "level": rule.level, "refused": None, "rows": []}
+    out["rule"] = rule.describe()
     try:
         read = {}
         for lang in langs:
@@ -246,6 +281,7 @@ def paired_tests(
         out["rows"] += language_tests(lang, *read[lang], samples=samples, seed=seed, keep=kept[lang])
     if len(langs) > 1 and all(set(m["languages"]) == set(langs) for m in metrics):
         out["rows"] += macro_tests(kept)
+    decide(out["rows"], rule)
     out["over_correction"] = {name: over_correction(m) for name, m in zip(names, metrics)}
     return out
 
@@ -254,13 +290,16 @@ def paired_tests(
 # rendering
 # ---------------------------------------------------------------------------------------------------
 
-HEADER = ("lang", "figure", "{before}", "{after}", "change", "95% CI of change", "test", "p", "significant")
+HEADER = ("lang", "figure", "{before}", "{after}", "change", "95% CI of change", "test", "p", "p adjusted", "finding")
 
 
-def _number(key: str, value: float, signed: bool = False) -> str:
-    """A share (accuracies) with three decimals, a score with two; ``signed`` for changes and gaps."""
-    digits = 3 if "accuracy" in key else 2
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+def figure_value(key: str, value: float, change: bool = False) -> str:
+    """One unit per kind of figure: an accuracy in percent, a gap of accuracies (its size) and any change of them in
+    points, a score (BLEU, chrF), its gaps and changes in its own points; gaps and changes signed."""
+    signed = "+" if change or key.endswith("_gap") else ""
+    if key.startswith(SHARE_PREFIXES):
+        return f"{100 * value:{signed}.1f} pts" if signed or key.endswith("_size") else f"{100 * value:.1f}%"
+    return f"{value:{signed}.2f}"
 
 
 def paired_cells(row: Mapping[str, Any]) -> list[str]:
@@ -269,19 +308,20 @@ def paired_cells(row: Mapping[str, Any]) -> list[str]:
     if "before_only" in row:
         test += f" (b={row['before_only']}, c={row['after_only']})"
     if row.get("missing"):
-        return [row["lang"], row["title"], "n/a", "n/a", "n/a", "n/a", test, "n/a", "n/a"]
-    key, gap = row["figure"], row["figure"].endswith("_gap")
+        return [row["lang"], row["title"], "n/a", "n/a", "n/a", "n/a", test, "n/a", "n/a", "n/a"]
+    key = row["figure"]
     lo, hi = row["ci95"]
-    p = row["p_value"]
+    adjusted = row.get("p_adjusted")
     return [
         row["lang"],
         row["title"],
-        _number(key, row["before"], gap),
-        _number(key, row["after"], gap),
-        _number(key, row["change"], True),
-        f"[{_number(key, lo, True)}, {_number(key, hi, True)}]",
+        figure_value(key, row["before"]),
+        figure_value(key, row["after"]),
+        figure_value(key, row["change"], True),
+        f"[{figure_value(key, lo, True)}, {figure_value(key, hi, True)}]",
         test,
-        p_text(p, row.get("p_floor")),
+        p_text(row["p_value"], row.get("p_floor")),
+        "n/a" if adjusted is None else p_text(adjusted, row.get("p_floor")),
         "yes" if row["significant"] else "no",
     ]
 
@@ -290,7 +330,13 @@ def _lines(paired: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     """The section's sentences: the refusal, or the note and the over-correction flags."""
     if paired["refused"]:
         return [f"Paired tests not run: {paired['refused']}."]
-    lines = [PAIRED_NOTE.format(before=names[0], after=names[1], samples=paired["samples"], seed=paired["seed"])]
+    rule = paired.get("rule") or Rule().describe()
+    said = RULE_DEFINITION.replace("--p_adjust holm, the default", f"--p_adjust {rule['p_adjust']}")
+    said = said.replace("0 by default", f"here {rule['min_effect_points']:g}")
+    lines = [PAIRED_NOTE.format(before=names[0], after=names[1], samples=paired["samples"], seed=paired["seed"],
+                                minimum=MIN_BOOTSTRAP, rule=said)]  # fmt: skip
+    refused = sorted({r["refused"] for r in paired["rows"] if r.get("refused")})
+    lines += [f"Paired bootstrap not run: {why}." for why in refused]
     for name, flagged in (paired.get("over_correction") or {}).items():
         if flagged:
             lines.append(f"Over-correction in {name}: {flagged['message']}.")
@@ -309,7 +355,7 @@ def paired_markdown(paired: Mapping[str, Any], names: Sequence[str]) -> str:
 
 
 def paired_html(paired: Mapping[str, Any], names: Sequence[str]) -> str:
-    """The HTML section of the paired tests (significant changes highlighted)."""
+    """The HTML section of the paired tests (findings, :func:`bias_eval.decision.finding`, highlighted)."""
     e = html.escape
     parts = ["<h2>Paired tests on the same sentences</h2>"]
     if not paired["refused"]:

@@ -7,13 +7,18 @@ is ``min(1, 2 P(X <= min(b, c)))`` with ``X ~ Binomial(b + c, 1/2)``, computed h
 value of ``scipy.stats.binomtest(b, b + c).pvalue``). It is valid for any count; the chi-square approximation with
 continuity correction is not used, since it is unreliable for few discordant sentences and saves nothing here.
 
+McNemar's interval is the set of changes its test does not reject, centred on the change: ``[x - h, x + h]``
+clipped to the shares' range, ``h`` the largest ``|c - b| / n`` that the exact test does not reject at 0.05, so it
+excludes 0 exactly when p is below 0.05 (``[0, 0]`` with p 1 when no sentence is judged differently).
+
 The paired bootstrap draws the sentences (both genders of a pair together, as the report's CIs) with replacement,
-the same draws for both systems, and recomputes the figure of each system on each resample; the change's 95% CI is
-the percentile interval of ``after - before`` over the replicates, and its two-sided p-value is
-``min(1, 2 (k + 1) / (B + 1))``, ``k`` being the number of the ``B`` replicates on the far side of 0 (``<= 0`` for a
-positive change, ``>= 0`` for a negative one): below 0.05 when the interval excludes 0, up to the interpolation of
-the bounds. ``sacrebleu.significance.PairedTest`` is not used: it tests one corpus score on one reference set and
-gives no interval of the difference, so it cannot resample a gender gap with both genders of a pair together.
+the same draws for both systems, and recomputes the figure of each system on each resample; below
+:data:`MIN_BOOTSTRAP` sentences of a gender (pairs, for paired data) it is refused, its interval then having no
+coverage worth the name. Its two-sided p-value is ``min(1, 2 (k + 1) / (B + 1))``, ``k`` being the number of the
+``B`` replicates of the change on the smaller side of 0 (``<= 0`` or ``>= 0``), and its 95% interval runs from the
+j-th smallest to the j-th largest replicate, ``j = ceil(0.05 (B + 1) / 2) - 1`` (25 of 1000): it excludes 0 exactly
+when p is below 0.05. ``sacrebleu.significance.PairedTest`` is not used: it tests one corpus score on one reference
+set and gives no interval of the difference, so it cannot resample a gender gap with both genders of a pair together.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from bias_eval.accuracy import replicate_shares
-from bias_eval.bootstrap import percentile_interval
+from bias_eval.decision import LEVEL
 
+#: the fewest sentences of a gender (pairs, for paired data) a paired bootstrap runs on
+MIN_BOOTSTRAP = 30
 Figure = Callable[[Mapping[str, np.ndarray]], np.ndarray]  # gender -> resample counts (samples x n) -> values
 
 
@@ -49,6 +57,15 @@ def mcnemar_p(before_only: int, after_only: int) -> float:
     return min(1.0, 2 * tail / 2**n)  # integer division of exact integers: correctly rounded
 
 
+def mcnemar_interval(test: McNemar, before: float, level: float = LEVEL) -> list[float]:
+    """The changes of a share from ``before`` that McNemar's exact test does not reject, around the change seen
+    (see the module docstring): excludes 0 exactly when ``test.p_value`` is below ``level``."""
+    discordant = test.before_only + test.after_only
+    k = next(k for k in range(discordant // 2 + 1) if mcnemar_p(k, discordant - k) >= level)
+    change, half = (test.after_only - test.before_only) / test.n, (discordant - 2 * k) / test.n
+    return [max(-before, change - half), min(1 - before, change + half)]
+
+
 def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemar:
     """McNemar's exact test of the same sentences judged right or wrong for two systems."""
     if len(before) != len(after):
@@ -59,7 +76,7 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemar:
 
 
 def bootstrap_floor(changes: np.ndarray) -> float:
-    """The smallest p-value :func:`bootstrap_p` can give with these replicates (NaN ones left out): ``2 / (B + 1)``,
+    """The smallest p-value :func:`bootstrap_test` can give with these replicates (NaN ones left out): ``2 / (B + 1)``,
     when no replicate lies on the other side of 0. A p at its floor says only that the p-value is below it."""
     return min(1.0, 2 / (int((~np.isnan(changes)).sum()) + 1))
 
@@ -74,16 +91,27 @@ def p_text(p: float, floor: float | None = None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3g}"
 
 
-def bootstrap_p(changes: np.ndarray, change: float) -> float:
-    """Two-sided bootstrap p-value of a change (NaN replicates left out): see the module docstring."""
-    valid = changes[~np.isnan(changes)]
-    if change > 0:
-        far = int((valid <= 0).sum())
-    elif change < 0:
-        far = int((valid >= 0).sum())
-    else:
-        return 1.0
-    return min(1.0, 2 * (far + 1) / (len(valid) + 1))
+def bootstrap_refusal(n: int, samples: int, paired: bool, level: float = LEVEL) -> str | None:
+    """Why a paired bootstrap of ``n`` sentences of a gender (pairs, when ``paired``) with ``samples`` resamples is
+    refused (:data:`MIN_BOOTSTRAP`; too few resamples for a two-sided interval at ``level``), ``None`` if it runs."""
+    if n < MIN_BOOTSTRAP:
+        what = "pairs" if paired else "sentences of a gender"
+        return f"{n} {what}, fewer than the {MIN_BOOTSTRAP} a paired bootstrap needs for its interval to hold"
+    if math.ceil(Fraction(str(level)) * (samples + 1) / 2) < 2:
+        return f"{samples} bootstrap resamples cannot give a {1 - level:.0%} interval (at least {round(2 / level)})"
+    return None
+
+
+def bootstrap_test(changes: np.ndarray, level: float = LEVEL) -> tuple[list[float], float]:
+    """The 95% interval and the two-sided p-value of a change from its replicates (NaN ones left out), made so that
+    the interval excludes 0 exactly when p is below ``level`` (see the module docstring)."""
+    valid = np.sort(changes[~np.isnan(changes)])
+    size = len(valid)
+    j = math.ceil(Fraction(str(level)) * (size + 1) / 2) - 1
+    if j < 1:
+        raise ValueError(f"{size} bootstrap replicates cannot give a {1 - level:.0%} interval")
+    far = min(int((valid <= 0).sum()), int((valid >= 0).sum()))
+    return [float(valid[j - 1]), float(valid[size - j])], min(1.0, 2 * (far + 1) / (size + 1))
 
 
 @dataclass(frozen=True)
@@ -112,7 +140,7 @@ def paired_change(before: float, after: float, before_replicates: np.ndarray, af
     """The change ``after - before`` with the percentile CI and p-value of its replicates (same resamples)."""
     b, a = np.asarray(before_replicates, dtype=float), np.asarray(after_replicates, dtype=float)
     changes = a - b
-    return Change(before, after, percentile_interval(changes), bootstrap_p(changes, after - before), changes, (b, a))
+    return Change(before, after, *bootstrap_test(changes), changes, (b, a))
 
 
 def mean_change(changes: Sequence[Change]) -> Change:
@@ -124,7 +152,7 @@ def mean_change(changes: Sequence[Change]) -> Change:
         b, a = (np.mean([c.replicates[i] for c in changes], axis=0) for i in (0, 1))  # type: ignore[index]
         return paired_change(before, after, b, a)
     replicates = np.mean([c.changes for c in changes], axis=0)
-    return Change(before, after, percentile_interval(replicates), bootstrap_p(replicates, after - before), replicates)
+    return Change(before, after, *bootstrap_test(replicates), replicates)
 
 
 def size_change(gap: Change) -> Change:

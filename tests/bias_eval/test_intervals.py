@@ -10,7 +10,7 @@ from geneval_helpers import score_test_interval
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bias_eval.intervals import difference_interval, mean_wilson, wilson
+from bias_eval.intervals import difference_interval, mean_interval, mean_wilson, paired_difference_interval, wilson
 
 
 @st.composite
@@ -47,3 +47,44 @@ def test_difference_interval_by_hand() -> None:
     """2.0 [1.8, 2.2] after 1.0 [0.5, 1.5]: 1 - sqrt(0.2^2 + 0.5^2) to 1 + sqrt(0.2^2 + 0.5^2)."""
     low, high = difference_interval(1.0, [0.5, 1.5], 2.0, [1.8, 2.2])
     assert (low, high) == pytest.approx((1 - math.sqrt(0.29), 1 + math.sqrt(0.29)))
+
+
+def test_paired_difference_interval_equals_the_published_example() -> None:
+    """Fagerland, Lydersen & Laake, Statistical Analysis of Contingency Tables (2017), chapter 8: complete response
+    before and after consolidation therapy (Cavo et al. 2012), the table (59, 6 / 16, 80): the Newcombe square-and-add
+    interval of the difference is -0.0621 (-0.1186 to -0.0046)."""
+    low, high = paired_difference_interval(59, 6, 16, 80)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+
+
+@given(table=st.tuples(*[st.integers(0, 40)] * 4))
+def test_paired_difference_interval_holds_the_difference_and_is_never_of_zero_width(table) -> None:
+    """Any 2x2 table of pairs (both, first only, second only, neither): the interval holds the difference, stays in
+    [-1, 1], has a positive width (at 0% and 100% too), and without association between the two (phi 0) it is
+    the MOVER interval of the two Wilson intervals."""
+    both, first, second, neither = table
+    n = sum(table)
+    if n == 0:
+        assert paired_difference_interval(*table) is None
+        return
+    p1, p2 = (both + first) / n, (both + second) / n
+    low, high = paired_difference_interval(*table)
+    assert -1 <= low <= p1 - p2 + 1e-12 and p1 - p2 - 1e-12 <= high <= 1 and high - low > 0
+    cross = both * neither - first * second
+    if cross == 0 or (0 < cross <= n / 2):
+        expected = difference_interval(p2, wilson(both + second, n), p1, wilson(both + first, n))
+        assert [low, high] == pytest.approx([max(-1, expected[0]), min(1, expected[1])])
+
+
+@given(parts=st.lists(st.tuples(st.floats(-1, 1), st.floats(0, 0.5), st.floats(0, 0.5)), min_size=1, max_size=6))
+def test_mean_interval_is_mover_of_a_sum(parts) -> None:
+    """The interval of a mean of independent estimates: its half-widths are the root sum of squares of theirs over L,
+    one estimate's own interval when alone."""
+    estimates = [e for e, _, _ in parts]
+    intervals = [[e - lo, e + hi] for e, lo, hi in parts]
+    low, high = mean_interval(estimates, intervals)
+    mean, size = sum(estimates) / len(parts), len(parts)
+    assert low == pytest.approx(mean - math.sqrt(sum(lo * lo for _, lo, _ in parts)) / size)
+    assert high == pytest.approx(mean + math.sqrt(sum(hi * hi for _, _, hi in parts)) / size)
+    if size == 1:
+        assert [low, high] == pytest.approx(intervals[0])

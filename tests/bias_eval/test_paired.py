@@ -12,11 +12,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 from geneval_helpers import SentenceCounts, bleu_of, geneval_file, read_plain
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
-from bias_eval.compare_paired import language_tests, paired_tests, read_sentences
-from bias_eval.paired import mcnemar, mcnemar_p, mean_change, paired_change
+from bias_eval.compare_paired import Sentences, language_tests, paired_tests, read_sentences
+from bias_eval.paired import (
+    McNemar,
+    bootstrap_test,
+    mcnemar,
+    mcnemar_interval,
+    mcnemar_p,
+    mean_change,
+    paired_change,
+)
 
 #: scipy.stats.binomtest(b, b + c).pvalue (two-sided, p=1/2), computed with scipy 1.17.1 and written out here
 SCIPY_BINOMTEST = {
@@ -63,8 +73,22 @@ def test_mcnemar_counts_the_discordant_sentences() -> None:
     assert mcnemar_p(0, 0) == 1.0
 
 
+def order_interval(changes: np.ndarray) -> list[float]:
+    """The bootstrap's documented 95% interval, written here: the j-th smallest to the j-th largest replicate, j the
+    number of far-side counts k whose p, 2 (k + 1) / (B + 1), is below 0.05."""
+    ordered, size = sorted(changes), len(changes)
+    j = sum(1 for k in range(size) if 2 * (k + 1) / (size + 1) < 0.05)
+    return [ordered[j - 1], ordered[size - j]]
+
+
+def order_p(changes: np.ndarray) -> float:
+    """The bootstrap's documented p: the replicates on the smaller side of 0."""
+    far = min(int((changes <= 0).sum()), int((changes >= 0).sum()))
+    return min(1.0, 2 * (far + 1) / (len(changes) + 1))
+
+
 def test_macro_change_is_the_mean_of_the_languages_replicates() -> None:
-    """Two languages' changes, each with its own replicates: the macro interval is the percentile interval of their
+    """Two languages' changes, each with its own replicates: the macro interval is the bootstrap interval of their
     mean replicate by replicate (not a mean of bounds), and its p-value counts the mean's replicates."""
     rng = np.random.default_rng(4)
     reps = {lang: (rng.normal(0.0, 1.0, 500), rng.normal(0.4, 1.0, 500)) for lang in ("de", "es")}
@@ -72,8 +96,8 @@ def test_macro_change_is_the_mean_of_the_languages_replicates() -> None:
     macro = mean_change(changes)
     mean = np.mean([after - before for before, after in reps.values()], axis=0)
     assert macro.change == pytest.approx(0.4)
-    assert macro.ci95 == pytest.approx(list(np.percentile(mean, [2.5, 97.5])))
-    assert macro.p_value == pytest.approx(min(1.0, 2 * ((mean <= 0).sum() + 1) / 501))
+    assert macro.ci95 == pytest.approx(order_interval(mean))
+    assert macro.p_value == pytest.approx(order_p(mean))
     assert macro.ci95 != pytest.approx(list(np.mean([c.ci95 for c in changes], axis=0)))
 
 
@@ -117,7 +141,7 @@ def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
     corpus BLEU of every resample drawn here with the documented generator (seed, crc32 of the language), each from
     its sentences' summed sacreBLEU counts (geneval_helpers.SentenceCounts)."""
     _, ref, a, b, folder_a, folder_b = two_systems
-    samples, seed, n = 15, 9, len(ref["feminine"])
+    samples, seed, n = 40, 9, len(ref["feminine"])
     rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), samples, seed)
     by = {r["figure"]: r for r in rows}
     draws = np.random.default_rng([seed, zlib.crc32(b"de")]).integers(0, n, size=(samples, n))
@@ -135,15 +159,14 @@ def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
         changes = np.array([figure("b", idx) - figure("a", idx) for idx in draws])
         change = figure("b", whole) - figure("a", whole)
         assert by[key]["change"] == pytest.approx(change, abs=1e-9)
-        assert by[key]["ci95"] == pytest.approx(list(np.percentile(changes, [2.5, 97.5])), abs=1e-9)
-        far = (changes <= 0).sum() if change > 0 else (changes >= 0).sum()
-        assert by[key]["p_value"] == pytest.approx(min(1.0, 2 * (far + 1) / (samples + 1)))
+        assert by[key]["ci95"] == pytest.approx(order_interval(changes), abs=1e-9)
+        assert by[key]["p_value"] == pytest.approx(order_p(changes))
     assert by["bleu_gap"]["ci95"][1] < 0  # B damages masculine sentences: the gap shrinks beyond noise
 
 
 def test_mcnemar_rows_count_the_sentences_judged_differently(two_systems) -> None:
     _, ref, a, b, folder_a, folder_b = two_systems
-    rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), 20, 1)
+    rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), 40, 1)
     by = {r["figure"]: r for r in rows}
     n = len(ref["feminine"])
     # feminine: A wrong on every 4th sentence, B on every 10th (B right where A is wrong, except on multiples of 20)
@@ -180,9 +203,56 @@ def test_refused_on_other_sentences(two_systems, tmp_path: Path) -> None:
     src, ref, a, _, folder_a, _ = two_systems
     moved = {g: [*ref[g][1:], ref[g][0]] for g in ref}
     other = _write_report(tmp_path / "other", src, moved, a)
-    metrics = [{"languages": {"de": {}}, "macro": {}, "config": {"bootstrap_samples": 20, "seed": 1}}] * 2
+    metrics = [{"languages": {"de": {}}, "macro": {}, "config": {"bootstrap_samples": 40, "seed": 1}}] * 2
     paired = paired_tests([folder_a, other], metrics, ["base", "tuned"], ["de"])
     assert paired["refused"] == "de: feminine sentence 0 has another reference in tuned: not the same sentences"
     assert paired["rows"] == []
     missing = paired_tests([folder_a, tmp_path], metrics, ["base", "tuned"], ["de"])
     assert missing["refused"].startswith(f"AFTER: {tmp_path / 'de.details.jsonl'} is missing")
+
+
+@settings(max_examples=200, deadline=None)
+@given(changes=st.lists(st.floats(-5, 5, allow_nan=False), min_size=40, max_size=400))
+def test_a_bootstrap_interval_excludes_0_exactly_when_its_p_is_below_the_level(changes: list[float]) -> None:
+    """Any replicates: the interval is the documented order statistics, the p the documented count, and the two agree
+    on every side of the boundary (the decision cannot differ between the interval and p)."""
+    values = np.array(changes)
+    ci, p = bootstrap_test(values)
+    assert ci == pytest.approx(order_interval(values)) and p == pytest.approx(order_p(values))
+    assert (ci[0] > 0 or ci[1] < 0) == (p < 0.05)
+
+
+@settings(max_examples=300, deadline=None)
+@given(b=st.integers(0, 60), c=st.integers(0, 60), same=st.integers(0, 60), before_right=st.integers(0, 60))
+def test_mcnemars_interval_excludes_0_exactly_when_its_p_is_below_the_level(b, c, same, before_right) -> None:
+    """Any 2x2 table: the interval holds the change, stays in the shares' range and excludes 0 exactly when the exact
+    p (from Pascal's triangle here) is below 0.05."""
+    n = b + c + same + before_right
+    if n == 0:
+        return
+    test = McNemar(n, b, c, minlike_p(b, c) if b + c else 1.0)
+    before = (b + before_right) / n
+    low, high = mcnemar_interval(test, before)
+    change = (c - b) / n
+    assert low <= change + 1e-12 and change <= high + 1e-12
+    assert -before - 1e-12 <= low and high <= 1 - before + 1e-12
+    assert (low > 0 or high < 0) == (minlike_p(b, c) < 0.05 if b + c else False)
+
+
+def test_four_pairs_feminine_0_of_4_to_4_of_4_is_not_beyond_noise() -> None:
+    """4 pairs, feminine wrong in all before and right in all after: McNemar's p is 2 / 2^4 = 0.125 and its interval
+    holds 0; the gap's bootstrap is refused (4 pairs), so nothing calls the change beyond noise."""
+
+    def system(feminine: bool) -> Sentences:
+        def side(right: bool) -> dict:
+            return {"source": ["s"] * 4, "reference": ["r"] * 4, "hypothesis": ["r"] * 4, "correct": [right] * 4,
+                    "strict_correct": [right] * 4, "bleu_stats": [None] * 4, "chrf_stats": [None] * 4,
+                    "correct_pair": [feminine] * 4}  # fmt: skip
+
+        return Sentences(True, {"feminine": side(feminine), "masculine": side(True)})
+
+    rows = {r["figure"]: r for r in language_tests("de", system(False), system(True), 1000, 1)}
+    feminine = rows["accuracy_feminine"]
+    assert feminine["p_value"] == pytest.approx(2 / 2**4) and not feminine["significant"]
+    assert feminine["ci95"][0] <= 0 <= feminine["ci95"][1]
+    assert rows["accuracy_gap_size"]["missing"] and "4 pairs" in rows["accuracy_gap_size"]["refused"]
