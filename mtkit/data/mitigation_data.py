@@ -25,7 +25,7 @@ from bias_eval.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
 from mtkit.data.heldout import heldout_split, word_holdout
-from mtkit.data.mtgeneval import available_splits, load_mtgeneval, mtgeneval_root
+from mtkit.data.mtgeneval import available_splits, layout_name, load_mtgeneval, mtgeneval_root
 from mtkit.data.pairs import find_pairs, unit_words
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
@@ -124,6 +124,8 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
         pairs, verdict = heldout_split(pairs, (m.verdict_fraction - share) / (1 - share), seed)
         verdict = concatenate_datasets([verdict, unseen]) if len(unseen) else verdict
         _need_pairs(verdict, f"--verdict_fraction {m.verdict_fraction}: no complete pair of {where} held out")
+    for lang in sorted(set(verdict["lang"][:])):  # the verdict reads its pairs under this name: checked before training
+        layout_name(lang, f"{where}: language")
     tuning, selection = heldout_split(pairs, m.selection_fraction, seed + 1)
     _need_pairs(selection, f"--selection_fraction {m.selection_fraction}: no complete pair of {where} held out")
     train = replay(cfg, general["train"], len(tuning))
@@ -137,16 +139,17 @@ def mitigation_splits(cfg: RunConfig, general: DatasetDict) -> DatasetDict:
 def write_pairs_layout(rows: Dataset, root: Path, split: str = "test") -> dict[str, list[str]]:
     """The complete counterfactual pairs of ``rows`` written in MT-GenEval's layout under ``root`` (line i of the
     feminine and the masculine files one pair), for ``bias_eval``; returns each language's units (``pair_id``) line by
-    line."""
+    line, under the tag its file names spell (:func:`mtkit.data.mtgeneval.layout_name`: ``pt_BR`` -> ``pt-BR``), the
+    one :func:`mtkit.data.mtgeneval.load_mtgeneval` reads back."""
     records = rows.to_list()
     by_lang: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for pair in find_pairs(*(rows[c][:] for c in ("lang", "gender", "pair_id"))).complete.values():
         by_lang[records[pair[0]]["lang"]].append(pair)
     for lang, complete in sorted(by_lang.items()):
-        folder = root / "sentences" / split
+        folder, tag = root / "sentences" / split, layout_name(lang)
         for k, gender in enumerate(GENDERS):
-            name = f"geneval-sentences-{gender}-{split}.en_{lang}"
-            for side, key in (("en", "source"), (lang, "target")):
+            name = f"geneval-sentences-{gender}-{split}.en_{tag}"
+            for side, key in (("en", "source"), (tag, "target")):
                 text = "".join(records[pair[k]][key] + "\n" for pair in complete)
                 atomic_write(folder / f"{name}.{side}", text.encode("utf-8"))
-    return {lang: [records[f]["pair_id"] for f, _ in by_lang[lang]] for lang in sorted(by_lang)}
+    return {layout_name(lang): [records[f]["pair_id"] for f, _ in by_lang[lang]] for lang in sorted(by_lang)}

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bias_eval.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from bias_eval.langtag import LanguageTag
 from bias_eval.textio import read_lines
 from mtkit.data.origin import DEMO_NAME, demo_corpus_root
 from mtkit.errors import UserError
@@ -55,22 +56,36 @@ def available_splits(root: Path) -> list[str]:
     return sorted(p.name for p in (root / "sentences").iterdir() if p.is_dir())
 
 
-def available_languages(root: Path, split: str) -> list[str]:
-    """Languages whose four sentence files (sources and references of both genders) exist for ``split``."""
+def layout_name(lang: str, where: str = "language") -> str:
+    """How the layout's file names spell language ``lang`` (its one BCP 47 tag: ``pt_BR`` -> ``pt-BR``), the
+    spelling :func:`language_files` reads back as the same tag; no tag is one line naming ``where``."""
+    return str(LanguageTag.parse(lang, where))
+
+
+def language_files(root: Path, split: str) -> dict[str, str]:
+    """Each language whose four sentence files (sources and references of both genders) exist for ``split``: its tag
+    (:class:`~bias_eval.langtag.LanguageTag`, one spelling: ``en_pt_BR`` and ``en_pt-BR`` are ``pt-BR``) and the
+    spelling its file names use."""
     folder = root / "sentences" / split
     if not folder.is_dir():
-        return []
-    pattern = re.compile(rf"geneval-sentences-feminine-{re.escape(split)}\.en_([A-Za-z]+)\.en$")
-    langs = []
+        return {}
+    pattern = re.compile(rf"geneval-sentences-feminine-{re.escape(split)}\.en_([A-Za-z0-9_-]+)\.en$")
+    langs = {}
     for path in folder.iterdir():
         match = pattern.match(path.name)
-        if match is None:
+        tag = LanguageTag.read(match.group(1)) if match else None
+        if tag is None:
             continue
         lang = match.group(1)
         needed = [_sentence_file(root, split, g, lang, s) for g in GENDERS for s in ("en", lang)]
         if all(p.is_file() for p in needed):
-            langs.append(lang)
-    return sorted(langs)
+            langs[str(tag)] = lang
+    return dict(sorted(langs.items()))
+
+
+def available_languages(root: Path, split: str) -> list[str]:
+    """The tags of :func:`language_files`, sorted."""
+    return list(language_files(root, split))
 
 
 def _require_same_length(columns: Mapping[Path, Sequence[str]]) -> int:
@@ -82,7 +97,8 @@ def _require_same_length(columns: Mapping[Path, Sequence[str]]) -> int:
     return first
 
 
-def _load_mtgeneval_language(root: Path, split: str, lang: str, context: bool) -> LanguageData:
+def _load_mtgeneval_language(root: Path, split: str, tag: str, lang: str, context: bool) -> LanguageData:
+    """Language ``tag`` of the layout, whose file names spell it ``lang``."""
     src = {g: _sentence_file(root, split, g, lang, "en") for g in GENDERS}
     ref = {g: _sentence_file(root, split, g, lang, lang) for g in GENDERS}
     lines = {p: read_lines(p) for p in [*src.values(), *ref.values()]}
@@ -107,7 +123,7 @@ def _load_mtgeneval_language(root: Path, split: str, lang: str, context: bool) -
         for g in GENDERS
     }
     ctx = _load_context(root, split, lang) if context else None
-    return LanguageData(lang, sides["feminine"], sides["masculine"], paired=True, context=ctx)
+    return LanguageData(tag, sides["feminine"], sides["masculine"], paired=True, context=ctx)
 
 
 def _load_context(root: Path, split: str, lang: str) -> ContextSet:
@@ -134,17 +150,19 @@ def load_mtgeneval(
     if split not in splits:
         found = " ".join(splits) or "none"
         raise UserError(f"--split: split {split!r} not present in {root / 'sentences'} (found: {found})")
-    present = available_languages(root, split)
+    present = language_files(root, split)
     if not present:
         raise UserError(f"--split: {root / 'sentences' / split} holds no complete language")
-    wanted = list(langs) if langs else present
+    wanted = [str(LanguageTag.parse(lang, "--target_langs")) for lang in langs] if langs else list(present)
     for lang in wanted:
         if lang not in present:
             available = " ".join(present)
             raise UserError(
                 f"--target_langs: language {lang!r} not present for split {split} in {root} (available: {available})"
             )
-    languages = {lang: _load_mtgeneval_language(root, split, lang, context) for lang in sorted(set(wanted))}
+    languages = {
+        lang: _load_mtgeneval_language(root, split, lang, present[lang], context) for lang in sorted(set(wanted))
+    }
     if demo_corpus_root(root) is not None:
         name = f"{DEMO_NAME}'s gender pairs ({split}, {root}; MT-GenEval's layout)"
         return GenderedData(name=name, split=split, languages=languages, demo=True)

@@ -143,3 +143,25 @@ def test_a_table_without_a_complete_pair_is_refused_before_training(tmp_path) ->
         mitigation_splits(
             config("--gender_data", one, "--replay_ratio", "0", "--control", "none"), general()
         )  # one pair: not in both
+
+
+@pytest.mark.parametrize("asked", ["pt-BR", "pt_br", "zh-Hant", "ZH_hant"])
+def test_a_region_or_script_tagged_language_reads_back_the_pairs_it_wrote(tmp_path, asked) -> None:
+    """The verdict pairs of a language with a region or a script are written under the name the verdict's report
+    then reads (MT-GenEval's layout, read by ``load_mtgeneval``), however the language was spelled."""
+    from mtkit.data.mtgeneval import load_mtgeneval
+
+    lang = asked.replace("_", "-")
+    lines = ["ID,source,target,gender,lang"]
+    lines += [f"{i},s {i} {g},t {i} {g},{g},{lang}" for i in range(40) for g in ("f", "m")]
+    (tmp_path / "pairs.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = parse_config(["--train_file", "x.jsonl", "--target_langs", asked, "--model_name_or_path", "m",
+                        "--gender_data", str(tmp_path / "pairs.csv"), "--verdict_split", "none", "--replay_ratio", "0",
+                        "--control", "none"])  # fmt: skip
+    raw = mitigation_splits(cfg, general())
+    order = write_pairs_layout(raw["verdict"], tmp_path / "layout")
+    data = load_mtgeneval(tmp_path / "layout", "test", list(order))  # what the verdict's reports load
+    tag = {"pt": "pt-BR", "zh": "zh-Hant"}[asked[:2].lower()]
+    assert list(order) == list(data.languages) == [tag]
+    written = [s.split()[1] for s in data.languages[tag].feminine.sources]
+    assert written == [unit.split(":")[-1] for unit in order[tag]]  # line by line, as the verdict reads them

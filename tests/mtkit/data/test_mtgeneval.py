@@ -49,7 +49,8 @@ def test_held_out_split_is_stratified_pair_preserving_and_seeded():
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"target_langs": "de,xx"}, "^--target_langs: language 'xx' not present"),
+        ({"target_langs": "de,kl"}, "^--target_langs: language 'kl' not present"),
+        ({"target_langs": "de,xx"}, "^--target_langs: 'xx' is not a language code"),
         ({"mtgeneval_split": "train"}, "^--mtgeneval_split: split 'train' not present"),
         ({"validation_fraction": 1.5}, "^--validation_fraction: must be between 0 and 1"),
     ],
