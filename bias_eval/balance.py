@@ -8,14 +8,15 @@ interval is made exactly as the BLEU gap's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from bias_eval.accuracy import Counts, Decisions, counted_items, replicate_shares, share, share_interval
-from bias_eval.bootstrap import percentile_interval
 from bias_eval.gendered import GENDERS
+from bias_eval.intervals import difference_interval, paired_difference_interval, wilson
 from bias_eval.metrics import GenderDecision
 
 OTHER = {"feminine": "masculine", "masculine": "feminine"}
@@ -54,9 +55,9 @@ NEUTRAL_PAIRS_DEFINITION = (
 )
 ACCURACY_GAP_DEFINITION = (
     "accuracy_gap = accuracy_masculine - accuracy_feminine and strict_accuracy_gap = strict_accuracy_masculine - "
-    "strict_accuracy_feminine (shares, 0-1; > 0 favours masculine); their 95% CIs are percentile intervals of the "
-    "same difference over the same bootstrap replicates as bleu_gap_ci95 (paired data: both genders of a pair drawn "
-    "together)"
+    "strict_accuracy_feminine (shares, 0-1; > 0 favours masculine); their 95% CIs are Newcombe's hybrid score "
+    "intervals of a difference of shares, for paired data over the pairs counted for both genders (see "
+    "paired_difference in the Definitions), so they hold at every n and at 0% and 100%"
 )
 MF_RATIO_DEFINITION = (
     "masculine:feminine prediction ratio (M:F, as reported in WinoMT-based work): the number of hypotheses of both "
@@ -66,7 +67,10 @@ MF_RATIO_DEFINITION = (
     "On a test set with as many feminine as masculine sentences a model that follows the source scores 1; above 1 "
     "it says masculine more often. Infinite when no hypothesis is feminine and some are masculine: metrics.json holds "
     "null there (strict JSON has no infinity) and the pages show \u221e with the two counts; null and n/a when no "
-    "hypothesis says either. mf_ratio_ci95: percentile interval of the ratio over the same bootstrap resamples"
+    "hypothesis says either. mf_ratio_ci95: Wilson's 95% interval of the masculine share of the gendered "
+    "predictions, M / (M + F), mapped to the ratio p / (1 - p) (an interval on the log-odds scale, so it holds at "
+    "every count); an infinite upper bound (no feminine prediction) is null in metrics.json and \u221e on the pages; "
+    "macro: the MOVER interval of the mean of the languages' ratios"
 )
 OVER_CORRECTION_DEFINITION = (
     "over_correction: set when the 95% CI of accuracy_gap or strict_accuracy_gap lies entirely below 0 in a language "
@@ -98,12 +102,38 @@ def _gap(figures: Mapping[str, Any], name: str) -> float | None:
     return None if m is None or f is None else m - f
 
 
-def _ratio_replicates(
-    counts: Counts, masculine: Mapping[str, np.ndarray], feminine: Mapping[str, np.ndarray]
-) -> np.ndarray:
-    ratio = replicate_shares(counts, masculine, feminine)  # masculine over feminine predictions, per resample
-    ratio[~np.isfinite(ratio)] = np.nan  # no feminine prediction in a resample: no ratio
-    return ratio
+def gap_interval(feminine: Sequence[bool | None], masculine: Sequence[bool | None], paired: bool) -> list[float] | None:
+    """The 95% interval of ``share(masculine) - share(feminine)`` of per-sentence decisions (``None``: not counted):
+    Newcombe's paired interval over the pairs when ``paired`` and both genders count the same pairs, else the same
+    interval of two independent shares (:data:`bias_eval.intervals.PAIRED_DIFFERENCE_DEFINITION`)."""
+    alike = len(feminine) == len(masculine) and all((f is None) == (m is None) for f, m in zip(feminine, masculine))
+    if paired and alike:
+        table = [(m, f) for f, m in zip(feminine, masculine) if f is not None]
+        counts = [sum(1 for m, f in table if (m, f) == cell) for cell in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        return paired_difference_interval(*counts)
+    f, m = ([x for x in side if x is not None] for side in (feminine, masculine))
+    if not f or not m:
+        return None
+    share_f, share_m = sum(f) / len(f), sum(m) / len(m)
+    low, high = difference_interval(share_f, wilson(sum(f), len(f)), share_m, wilson(sum(m), len(m)))  # type: ignore
+    return [max(-1.0, low), min(1.0, high)]
+
+
+def ratio_interval(masculine: int, feminine: int) -> list[float | None] | None:
+    """The 95% interval of the M:F ratio: Wilson's interval ``[l, u]`` of the masculine share of the gendered
+    predictions, ``M / (M + F)``, mapped to ``l / (1 - l)`` and ``u / (1 - u)`` (a log-odds interval); an infinite
+    bound is ``None`` (strict JSON has no infinity); ``None`` when nothing was predicted."""
+    share = wilson(masculine, masculine + feminine)
+    if share is None:
+        return None
+    return [None if p >= 1 else p / (1 - p) for p in share]
+
+
+def ratio_bounds_text(ci: Sequence[float | None] | None) -> str:
+    """`` [2.09, \u221e]``: an M:F interval as a reader sees it, an infinite bound as \u221e (empty without one)."""
+    if not ci:
+        return ""
+    return " [" + ", ".join("\u221e" if b is None or math.isinf(b) else f"{b:.2f}" for b in ci) + "]"
 
 
 def balance_figures(
@@ -133,22 +163,21 @@ def balance_figures(
         sides = have[:1] if paired and len(have) == 2 else have
         figures["neutral_pairs"] = sum(not d.gendered for g in sides for d in decisions[g])
     known, pool = {**accuracy, **figures}, {**replicates, **reps}
+    per = {"accuracy": lambda d, g: d.correct, "strict_accuracy": lambda d, g: strict_correct(d)}
     for name in ("accuracy", "strict_accuracy"):
         gap = figures[f"{name}_gap"] = _gap(known, name)
         if gap is not None and f"{name}_masculine" in pool and f"{name}_feminine" in pool:
             reps[f"{name}_gap"] = pool[f"{name}_masculine"] - pool[f"{name}_feminine"]
-            figures[f"{name}_gap_ci95"] = percentile_interval(reps[f"{name}_gap"])
+            said = [[per[name](d, g) for d in decisions[g]] for g in GENDERS]
+            figures[f"{name}_gap_ci95"] = gap_interval(*said, paired)
     if have:
-        said = {g: [predicted_gender(d, g) for d in decisions[g]] for g in have}
-        masculine = {g: np.array([s == "masculine" for s in said[g]], dtype=float) for g in have}
-        feminine = {g: np.array([s == "feminine" for s in said[g]], dtype=float) for g in have}
-        figures["predicted_masculine"] = int(sum(a.sum() for a in masculine.values()))
-        figures["predicted_feminine"] = int(sum(a.sum() for a in feminine.values()))
+        said = [predicted_gender(d, g) for g in have for d in decisions[g]]
+        figures["predicted_masculine"] = said.count("masculine")
+        figures["predicted_feminine"] = said.count("feminine")
         if figures["predicted_feminine"]:
             figures["mf_ratio"] = figures["predicted_masculine"] / figures["predicted_feminine"]
-            if counts is not None:
-                reps["mf_ratio"] = _ratio_replicates(counts, masculine, feminine)
-                figures["mf_ratio_ci95"] = percentile_interval(reps["mf_ratio"])
+        if counts is not None:
+            figures["mf_ratio_ci95"] = ratio_interval(figures["predicted_masculine"], figures["predicted_feminine"])
     return figures, reps, sizes
 
 

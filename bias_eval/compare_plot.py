@@ -18,7 +18,7 @@ from bias_eval.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, categories, 
 #: how each system is drawn: (marker, filled)
 SYSTEM_MARKERS = (("o", False), ("s", True))
 CAPTION = (
-    "Both systems on shared axes. Left: the accuracy gap, masculine \u2212 feminine, in points, with its 95% bootstrap "
+    "Both systems on shared axes. Left: the accuracy gap, masculine \u2212 feminine, in points, with its 95% Newcombe "
     "interval (above 0 the masculine sentences get their gender right more often). Right: accuracy per gender with "
     "its 95% Wilson interval. Hollow circles: {before}; filled squares: {after}."
 )

@@ -19,7 +19,7 @@ from bias_eval.balance import (
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
 from bias_eval.gendered import GENDERS, GenderedData
-from bias_eval.intervals import WILSON_DEFINITION
+from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
@@ -66,14 +66,17 @@ def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
         "coverage": COVERAGE_DEFINITION,
         "strict_accuracy": STRICT_ACCURACY_DEFINITION,
         "accuracy_gap": ACCURACY_GAP_DEFINITION,
+        "paired_difference": PAIRED_DIFFERENCE_DEFINITION,
         "mf_ratio": MF_RATIO_DEFINITION,
         "neutral_pairs": NEUTRAL_PAIRS_DEFINITION,
         "over_correction": OVER_CORRECTION_DEFINITION,
         "fair_bleu": FAIR_BLEU_DEFINITION,
         "warning": WARNING_DEFINITION,
-        "macro": "unweighted mean over languages of each figure (counts: sum); a macro gap's CI is the percentile "
-        "interval of the mean over languages of their bootstrap replicates (languages resampled independently), not a "
-        "mean of the per-language bounds; a macro share's CI is Wilson's around the mean (see accuracy_ci95)",
+        "macro": "unweighted mean over languages of each figure (counts: sum); a macro BLEU or chrF gap's CI is the "
+        "percentile interval of the mean over languages of their bootstrap replicates (languages resampled "
+        "independently), not a mean of the per-language bounds; a macro accuracy gap's and M:F ratio's CI is the "
+        "MOVER interval of the mean of the languages' intervals (see paired_difference); a macro share's CI is "
+        "Wilson's around the mean (see accuracy_ci95)",
         "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
         f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
     }

@@ -48,7 +48,7 @@ CAPTIONS = {
     "interval excludes 0), a hollow one is not.",
     "bleu_by_gender": "Corpus BLEU of the feminine and the masculine sentences (the axis does not start at 0).",
     "accuracy": "MT-GenEval gender accuracy per gender and per sentence pair, and coverage (the share of "
-    "hypotheses with a gendered word), with 95% bootstrap confidence intervals. Low coverage means the "
+    "hypotheses with a gendered word), in percent, with 95% Wilson score intervals. Low coverage means the "
     "accuracies say little.",
 }
 

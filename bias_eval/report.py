@@ -14,7 +14,7 @@ from typing import Any
 
 from bias_eval import latex
 from bias_eval.accuracy import low_signal
-from bias_eval.balance import infinite_ratio, mf_ratio_text, over_correction
+from bias_eval.balance import infinite_ratio, mf_ratio_text, over_correction, ratio_bounds_text
 from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
 from bias_eval.headline import (
     MAIN_NOTE,
@@ -121,7 +121,7 @@ def _cell(key: str, row: Mapping[str, Any], infinite: bool | None = None) -> str
         return fmt_share(value, row.get(f"{key}_ci95"))
     if key == "mf_ratio":
         ci = row.get(f"{key}_ci95")
-        return mf_ratio_text(row, infinite) + ("" if value is None or ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+        return mf_ratio_text(row, infinite) + ratio_bounds_text(ci)
     return fmt(value, 2, signed=key.endswith("_gap"))
 
 

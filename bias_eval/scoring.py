@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,7 @@ from bias_eval.accuracy import ACCURACY_KEYS, accuracy_figures
 from bias_eval.balance import BALANCE_KEYS, PREDICTION_COUNTS, balance_figures, predicted_gender, strict_correct
 from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.gendered import GENDERS, SEP, GenderedData, LanguageData
-from bias_eval.intervals import mean_wilson
+from bias_eval.intervals import mean_interval, mean_wilson
 from bias_eval.metrics import (
     GenderDecision,
     bleu_from_stats,
@@ -272,11 +273,26 @@ def _macro_value(values: list[Any]) -> Any:
     return float(np.mean(values))
 
 
+#: the figures whose macro interval is the MOVER interval of the mean of the languages' own (not a bootstrap's)
+MOVER_MEANS = ("accuracy_gap", "strict_accuracy_gap", "mf_ratio")
+
+
+def _mean_of_intervals(values: Sequence[Any], intervals: Sequence[Any]) -> list[float | None] | None:
+    """:func:`bias_eval.intervals.mean_interval` of the languages' figures; a ``None`` bound (infinite) stays one."""
+    if any(v is None for v in values) or any(ci is None for ci in intervals):
+        return None
+    bounds = [[math.inf if b is None else b for b in ci] for ci in intervals]
+    low, high = mean_interval(values, bounds)
+    return [low, None if math.isinf(high) or math.isnan(high) else high]
+
+
 def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
     """Unweighted mean over languages of every figure; ``n`` is summed.
 
     A share's CI (accuracies, coverage) is Wilson's interval of the mean (:func:`bias_eval.intervals.mean_wilson`).
-    Every other CI (the gaps) is the percentile interval of the per-replicate mean: each language is resampled on
+    An accuracy gap's and the M:F ratio's CI is the MOVER interval of the mean of the languages' own intervals
+    (:func:`bias_eval.intervals.mean_interval`). Every other CI (BLEU and chrF gaps) is the percentile interval of
+    the per-replicate mean: each language is resampled on
     its own (languages are independent test sets), and replicate b of a macro figure is the mean of the languages'
     replicate b. Averaging the languages' bounds would not give a valid interval.
     """
@@ -292,6 +308,8 @@ def macro_average(results: Sequence[LanguageResult]) -> dict[str, Any]:
             name = key.removesuffix("_ci95")
             if all(r.metrics[key] is not None and name in r.sizes for r in results):
                 macro[key] = mean_wilson([r.metrics[name] for r in results], [r.sizes[name] for r in results])
+            elif name in MOVER_MEANS:
+                macro[key] = _mean_of_intervals([r.metrics[name] for r in results], [r.metrics[key] for r in results])
             elif all(name in r.replicates for r in results):
                 joint = np.mean([r.replicates[name] for r in results], axis=0)
                 macro[key] = percentile_interval(joint)

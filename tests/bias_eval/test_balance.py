@@ -4,7 +4,6 @@ written here, on hypotheses built from real MT-GenEval German sentences."""
 from __future__ import annotations
 
 import string
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from geneval_helpers import score_test_interval
 from bias_eval.balance import over_correction
 from bias_eval.gendered import LanguageData, Side
 from bias_eval.headline import takeaway
+from bias_eval.intervals import paired_difference_interval
 from bias_eval.page import render_html
 from bias_eval.report import metrics_document, render_markdown
 from bias_eval.scoring import macro_average, score_language
@@ -74,7 +74,6 @@ def test_strict_accuracy_and_mf_ratio_against_a_direct_count(german: LanguageDat
     hyps = mixed(german)
     m = score_language(german, hyps, samples=SAMPLES, seed=SEED).metrics
     own = per_sentence(german, hyps)
-    idx = np.random.default_rng([SEED, zlib.crc32(b"de")]).integers(0, N, size=(SAMPLES, N))
     for g in ("feminine", "masculine"):
         strict, gendered = own[f"strict_{g}"], own[f"gendered_{g}"]
         assert m[f"strict_accuracy_{g}"] == pytest.approx(strict.sum() / gendered.sum(), abs=1e-12)
@@ -85,24 +84,23 @@ def test_strict_accuracy_and_mf_ratio_against_a_direct_count(german: LanguageDat
     feminine = own["f_feminine"].sum() + own["f_masculine"].sum()
     assert (m["predicted_masculine"], m["predicted_feminine"]) == (masculine, feminine)
     assert m["mf_ratio"] == pytest.approx(masculine / feminine) and m["mf_ratio"] != pytest.approx(1.0, abs=0.01)
-    ratios = (own["m_feminine"][idx].sum(1) + own["m_masculine"][idx].sum(1)) / (
-        own["f_feminine"][idx].sum(1) + own["f_masculine"][idx].sum(1)
-    )
-    assert m["mf_ratio_ci95"] == pytest.approx(list(np.percentile(ratios, [2.5, 97.5])), abs=1e-12)
+    low, high = score_test_interval(masculine, masculine + feminine)  # of the masculine share, to odds
+    assert m["mf_ratio_ci95"] == pytest.approx([low / (1 - low), high / (1 - high)], rel=1e-9)
 
 
 def test_accuracy_gaps_and_their_intervals_from_the_same_resamples(german: LanguageData) -> None:
     hyps = mixed(german)
     m = score_language(german, hyps, samples=SAMPLES, seed=SEED).metrics
     own = per_sentence(german, hyps)
-    idx = np.random.default_rng([SEED, zlib.crc32(b"de")]).integers(0, N, size=(SAMPLES, N))
     gap = own["correct_masculine"].mean() - own["correct_feminine"].mean()
     assert m["accuracy_gap"] == pytest.approx(gap, abs=1e-12)
-    reps = own["correct_masculine"][idx].mean(1) - own["correct_feminine"][idx].mean(1)  # pairs drawn together
-    assert m["accuracy_gap_ci95"] == pytest.approx(list(np.percentile(reps, [2.5, 97.5])), abs=1e-12)
-    strict = {g: own[f"strict_{g}"][idx].sum(1) / own[f"gendered_{g}"][idx].sum(1) for g in ("feminine", "masculine")}
-    reps = strict["masculine"] - strict["feminine"]
-    assert m["strict_accuracy_gap_ci95"] == pytest.approx(list(np.percentile(reps, [2.5, 97.5])), abs=1e-12)
+    for key, name, counted in (("correct", "accuracy", np.ones(N, bool)), ("strict", "strict_accuracy", None)):
+        counted = own["gendered_feminine"] > 0 if counted is None else counted  # the pairs counted for both
+        m_right, f_right = own[f"{key}_masculine"][counted] > 0, own[f"{key}_feminine"][counted] > 0
+        table = [int((m_right & f_right).sum()), int((m_right & ~f_right).sum()), int((~m_right & f_right).sum()),
+                 int((~m_right & ~f_right).sum())]  # fmt: skip
+        assert m[f"{name}_gap_ci95"] == pytest.approx(paired_difference_interval(*table), abs=1e-12)
+        assert m[f"{name}_gap_ci95"][0] < m[f"{name}_gap"] < m[f"{name}_gap_ci95"][1]
 
 
 def test_over_correction_flagged_only_when_feminine_wins_beyond_noise(german: LanguageData) -> None:

@@ -9,6 +9,7 @@ import string
 from pathlib import Path
 
 import pytest
+from geneval_helpers import score_test_interval
 
 from bias_eval.gendered import LanguageData, Side
 from bias_eval.headline import main_header, main_rows, percent, takeaway
@@ -61,7 +62,9 @@ def test_main_table_shows_strict_accuracy_infinite_ratio_and_neutral_pairs(mascu
     assert es["neutral_pairs"] == counted["neutral"] and es["predicted_feminine"] == 0
     assert es["mf_ratio"] is None  # strict JSON has no infinity: the counts say it
     full_header, (full_row,) = table_rows(metrics)
-    assert dict(zip(full_header, full_row))["M:F prediction ratio [95% CI]"] == row["M:F"]  # the folded table
+    low = score_test_interval(counted["says_masculine"], counted["says_masculine"])[0]  # M / (M + F), F = 0
+    said = dict(zip(full_header, full_row))["M:F prediction ratio [95% CI]"]  # the folded table: an infinite bound
+    assert said == row["M:F"] + f" [{low / (1 - low):.2f}, \u221e]" and es["mf_ratio_ci95"][1] is None
     assert "$\\infty$" in render_latex(metrics)
 
 

@@ -86,4 +86,7 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
     for name in ("comparison.md", "comparison.html", "comparison.json"):
         assert (tmp_path / "cmp_mem" / name).read_bytes() == (cmp_out / name).read_bytes(), name
     assert done.paired["refused"] is None and done.paired["rows"]
-    assert all(row["change"] == 0 for row in done.paired["rows"])  # the same sentences, the same hypotheses
+    tested = [row for row in done.paired["rows"] if not row.get("missing")]
+    assert tested and all(row["change"] == 0 for row in tested)  # the same sentences, the same hypotheses
+    refused = {row["refused"] for row in done.paired["rows"] if row.get("refused")}
+    assert refused == {"30 bootstrap resamples cannot give a 95% interval (at least 40)"}

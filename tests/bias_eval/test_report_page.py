@@ -10,14 +10,16 @@ import random
 import re
 import string
 import xml.etree.ElementTree as ET
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 from geneval_helpers import SentenceCounts, bleu_of, geneval_file, make_subset, read_plain, write_hyps
 
+from bias_eval.compare_plot import CAPTION as COMPARISON_CAPTION
 from bias_eval.headline import title
+from bias_eval.intervals import paired_difference_interval
+from bias_eval.page import CAPTIONS
 from bias_eval.report import reproduce_lines
 from mtkit.cli.bias_report import main
 
@@ -145,19 +147,18 @@ def _points(share: float) -> str:
 
 
 def _accuracy_gap(root: Path, hyp_dir: Path) -> tuple[float, list[float]]:
-    """MT-GenEval accuracy, masculine - feminine, counted here, and its 95% CI from the documented resampling (numpy
-    Generator seeded with (seed, crc32(language)), sentence pairs drawn together)."""
+    """MT-GenEval accuracy, masculine - feminine, counted here, and its 95% CI: Newcombe's paired interval of the
+    2x2 table of the pairs counted here."""
     hyp, ref = _read(root, hyp_dir)
     other = {"feminine": "masculine", "masculine": "feminine"}
     correct = {
         g: np.array([not (_words(h) & (_words(c) - _words(r))) for h, r, c in zip(hyp[g], ref[g], ref[other[g]])])
         for g in other
     }
-    n = len(correct["feminine"])
-    idx = np.random.default_rng([3, zlib.crc32(b"es")]).integers(0, n, size=(SAMPLES, n))
-    replicates = correct["masculine"][idx].mean(axis=1) - correct["feminine"][idx].mean(axis=1)
-    gap = float(correct["masculine"].mean() - correct["feminine"].mean())
-    return gap, [float(x) for x in np.percentile(replicates, [2.5, 97.5])]
+    m, f = correct["masculine"], correct["feminine"]
+    table = [int((m & f).sum()), int((m & ~f).sum()), int((~m & f).sum()), int((~m & ~f).sum())]
+    gap = float(m.mean() - f.mean())
+    return gap, paired_difference_interval(*table)
 
 
 @pytest.mark.parametrize("system", ["biased", "noisy"])
@@ -257,3 +258,11 @@ def test_the_sacrebleu_commands_name_a_languages_own_tokenizer() -> None:
     lines = reproduce_lines({"files": files})
     assert "sacrebleu de.ref -i de.hyp -m bleu chrf  # de bleu_feminine, chrf_feminine" in lines
     assert "sacrebleu ja.ref -i ja.hyp -m bleu chrf -tok ja-mecab  # ja bleu_feminine, chrf_feminine" in lines
+
+
+def test_each_caption_names_the_interval_its_figure_draws() -> None:
+    """The accuracy figure draws the shares' metrics.json intervals, which are Wilson's (test_balance.py holds them
+    to a score test): its caption says Wilson, not bootstrap; the comparison's gap panel draws the accuracy gap's
+    Newcombe interval and says so."""
+    assert "Wilson" in CAPTIONS["accuracy"] and "bootstrap" not in CAPTIONS["accuracy"]
+    assert "Newcombe" in COMPARISON_CAPTION and "bootstrap" not in COMPARISON_CAPTION
