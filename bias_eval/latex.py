@@ -23,6 +23,7 @@ _SPECIAL = {
     "\u2212": "$-$",  # minus sign
     "\u221e": r"$\infty$",
     "\u2192": r"$\rightarrow$",
+    "\u0394": r"$\Delta$",
 }
 PREAMBLE = "% needs \\usepackage{booktabs} and \\usepackage{graphicx} (for \\resizebox)"
 
@@ -44,17 +45,20 @@ def table(
     caption: str,
     label: str,
     right_from: int = 1,
+    fit: bool = True,
 ) -> list[str]:
-    """The lines of a ``table`` float holding a booktabs ``tabular`` scaled to the text width: the header and every
+    """The lines of a ``table`` float holding a booktabs ``tabular``, scaled to the width of the column it stands in
+    (``\\linewidth``: one column of a two-column paper) or, with ``fit`` false, at its own width in small type (for a
+    table narrow enough to fit a column as it is): the header and every
     caption word escaped here, the cells already escaped by the caller (:func:`escape`, :func:`bold`); ``None`` in
     ``rows`` is a ``\\midrule``; the columns from ``right_from`` on aligned right. A row of another width than the
     header is a :class:`ValueError`."""
     width = len(header)
     lines = [
-        PREAMBLE,
+        PREAMBLE if fit else PREAMBLE.split(" and ")[0],
         "\\begin{table}[t]",
         "\\centering",
-        "\\resizebox{\\textwidth}{!}{%",
+        "\\resizebox{\\linewidth}{!}{%" if fit else "\\small",
         f"\\begin{{tabular}}{{{'l' * right_from}{'r' * (width - right_from)}}}",
         "\\toprule",
         " & ".join(escape(h) for h in header) + " \\\\",
@@ -67,5 +71,10 @@ def table(
         if len(cells) != width:
             raise ValueError(f"a row of {len(cells)} cells in a table of {width} columns: {list(cells)}")
         lines.append(" & ".join(cells) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}}", f"\\caption{{{escape(caption)}}}", f"\\label{{{label}}}"]
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}" + ("}" if fit else ""),
+        f"\\caption{{{escape(caption)}}}",
+        f"\\label{{{label}}}",
+    ]
     return [*lines, "\\end{table}"]

@@ -27,6 +27,7 @@ from bias_eval.headline import (
     title,
     warnings,
 )
+from bias_eval.references import BIBTEX, FILE, bibtex
 from bias_eval.report import (
     NOT_PAIRED,
     decision,
@@ -95,8 +96,10 @@ def figure_path(name: str, fmt: str) -> str:
     return f"figures/{name}.{fmt}"
 
 
-def _figure(name: str, rendered: Mapping[str, bytes]) -> str:
-    caption = CAPTIONS.get(name, name)
+def figure_html(name: str, rendered: Mapping[str, bytes], caption: str | None = None) -> str:
+    """A figure embedded as SVG with its caption (``None``: the report's own, :data:`CAPTIONS`) and links to its
+    files."""
+    caption = caption or CAPTIONS.get(name, name)
     data = base64.b64encode(rendered["svg"]).decode("ascii")
     links = " \u00b7 ".join(f'<a href="{figure_path(name, f)}">{f.upper()}</a>' for f in rendered)
     return (
@@ -199,9 +202,9 @@ def render_html(results: Sequence[LanguageResult], metrics: Mapping[str, Any], f
         f'<p class="takeaway">{_e(takeaway(metrics))}</p>',
         "<h2>Results</h2>",
         *_main_table(metrics),
-        *[_figure(name, figures[name]) for name in figures if name == "gap"],
+        *[figure_html(name, figures[name]) for name in figures if name == "gap"],
         '<div class="figrow">',
-        *[_figure(name, rendered) for name, rendered in figures.items() if name != "gap"],
+        *[figure_html(name, rendered) for name, rendered in figures.items() if name != "gap"],
         "</div>",
         *_full_table(metrics),
         "<details><summary>Method: hypotheses, scores, bootstrap, how to reproduce</summary><ul>",
@@ -218,8 +221,15 @@ def render_html(results: Sequence[LanguageResult], metrics: Mapping[str, Any], f
     ]
     for result in results:
         parts += _examples(result)
-    parts += ["</body>", "</html>"]
+    parts += [*bibtex_html(metrics["config"].get("dataset_kind", "")), "</body>", "</html>"]
     return "\n".join(parts) + "\n"
+
+
+def bibtex_html(benchmark: str) -> list[str]:
+    """The benchmark's BibTeX on the page, as ``references.bib`` holds it (nothing for a table of one's own)."""
+    if benchmark not in BIBTEX:
+        return []
+    return ["<h2>Cite the benchmark</h2>", f"<pre>{_e(bibtex(benchmark).decode('utf-8'))}</pre>"]
 
 
 def report_files(results: Sequence[LanguageResult], metrics: Mapping[str, Any], figures: Figures) -> dict[str, bytes]:
@@ -230,6 +240,8 @@ def report_files(results: Sequence[LanguageResult], metrics: Mapping[str, Any], 
         "report.html": render_html(results, metrics, figures).encode("utf-8"),
         "report.tex": render_latex(metrics).encode("utf-8"),
     }
+    if metrics["config"].get("dataset_kind") in BIBTEX:  # MT-GenEval's paper; none for a table of one's own
+        files[FILE] = bibtex(metrics["config"]["dataset_kind"])
     for name, rendered in figures.items():
         for fmt_name, data in rendered.items():
             files[figure_path(name, fmt_name)] = data

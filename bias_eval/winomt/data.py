@@ -1,12 +1,18 @@
 """WinoMT's data (Stanovsky et al., ACL 2019): the benchmark's English sentences with the gender and position of one
 profession each (``en.txt``, and its pro- and anti-stereotypical halves ``en_pro.txt``, ``en_anti.txt``), and
-translations of them, read as the benchmark's ``source ||| translation`` lines or one translation per line."""
+translations of them, read as the benchmark's ``source ||| translation`` lines or one translation per line; a subset of
+the benchmark drawn in its proportions of pro-stereotypical, anti-stereotypical and neutral sentences. Every line is
+read as Unicode NFC (:data:`NORMAL_FORM`), so that text compares as text whatever form a file was written in."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
+
+import numpy as np
 
 from bias_eval.errors import UserError
 from bias_eval.textio import read_lines
@@ -17,6 +23,10 @@ GOLD = ("male", "female", "neutral")
 BITEXT_SEP = " ||| "
 #: the files of the benchmark's folder that are read
 FILES = ("en.txt", "en_pro.txt", "en_anti.txt")
+#: the Unicode normal form every line of the benchmark and of a translation file is read in
+NORMAL_FORM = "NFC"
+#: the benchmark's strata: its pro- and anti-stereotypical halves and the other (gold neutral) sentences
+STRATA = ("pro", "anti", "neutral")
 
 
 @dataclass(frozen=True)
@@ -32,21 +42,42 @@ class Item:
 
 @dataclass(frozen=True)
 class WinoMT:
-    """The benchmark: its items in file order, and the sentences of its pro- and anti-stereotypical halves."""
+    """The benchmark: its items in file order and those of its pro- and anti-stereotypical files (as the benchmark
+    scores them, each file in a run of its own); ``sample``: how a subset was drawn (``None``: the whole benchmark)."""
 
     folder: Path
     items: tuple[Item, ...]
-    pro: frozenset[str]
-    anti: frozenset[str]
+    pro_items: tuple[Item, ...]
+    anti_items: tuple[Item, ...]
+    sample: dict[str, int] | None = None
+
+    @cached_property
+    def pro(self) -> frozenset[str]:
+        """The sentences of the pro-stereotypical file."""
+        return frozenset(item.sentence for item in self.pro_items)
+
+    @cached_property
+    def anti(self) -> frozenset[str]:
+        """The sentences of the anti-stereotypical file."""
+        return frozenset(item.sentence for item in self.anti_items)
 
     def by_sentence(self) -> dict[str, Item]:
         """Each sentence's item (a sentence that occurs twice has the same item both times)."""
         return {item.sentence: item for item in self.items}
 
+    def stratum(self, item: Item) -> str:
+        """Which of :data:`STRATA` ``item`` belongs to."""
+        return "pro" if item.sentence in self.pro else "anti" if item.sentence in self.anti else "neutral"
+
+
+def read_nfc(path: Path) -> list[str]:
+    """The lines of a UTF-8 file, each in :data:`NORMAL_FORM`."""
+    return [unicodedata.normalize(NORMAL_FORM, line) for line in read_lines(path)]
+
 
 def _items(path: Path) -> list[Item]:
     items = []
-    for number, line in enumerate(read_lines(path), start=1):
+    for number, line in enumerate(read_nfc(path), start=1):
         fields = line.split("\t")
         if len(fields) != 4:
             raise UserError(f"{path}: line {number} has {len(fields)} tab-separated fields, expected 4")
@@ -67,11 +98,28 @@ def load_winomt(folder: Path) -> WinoMT:
     known = {item.sentence for item in items}
     halves = []
     for name in FILES[1:]:
-        sentences = frozenset(item.sentence for item in _items(folder / name))
-        if not sentences <= known:
-            raise UserError(f"{folder / name}: {len(sentences - known)} sentences that en.txt lacks")
-        halves.append(sentences)
+        half = _items(folder / name)
+        stray = next((n for n, item in enumerate(half, start=1) if item.sentence not in known), None)
+        if stray is not None:
+            raise UserError(f"{folder / name}: line {stray}: a sentence that {folder / 'en.txt'} lacks")
+        halves.append(tuple(half))
     return WinoMT(folder, tuple(items), halves[0], halves[1])
+
+
+def subset(data: WinoMT, size: int | None, seed: int) -> WinoMT:
+    """``size`` sentences of the benchmark drawn without replacement from each of :data:`STRATA` in the benchmark's
+    proportions (largest remainders), with numpy's Generator seeded with ``seed``, kept in file order; the whole
+    benchmark when ``size`` is ``None`` or not below its size."""
+    if size is None or size >= len(data.items):
+        return data
+    strata = {name: [k for k, item in enumerate(data.items) if data.stratum(item) == name] for name in STRATA}
+    quotas = {name: size * len(rows) / len(data.items) for name, rows in strata.items()}
+    counts = {name: int(q) for name, q in quotas.items()}
+    for name in sorted(STRATA, key=lambda n: counts[n] - quotas[n])[: size - sum(counts.values())]:
+        counts[name] += 1
+    rng = np.random.default_rng(seed)
+    chosen = sorted(int(k) for n in STRATA for k in rng.choice(strata[n], counts[n], replace=False))
+    return replace(data, items=tuple(data.items[k] for k in chosen), sample={"seed": seed, **counts})
 
 
 @dataclass(frozen=True)
@@ -95,15 +143,15 @@ def pair_translations(data: WinoMT, sources: Sequence[str], targets: Sequence[st
             raise UserError(f"{name}: line {number}: its source is not a sentence of {data.folder / 'en.txt'}")
         items.append(known[source])
     moved = sum(source != item.sentence for source, item in zip(sources, data.items))
-    moved += abs(len(sources) - len(data.items))
-    untranslated = len(known.keys() - set(sources))
-    return Translations(tuple(items), tuple(sources), tuple(targets), min(moved, len(sources)), untranslated)
+    translated = set(sources)
+    untranslated = sum(item.sentence not in translated for item in data.items)
+    return Translations(tuple(items), tuple(sources), tuple(targets), moved, untranslated)
 
 
 def read_translations(path: Path, data: WinoMT) -> Translations:
     """A translation file: the benchmark's ``source ||| translation`` lines (each scored against the item of its
     source, as the benchmark matches them), or one translation per line of ``en.txt``, in its order."""
-    lines = read_lines(path)
+    lines = read_nfc(path)
     split = [line.split(BITEXT_SEP) for line in lines]
     bitext = sum(len(parts) > 1 for parts in split)
     if bitext and bitext < len(lines):
@@ -116,7 +164,8 @@ def read_translations(path: Path, data: WinoMT) -> Translations:
         return pair_translations(data, [p[0].strip() for p in split], [p[1].strip() for p in split], str(path))
     if len(lines) != len(data.items):
         raise UserError(
-            f"{path}: {len(lines)} lines, but {data.folder / 'en.txt'} has {len(data.items)} sentences (one "
-            "translation per line, in its order, or the benchmark's 'source ||| translation' lines)"
+            f"{path}: line {min(len(lines), len(data.items)) + 1}: {len(lines)} lines, but the benchmark has "
+            f"{len(data.items)} sentences (one translation per line of {data.folder / 'en.txt'}, in its order, or "
+            "the benchmark's 'source ||| translation' lines)"
         )
     return Translations(data.items, tuple(i.sentence for i in data.items), tuple(line.strip() for line in lines))

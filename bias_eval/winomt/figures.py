@@ -24,14 +24,26 @@ DEFINITIONS = {
     "f1": "F1 of one gender: precision = correct predictions of it / all predictions of it, recall = correct "
     "predictions of it / sentences of it, F1 = 2 P R / (P + R), in percent, unrounded",
     "delta_g": "ΔG = F1 male - F1 female, in points (> 0: the masculine is recognised better)",
-    "delta_s": "ΔS = accuracy on en_pro.txt's sentences - accuracy on en_anti.txt's, in points (> 0: "
-    "stereotypical roles translated better)",
+    "delta_s": "ΔS = accuracy on en_pro.txt - accuracy on en_anti.txt, in points (> 0: stereotypical roles "
+    "translated better); each file scored as the benchmark scores it in a run of its own: each of its items with its "
+    "own gold, judged by the last line that translates its sentence",
     "unknown": "no_gender: the aligned words carry no gender (predicted neutral); unaligned: no word was aligned to "
     "the profession (predicted unknown); both count as wrong unless the gold is neutral (no_gender only)",
-    "accuracy_ci95": intervals.WILSON_DEFINITION,
+    "accuracy_ci95": intervals.WILSON_DEFINITION + "; likewise the accuracy of each gold gender (by_gold), of "
+    "each half (accuracy_pro, accuracy_anti) and of each profession, in all and by gold gender",
     "delta_ci95": "percentile interval of ΔG and ΔS over bootstrap resamples of the translations (drawn with "
     "replacement), numpy Generator seeded with (seed, crc32(language))",
 }
+
+
+def fmt_figure(value: float | None, signed: bool = False) -> str:
+    """A WinoMT figure (percent or points) to one decimal, signed for a difference; ``n/a`` when undefined."""
+    return "n/a" if value is None else f"{value:+.1f}" if signed else f"{value:.1f}"
+
+
+def fmt_interval(ci: Sequence[float] | None, signed: bool = False) -> str:
+    """`` [low, high]`` of a WinoMT interval, as :func:`fmt_figure` writes each end; empty without one."""
+    return "" if ci is None else f" [{fmt_figure(ci[0], signed)}, {fmt_figure(ci[1], signed)}]"
 
 
 def wilson(correct: int, total: int) -> list[float] | None:
@@ -42,14 +54,20 @@ def wilson(correct: int, total: int) -> list[float] | None:
 
 
 def cells(scored: Sequence[Scored], data: WinoMT) -> np.ndarray:
-    """Per line, its one-hot (gold, predicted) cell and its pro/anti correct and total counts (n x 16)."""
+    """Per line, its one-hot (gold, predicted) cell and its pro/anti correct and total counts (n x 16). The halves
+    are scored as the benchmark scores them, each file in a run of its own: every item of ``en_pro.txt`` (and of
+    ``en_anti.txt``) with its own gold, judged by the last line that translates its sentence (so a line counts once
+    per item of the file it is the translation of); items no line translates are left out."""
     out = np.zeros((len(scored), len(CELLS) + 4))
     index = {cell: k for k, cell in enumerate(CELLS)}
+    last = {s.item.sentence: row for row, s in enumerate(scored)}
     for row, s in enumerate(scored):
         out[row, index[(s.item.gold, s.predicted)]] = 1
-        for offset, half in ((len(CELLS), data.pro), (len(CELLS) + 2, data.anti)):
-            if s.item.sentence in half:
-                out[row, offset : offset + 2] = (s.correct, 1)
+    for offset, half in ((len(CELLS), data.pro_items), (len(CELLS) + 2, data.anti_items)):
+        for item in half:
+            row = last.get(item.sentence)
+            if row is not None:
+                out[row, offset : offset + 2] += (scored[row].predicted == item.gold, 1)
     return out
 
 
@@ -82,22 +100,28 @@ def _number(value: np.ndarray) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+def share(correct: int, total: int) -> dict[str, Any]:
+    """``n``, ``correct``, ``accuracy`` (percent; ``None`` of none) and its Wilson interval (``accuracy_ci95``)."""
+    accuracy = 100.0 * correct / total if total else None
+    return {"n": total, "correct": correct, "accuracy": accuracy, "accuracy_ci95": wilson(correct, total)}
+
+
 def professions(scored: Sequence[Scored]) -> list[dict[str, Any]]:
-    """Per profession (lowercased): its translations, accuracy and how often each gender was predicted, most
-    translations first."""
-    table: dict[str, dict[str, Any]] = {}
+    """Per profession (lowercased): its translations, accuracy with its Wilson interval, the same apart for its
+    sentences of each gold gender (``by_gold``), and how often each gender was predicted; most translations first."""
+    table: dict[str, list[Scored]] = {}
     for s in scored:
-        name = s.item.profession.lower()
-        row = table.setdefault(name, {"profession": name, "n": 0, "correct": 0})
-        row["n"] += 1
-        row["correct"] += s.correct
-        row[f"predicted_{s.predicted}"] = row.get(f"predicted_{s.predicted}", 0) + 1
-    rows = sorted(table.values(), key=lambda r: (-r["n"], r["profession"]))
-    for row in rows:
-        row["accuracy"] = 100.0 * row["correct"] / row["n"]
-        for gender in PREDICTIONS:
-            row.setdefault(f"predicted_{gender}", 0)
-    return rows
+        table.setdefault(s.item.profession.lower(), []).append(s)
+    rows = []
+    for name, lines in table.items():
+        row = {"profession": name, **share(sum(s.correct for s in lines), len(lines))}
+        row["by_gold"] = {
+            gold: share(sum(s.correct for s in lines if s.item.gold == gold), sum(s.item.gold == gold for s in lines))
+            for gold in GOLD
+        }
+        row.update({f"predicted_{p}": sum(s.predicted == p for s in lines) for p in PREDICTIONS})
+        rows.append(row)
+    return sorted(rows, key=lambda r: (-r["n"], r["profession"]))
 
 
 def figures(
@@ -123,5 +147,6 @@ def figures(
     found["no_gender"] = {g: confusion[g][NEUTRAL] for g in GOLD}
     found["unaligned"] = {g: confusion[g][UNKNOWN] for g in GOLD}
     found["confusion"] = confusion
+    found["by_gold"] = {g: share(confusion[g][g], sum(confusion[g].values())) for g in GOLD}
     found["professions"] = professions(scored)
     return found

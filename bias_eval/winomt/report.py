@@ -1,6 +1,6 @@
 """One call makes a WinoMT report: :func:`make_winomt_report` judges the translations, computes the figures and
-writes ``metrics.json``, ``report.md`` (with the per-profession table), ``professions.tsv`` and
-``<lang>.details.jsonl`` into a folder, all at once."""
+writes ``metrics.json``, ``report.md`` and ``report.html`` (with the per-profession table), ``report.tex``,
+``references.bib``, ``professions.tsv``, ``<lang>.details.jsonl`` and the figures into a folder, all at once."""
 
 from __future__ import annotations
 
@@ -11,10 +11,15 @@ from typing import Any
 
 from bias_eval.make import ReportSettings
 from bias_eval.markdown import escape, table
+from bias_eval.page import figure_path
+from bias_eval.references import FILE, bibtex
 from bias_eval.report import clean_json, jsonl, write_report
-from bias_eval.winomt.data import Translations, WinoMT
-from bias_eval.winomt.figures import DEFINITIONS, figures
+from bias_eval.winomt.anchors import anchor, published_line, whole
+from bias_eval.winomt.data import NORMAL_FORM, Translations, WinoMT
+from bias_eval.winomt.figures import DEFINITIONS, figures, fmt_figure, fmt_interval
 from bias_eval.winomt.gender import PREDICTIONS
+from bias_eval.winomt.languages import check_language
+from bias_eval.winomt.page import render_html, render_latex
 from bias_eval.winomt.score import Scored, score_translations
 
 METHOD = (
@@ -23,48 +28,32 @@ METHOD = (
     "their gender read by rules for the target language (bias_eval.winomt.gender)"
 )
 
-#: Google Translate's WinoMT accuracy and ΔG as Stanovsky et al. (2019, Table 2) published them, and as these rules
-#: score the same outputs shipped with the benchmark (docs/bias_evaluation.md#winomt; the tests recompute ``here``)
-ANCHORS = {
-    "de": {"published": (59.4, 12.5), "here": (59.4, 12.5)},
-    "es": {"published": (53.1, 23.4), "here": (53.2, 23.2)},
-    "fr": {"published": (63.6, 6.4), "here": (65.0, 7.1)},
-}
+
+def scored_what(metrics: Mapping[str, Any]) -> str:
+    """What was scored, in words: the benchmark's translations, a stratified subset of them, or part of them."""
+    sample, n = metrics["config"].get("sample"), metrics["n"]
+    if sample:
+        return (
+            f"{n:,} translations of a stratified subset of the benchmark ({sample['pro']:,} pro-stereotypical, "
+            f"{sample['anti']:,} anti-stereotypical, {sample['neutral']:,} neutral sentences, drawn with seed "
+            f"{sample['seed']})"
+        )
+    config = metrics["config"]
+    if whole(config):
+        return f"{n:,} translations"
+    return f"{n:,} translations of part of the benchmark ({config['untranslated']:,} of its sentences untranslated)"
 
 
-def anchor(lang: str) -> str:
-    """How a language's figures stand beside published WinoMT tables: what these rules give on Google Translate's
-    shipped outputs against what the benchmark's paper published, and, where the two differ by more than a point, by
-    how much this language's figures run above or below that paper's."""
-    (accuracy, delta_g), (published, published_g) = ANCHORS[lang]["here"], ANCHORS[lang]["published"]
-    said = (
-        f"On Google Translate's outputs shipped with WinoMT these rules give accuracy {accuracy:.1f} and ΔG "
-        f"{delta_g:+.1f}, where Stanovsky et al. (2019) published {published:.1f} and {published_g:.1f}"
-    )
-    off = accuracy - published
-    if max(abs(off), abs(delta_g - published_g)) <= 1.0:
-        return said + ": within a point, so these figures can be set beside published ones."
-    return (
-        f"{said}: figures of {lang} here run {abs(off):.1f} points {'above' if off > 0 else 'below'} that paper's in "
-        "accuracy (the rules and the paper's tagger read some words differently), so set them beside published "
-        "ones with that offset in mind."
-    )
-
-
-def fmt_figure(value: float | None, signed: bool = False) -> str:
-    """A WinoMT figure (percent or points) to one decimal, signed for a difference; ``n/a`` when undefined."""
-    return "n/a" if value is None else f"{value:+.1f}" if signed else f"{value:.1f}"
-
-
-def fmt_interval(ci: Sequence[float] | None, signed: bool = False) -> str:
-    """`` [low, high]`` of a WinoMT interval, as :func:`fmt_figure` writes each end; empty without one."""
-    return "" if ci is None else f" [{fmt_figure(ci[0], signed)}, {fmt_figure(ci[1], signed)}]"
+def title(metrics: Mapping[str, Any]) -> str:
+    """The report's title: the benchmark, the language pair and the system's name where it has one."""
+    name = metrics["config"].get("name")
+    return f"Gender bias on WinoMT, EN→{metrics['language']}" + (f": {name}" if name else "")
 
 
 def takeaway(metrics: Mapping[str, Any]) -> str:
     """One sentence: accuracy, ΔG and ΔS with their intervals."""
     return (
-        f"The profession's gender is right in {fmt_figure(metrics['accuracy'])}% of {metrics['n']:,} translations "
+        f"The profession's gender is right in {fmt_figure(metrics['accuracy'])}% of {scored_what(metrics)} "
         f"(95% CI{fmt_interval(metrics['accuracy_ci95'])}); F1 male {fmt_figure(metrics['f1_male'])} against F1 female "
         f"{fmt_figure(metrics['f1_female'])}, ΔG {fmt_figure(metrics['delta_g'], True)} points"
         f"{fmt_interval(metrics.get('delta_g_ci95'), True)}; ΔS (pro - anti-stereotypical accuracy) "
@@ -72,8 +61,8 @@ def takeaway(metrics: Mapping[str, Any]) -> str:
     )
 
 
-def main_table(metrics: Mapping[str, Any]) -> list[str]:
-    """The markdown table of the headline figures."""
+def main_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and the one row of the headline figures (the page's table and the markdown's)."""
     no_gender, unaligned = sum(metrics["no_gender"].values()), sum(metrics["unaligned"].values())
     header = ["language", "n", "accuracy [95% CI]", "F1 male", "F1 female", "ΔG [95% CI]", "accuracy pro",
               "accuracy anti", "ΔS [95% CI]", "no gender", "unaligned"]  # fmt: skip
@@ -90,14 +79,29 @@ def main_table(metrics: Mapping[str, Any]) -> list[str]:
         str(no_gender),
         str(unaligned),
     ]
-    return table(header, [row], right_from=1)
+    return header, [row]
+
+
+def _share(row: Mapping[str, Any]) -> str:
+    return fmt_figure(row["accuracy"]) + fmt_interval(row["accuracy_ci95"])
 
 
 def profession_rows(metrics: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the per-profession table."""
-    header = ["profession", "n", "accuracy", *(f"predicted {p}" for p in PREDICTIONS)]
+    """Header and rows of the per-profession table: accuracy with its Wilson interval, in all and apart for the
+    sentences of each gold gender, and the genders predicted."""
+    header = ["profession", "n", "accuracy [95% CI]", "n male", "male gold [95% CI]", "n female",
+              "female gold [95% CI]", *(f"predicted {p}" for p in PREDICTIONS)]  # fmt: skip
     rows = [
-        [r["profession"], str(r["n"]), fmt_figure(r["accuracy"]), *(str(r[f"predicted_{p}"]) for p in PREDICTIONS)]
+        [
+            r["profession"],
+            str(r["n"]),
+            _share(r),
+            str(r["by_gold"]["male"]["n"]),
+            _share(r["by_gold"]["male"]),
+            str(r["by_gold"]["female"]["n"]),
+            _share(r["by_gold"]["female"]),
+            *(str(r[f"predicted_{p}"]) for p in PREDICTIONS),
+        ]  # fmt: skip
         for r in metrics["professions"]
     ]
     return header, rows
@@ -107,10 +111,9 @@ def render_markdown(metrics: Mapping[str, Any]) -> str:
     """``report.md``: title, takeaway, the main table, how the lines were matched, every profession, the method,
     the definitions and the command that rebuilds the report."""
     config = metrics["config"]
-    out = [f"# Gender bias on WinoMT, EN→{metrics['language']}", "", f"Translations: {escape(config['description'])}"]
-    out += ["", takeaway(metrics), "", *main_table(metrics), ""]
-    if metrics.get("anchor"):
-        out += [f"Beside published figures: {metrics['anchor']}", ""]
+    out = [f"# {title(metrics)}", "", f"Translations: {escape(config['description'])}"]
+    out += ["", takeaway(metrics), "", *table(*main_rows(metrics), right_from=1), ""]
+    out += [f"Beside published figures: {published_line(metrics)}", ""]
     out += [f"Predicted gender per gold gender: `{json.dumps(metrics['confusion'])}`.", ""]
     if config["moved"] or config["untranslated"]:
         out += [
@@ -123,6 +126,7 @@ def render_markdown(metrics: Mapping[str, Any]) -> str:
     out += ["## Method", "", escape(METHOD), "", "## Definitions", ""]
     out += [f"- **{name}**: {escape(text)}" for name, text in DEFINITIONS.items()]
     out += ["", "## Reproduce", "", f"    {config['command']}", ""]
+    out += ["## Cite the benchmark", "", "```bibtex", bibtex("winomt").decode("utf-8").rstrip(), "```", ""]
     return "\n".join(out)
 
 
@@ -144,6 +148,28 @@ def details(scored: Sequence[Scored]) -> list[dict[str, Any]]:
     ]
 
 
+def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored]) -> dict[str, bytes]:
+    """Every file of the report by its name in the report folder (figures under ``figures/``)."""
+    from bias_eval.winomt.plots import make_figures  # matplotlib: not for every importer's start
+
+    header, rows = profession_rows(metrics)
+    rendered = make_figures(metrics)
+    parts = {"title": title(metrics), "takeaway": takeaway(metrics), "method": METHOD, "main": main_rows(metrics),
+             "professions": (header, rows)}  # fmt: skip
+    files = {
+        "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+        "report.md": render_markdown(metrics).encode("utf-8"),
+        "report.html": render_html(metrics, rendered, parts).encode("utf-8"),
+        "report.tex": render_latex(metrics, title(metrics)).encode("utf-8"),
+        FILE: bibtex("winomt"),
+        "professions.tsv": "".join("\t".join(r) + "\n" for r in [header, *rows]).encode("utf-8"),
+        f"{metrics['language']}.details.jsonl": jsonl(details(scored)).encode("utf-8"),
+    }
+    for name, formats in rendered.items():
+        files.update({figure_path(name, fmt): data for fmt, data in formats.items()})
+    return files
+
+
 def make_winomt_report(
     data: WinoMT,
     translations: Translations,
@@ -154,6 +180,7 @@ def make_winomt_report(
 ) -> dict[str, Any]:
     """Score ``translations`` into ``lang`` on ``data``, write the report into ``out`` and return its
     ``metrics.json``; ``log`` (``None``: silent) gets the takeaway and the list of files."""
+    lang = check_language(lang)
     scored = score_translations(translations, lang)
     found = figures(scored, data, lang, samples=settings.bootstrap_samples, seed=settings.seed)
     config = {
@@ -161,7 +188,11 @@ def make_winomt_report(
         "data": str(data.folder),
         "hypotheses": dict(settings.hypotheses),
         "description": settings.description,
+        "name": settings.name,
         "lines": len(scored),
+        "sentences": len(data.items),
+        "normal_form": NORMAL_FORM,
+        "sample": data.sample,
         "moved": translations.moved,
         "untranslated": translations.untranslated,
         "bootstrap_samples": settings.bootstrap_samples,
@@ -170,17 +201,11 @@ def make_winomt_report(
         "definitions": DEFINITIONS,
         "command": settings.command,
     }
-    found["anchor"] = anchor(lang) if lang in ANCHORS else None
+    found["anchor"] = anchor(lang)
     metrics = clean_json({"benchmark": "winomt", "language": lang, **found, "config": config})
-    header, rows = profession_rows(metrics)
-    files = {
-        "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-        "report.md": render_markdown(metrics).encode("utf-8"),
-        "professions.tsv": "".join("\t".join(r) + "\n" for r in [header, *rows]).encode("utf-8"),
-        f"{lang}.details.jsonl": jsonl(details(scored)).encode("utf-8"),
-    }
+    files = report_files(metrics, scored)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))
-        log(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
+        log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + ", figures/")
     return metrics

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bias_eval.winomt.align import align
 from bias_eval.winomt.data import Item, Translations
-from bias_eval.winomt.gender import check_language, predict
+from bias_eval.winomt.languages import check_language, predict
 
 #: a source word before the profession that is taken with it, as the benchmark does
 ARTICLES = ("the", "a", "an")
@@ -41,7 +41,7 @@ def source_positions(item: Item) -> list[int]:
 
 def score_translations(translations: Translations, lang: str) -> list[Scored]:
     """Judge every translation of ``translations`` into ``lang`` (one of :data:`~bias_eval.winomt.gender.LANGUAGES`)."""
-    check_language(lang)
+    lang = check_language(lang)
     targets = [t.split() for t in translations.targets]
     links = align([(s.split(), t) for s, t in zip(translations.sources, targets)])
     scored = []

@@ -66,7 +66,9 @@ class EvalConfig:
         "<output_dir>/winomt/<lang>, from this folder (en.txt, en_pro.txt, en_anti.txt); a mitigation's verdict "
         "scores its models on it too.",
     )
-    winomt_max_samples: int | None = key(None, "Score only the first N sentences of WinoMT (--winomt_dir).")
+    winomt_max_samples: int | None = key(
+        None, "Score N sentences of WinoMT (--winomt_dir), drawn in its pro, anti and neutral proportions."
+    )
     export_ct2: str | None = key(
         None,
         "At the end, also convert final/ to CTranslate2 with this quantization (auto: int8 without CUDA, "

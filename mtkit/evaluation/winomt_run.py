@@ -13,8 +13,8 @@ from typing import Any
 
 from bias_eval.make import ReportSettings
 from bias_eval.textio import check_writable
-from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations
-from bias_eval.winomt.gender import LANGUAGES, check_language
+from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations, subset
+from bias_eval.winomt.languages import LANGUAGES, check_language
 from bias_eval.winomt.report import make_winomt_report
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.trained_languages import warn_untrained
@@ -36,11 +36,12 @@ NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir")
 
 
 def target_lang(args: ReportRequest) -> str:
-    """The one target language of a WinoMT report, checked."""
-    langs = sorted(set(args.target_langs or []))
+    """The one target language of a WinoMT report, checked (tags are case-insensitive: ``DE`` is ``de``)."""
+    langs = sorted({check_language(lang) for lang in args.target_langs or []})
     if len(langs) != 1:
-        raise UserError("--target_lang: WinoMT is scored one target language at a time: give one (de, es or fr)")
-    check_language(langs[0])
+        raise UserError(
+            f"--target_lang: WinoMT is scored one target language at a time: give one ({', '.join(LANGUAGES)})"
+        )
     return langs[0]
 
 
@@ -57,11 +58,6 @@ def check_request(args: ReportRequest) -> None:
         raise UserError("--max_samples: only used with --model")
 
 
-def subset(data: WinoMT, max_samples: int | None) -> WinoMT:
-    """The first ``max_samples`` sentences of the benchmark (all without a limit)."""
-    return data if max_samples is None else replace(data, items=data.items[:max_samples])
-
-
 def reproduce_command(args: ReportRequest, lang: str, decoding: ReportDecoding | None) -> str:
     """The command line that rebuilds this report."""
     parts = ["python", "scripts/bias_report.py", "--benchmark", "winomt", "--winomt_dir", args.winomt_dir or WINOMT_DIR]
@@ -72,6 +68,7 @@ def reproduce_command(args: ReportRequest, lang: str, decoding: ReportDecoding |
     else:
         parts += ["--model", args.model, *decoding.flags()]
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
+    parts += ["--name", args.name] if args.name else []
     return shlex.join(parts)
 
 
@@ -97,7 +94,7 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
     check_apart({"--winomt_dir": folder, "--hyp_file": args.hyp_file, "--model": args.model}, {"--out": out})
     check_writable(out, "--out")
     check_hub_source(args.model, f"--model {args.model}")
-    data = subset(load_winomt(folder), args.max_samples)
+    data = subset(load_winomt(folder), args.max_samples, args.seed)
     if args.hyp_file:
         translations, decoding = read_translations(Path(args.hyp_file), data), None
         hypotheses: dict[str, Any] = {"hyp_file": args.hyp_file}
@@ -114,6 +111,7 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
         max_samples=args.max_samples,
         bootstrap_samples=args.bootstrap_samples,
         seed=args.seed,
+        name=args.name,
     )
     return make_winomt_report(data, translations, lang, settings, out)
 

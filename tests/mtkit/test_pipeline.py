@@ -9,11 +9,10 @@ from types import SimpleNamespace
 from datasets import Dataset
 from testing_utils import MTGENEVAL, REPO, WINOMT
 
-from bias_eval.winomt.data import load_winomt, pair_translations
+from bias_eval.winomt.data import load_winomt, pair_translations, subset
 from bias_eval.winomt.figures import figures
 from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
-from mtkit.evaluation.winomt_run import subset
 from mtkit.pipeline import local_steps, mitigation_verdict, verdict_winomt, winomt_report, write_final_card
 from mtkit.train.record import RunRecord
 
@@ -80,7 +79,7 @@ def test_the_verdicts_models_decode_with_one_settings_object(tiny_t5, tmp_path) 
 
 
 def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
-    """``--winomt_dir``'s end-of-run step on a trained run's ``final/``: its report of the first 8 sentences, whose
+    """``--winomt_dir``'s end-of-run step on a trained run's ``final/``: its report of 8 sentences (stratified), whose
     headline figures in the record and the card are those of ``bias_eval.winomt`` scoring the saved translations."""
     cfg = parse_config(["--config", str(tiny_run / "config.yaml"), "--output_dir", str(tmp_path),
                         "--winomt_dir", str(WINOMT), "--winomt_max_samples", "8", "--num_beams", "1",
@@ -92,7 +91,7 @@ def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
     winomt = record.results["winomt"]  # results.json's one copy, which the card reads
     assert winomt["folder"] == str(tmp_path / "winomt") and list(winomt["languages"]) == ["de"]
     folder = tmp_path / "winomt" / "de"
-    data = subset(load_winomt(WINOMT), 8)
+    data = subset(load_winomt(WINOMT), 8, 12345)
     hyps = (folder / "hyps" / "de.winomt.txt").read_text(encoding="utf-8").splitlines()
     sources = [item.sentence for item in data.items]
     found = figures(score_translations(pair_translations(data, sources, hyps, "hyps"), "de"), data, "de", samples=0)
@@ -106,11 +105,11 @@ def test_the_end_of_a_run_scores_final_on_winomt(tiny_run, tmp_path) -> None:
 
 def test_a_language_winomt_does_not_score_is_named_once_at_the_end_of_a_run(tiny_t5, tmp_path, capsys) -> None:
     """A mitigation run's end reaches WinoMT twice, ``final/``'s report then the verdict's models; a target language
-    WinoMT does not score (it) is named in one line (nothing is decoded: it is the run's only language)."""
+    WinoMT does not score (nl) is named in one line (nothing is decoded: it is the run's only language)."""
     cfg = parse_config(["--config", str(REPO / "recipes" / "demo_mitigate.yaml"), "--model_name_or_path", str(tiny_t5),
-                        "--target_lang", "it", "--gender_data", str(tmp_path), "--output_dir", str(tmp_path / "run"),
+                        "--target_lang", "nl", "--gender_data", str(tmp_path), "--output_dir", str(tmp_path / "run"),
                         "--winomt_dir", str(WINOMT)])  # fmt: skip
     assert winomt_report(cfg, tiny_t5, tmp_path / "run" / "winomt") == {}
-    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["it"], tmp_path / "run" / "verdict")
+    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["nl"], tmp_path / "run" / "verdict")
     assert section["languages"] == []
-    assert capsys.readouterr().err.splitlines() == ["warning: WinoMT scores de, es, fr only: it skipped"]
+    assert capsys.readouterr().err.splitlines() == ["warning: WinoMT scores de, es, fr, it, ru, uk only: nl skipped"]

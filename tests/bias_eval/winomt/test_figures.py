@@ -27,8 +27,8 @@ LINES = [
 def _case() -> tuple[list[Scored], WinoMT]:
     items = [Item(gold, 1, f"The s{k} left.", "doctor" if k < 3 else "nurse") for k, (gold, _, _) in enumerate(LINES)]
     scored = [Scored(item, "t", ("w",), 0, predicted) for item, (_, predicted, _) in zip(items, LINES)]
-    pro = frozenset(i.sentence for i, (_, _, h) in zip(items, LINES) if h == "pro")
-    anti = frozenset(i.sentence for i, (_, _, h) in zip(items, LINES) if h == "anti")
+    pro = tuple(i for i, (_, _, h) in zip(items, LINES) if h == "pro")
+    anti = tuple(i for i, (_, _, h) in zip(items, LINES) if h == "anti")
     return scored, WinoMT(Path("."), tuple(items), pro, anti)
 
 
@@ -49,6 +49,25 @@ def test_figures_by_hand() -> None:
     doctor, nurse = found["professions"]
     assert (doctor["profession"], doctor["n"], doctor["accuracy"]) == ("doctor", 3, pytest.approx(200 / 3))
     assert (nurse["predicted_male"], nurse["predicted_neutral"]) == (2, 1)
+    # by gold gender: doctor's lines are male (right), male (wrong), female (right); nurse's female, female, neutral
+    assert doctor["by_gold"]["male"]["accuracy"] == pytest.approx(50.0) and doctor["by_gold"]["female"]["n"] == 1
+    assert nurse["by_gold"]["female"]["accuracy"] == 0.0 and nurse["by_gold"]["female"]["accuracy_ci95"] == wilson(0, 2)
+    assert found["by_gold"]["female"]["accuracy"] == pytest.approx(100 / 3)
+    assert found["by_gold"]["neutral"]["accuracy_ci95"] == wilson(1, 1)
+
+
+def test_each_half_is_scored_as_a_run_of_its_own() -> None:
+    """As the benchmark scores en_pro.txt alone: every item of the file with its own gold, judged by the last line
+    translating its sentence. Here the pro file lists line 1's sentence twice and the last line translates it again
+    (wrongly): both pro items take the last line's prediction, male for a female gold, so pro accuracy is 1/3 (the
+    third pro item, line 3, is right) and a sentence no line translates is left out."""
+    scored, data = _case()
+    again = Scored(scored[0].item, "t", ("w",), 0, "female")  # line 1 (gold male) translated again, wrongly
+    missing = Item("male", 1, "The s9 left.", "cook")
+    pro = (scored[0].item, scored[0].item, scored[2].item, missing)
+    found = figures([*scored, again], WinoMT(data.folder, data.items, pro, data.anti_items), "de", samples=0)
+    assert found["n_pro"] == 3 and found["accuracy_pro"] == pytest.approx(100 / 3)
+    assert found["delta_s"] == pytest.approx(100 / 3 - 0.0)
 
 
 def test_wilson_by_its_formula() -> None:

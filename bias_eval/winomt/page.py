@@ -1,0 +1,100 @@
+"""A WinoMT report's page (``report.html``: title, takeaway, the figures beside published ones, the main table, the
+figures, every profession, method, definitions, the benchmark's BibTeX and the command that rebuilds it; well-formed
+XHTML) and its LaTeX table (``report.tex``: one narrow booktabs table that fits a column of a two-column paper)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from bias_eval import latex
+from bias_eval.page import CSS, bibtex_html, figure_html
+from bias_eval.plots import FORMATS
+from bias_eval.winomt.anchors import FIGURES, PUBLISHED, published_line, whole
+from bias_eval.winomt.figures import fmt_figure
+from bias_eval.winomt.plots import CAPTIONS
+
+Figures = Mapping[str, Mapping[str, bytes]]
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _table(header: list[str], rows: list[list[str]], css: str = "") -> list[str]:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = ["<tr><th>" + _e(r[0]) + "</th>" + "".join(f'<td class="num">{_e(c)}</td>' for c in r[1:]) + "</tr>"
+            for r in rows]  # fmt: skip
+    return [f'<div class="scroll"><table{css}><thead><tr>{head}</tr></thead><tbody>', *body, "</tbody></table></div>"]
+
+
+def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str, Any]) -> str:
+    """``report.html``; ``parts`` holds the report's title, takeaway, method and its tables as header and rows
+    (``main``, ``professions``)."""
+    config = metrics["config"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en" xmlns="http://www.w3.org/1999/xhtml">',
+        "<head>",
+        '<meta charset="utf-8" />',
+        '<meta name="viewport" content="width=device-width, initial-scale=1" />',
+        f"<title>{_e(parts['title'])}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{_e(parts['title'])}</h1>",
+        f'<p class="meta">Data: {_e(config["data"])}. Translations: {_e(config["description"])}.</p>',
+        f'<p class="takeaway">{_e(parts["takeaway"])}</p>',
+        f'<p class="note">Beside published figures: {_e(published_line(metrics))}</p>',
+        "<h2>Results</h2>",
+        *_table(*parts["main"], css=' class="main"'),
+        '<div class="figrow">',
+        *[figure_html(name, figures[name], CAPTIONS[name]) for name in figures],
+        "</div>",
+        "<details><summary>Every profession: accuracy with its Wilson 95% interval, in all and by gold gender, and "
+        "the genders predicted</summary>",
+        *_table(*parts["professions"]),
+        "</details>",
+        "<details><summary>Method, definitions and how to reproduce</summary>",
+        f"<p>{_e(parts['method'])}</p><dl>",
+        *[f"<dt><b>{_e(name)}</b></dt><dd>{_e(text)}</dd>" for name, text in config["definitions"].items()],
+        f"</dl><p>Files: metrics.json, report.md, report.tex, professions.tsv, {_e(metrics['language'])}.details.jsonl"
+        f", figures/ ({', '.join(FORMATS)}).</p>",
+        f"<pre>{_e(config['command'])}</pre></details>",
+        *bibtex_html("winomt"),
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(out) + "\n"
+
+
+#: the rows of ``report.tex``: the key in ``metrics.json``, the row's name, whether the figure is a signed difference
+LATEX_ROWS = (
+    ("accuracy", "accuracy (%)", False),
+    ("f1_male", "F1 male", False),
+    ("f1_female", "F1 female", False),
+    ("delta_g", "ΔG (points)", True),
+    ("accuracy_pro", "accuracy pro (%)", False),
+    ("accuracy_anti", "accuracy anti (%)", False),
+    ("delta_s", "ΔS (points)", True),
+)
+
+
+def render_latex(metrics: Mapping[str, Any], title: str, label: str = "tab:winomt") -> str:
+    """``report.tex``: one row per figure (:data:`LATEX_ROWS`) with its 95% interval and, where the whole benchmark
+    was scored, the published figure; four columns, not scaled, so that it fits ``\\linewidth`` of a two-column
+    paper."""
+    published = dict(zip(FIGURES, PUBLISHED.get(metrics["language"], ())))
+    rows = []
+    for key, name, signed in LATEX_ROWS:
+        ci = metrics.get(f"{key}_ci95")
+        ends = "" if ci is None else f"{fmt_figure(ci[0], signed)}, {fmt_figure(ci[1], signed)}"
+        paper = f"{published[key]:.1f}" if whole(metrics["config"]) and key in published else ""
+        rows.append([latex.escape(c) for c in (name, fmt_figure(metrics.get(key), signed), ends, paper)])
+    caption = (
+        f"{title}: {metrics['n']:,} translations; 95% intervals Wilson's for accuracies, bootstrap percentile for ΔG "
+        "and ΔS; published: Stanovsky et al. (2019), Table 2, Google Translate."
+    )
+    header = ["figure", "value", "95% CI", "published"]
+    return "\n".join(latex.table(header, rows, caption=caption, label=label, fit=False)) + "\n"
