@@ -24,6 +24,7 @@ from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINIT
 from bias_eval.page import report_files
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
 from bias_eval.scoring import Hypotheses, score_dataset
+from bias_eval.textio import NORMAL_FORM, normal_lines
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,10 @@ def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
         "independently), not a mean of the per-language bounds; a macro accuracy gap's and M:F ratio's CI is the "
         "MOVER interval of the mean of the languages' intervals (see paired_difference); a macro share's CI is "
         "Wilson's around the mean (see accuracy_ci95)",
+        "normal_form": f"every hypothesis and reference is compared in Unicode normalization form {NORMAL_FORM}, given "
+        "it once as it is read (files, tables, the hub, a model's translations; make_report's hypotheses), so that "
+        "text that differs only in how its characters are encoded (é as one code point or as e and an accent) is "
+        "the same text",
         "worst examples": "sentence pairs with the largest |sentence BLEU masculine - feminine|, where "
         f"sentence BLEU is sacrebleu.sentence_bleu tokenized with {TOKENIZER_RULE}",
     }
@@ -128,6 +133,7 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
         "seed": settings.seed,
         "ci_level": 0.95,
         "worst_examples": settings.examples,
+        "normal_form": NORMAL_FORM,  # of every hypothesis and reference (bias_eval.textio.normal_text)
         "bleu_signature": bleu_signatures(langs),  # each language's tokenizer (bias_eval.bleu)
         "chrf_signature": signature(CHRF_METRIC),
         "sentence_bleu_signature": bleu_signatures(langs, effective_order=True),
@@ -144,11 +150,15 @@ def make_report(
     out: Path,
     log: Callable[[str], object] | None = print,
 ) -> dict[str, Any]:
-    """Score ``hypotheses`` (language -> ``feminine``/``masculine``/``context`` -> lines, in ``data``'s order)
-    against ``data``, write the report into ``out`` (all files at once) and return its ``metrics.json``;
-    ``log`` (``None``: silent) gets the summary table, the warnings and the list of files."""
+    """Score ``hypotheses`` (language -> ``feminine``/``masculine``/``context`` -> lines, in ``data``'s order; given
+    :data:`bias_eval.textio.NORMAL_FORM`, as ``data``'s loaders give their text) against ``data``, write the report
+    into ``out`` (all files at once) and return its ``metrics.json``; ``log`` (``None``: silent) gets the summary
+    table, the warnings and the list of files."""
     from bias_eval.plots import make_figures  # matplotlib: not for every importer's start
 
+    hypotheses = {
+        lang: {kind: normal_lines(lines) for kind, lines in kinds.items()} for lang, kinds in hypotheses.items()
+    }
     results, macro = score_dataset(
         data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
     )

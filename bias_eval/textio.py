@@ -1,6 +1,8 @@
 """Strict reading of UTF-8 line files (plain or ``.gz``) and atomic writes.
 
-Every reading problem becomes a one-line :class:`UserError` naming the file.
+Every reading problem becomes a one-line :class:`UserError` naming the file. Sentences that are scored (hypotheses,
+references, a benchmark's lines) are read by :func:`read_sentences`, which gives them one Unicode normal form
+(:data:`NORMAL_FORM`, by :func:`normal_text`), so that text is compared as text, not as code points.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +152,26 @@ def read_lines(path: Path) -> list[str]:
     lines = split_lines(decode_utf8(read_bytes(path), path))
     _check_length(lines, path)
     return lines
+
+
+#: The Unicode normal form every scored sentence is read in: composed (NFC), as most text is written; an ``é`` typed
+#: as ``e`` and a combining accent is then the same text as one typed as ``é``.
+NORMAL_FORM = "NFC"
+
+
+def normal_text(text: str) -> str:
+    """``text`` in :data:`NORMAL_FORM`: the one normaliser of every hypothesis, reference and benchmark line."""
+    return text if unicodedata.is_normalized(NORMAL_FORM, text) else unicodedata.normalize(NORMAL_FORM, text)
+
+
+def normal_lines(lines: Iterable[str]) -> list[str]:
+    """:func:`normal_text` of each of ``lines``."""
+    return [normal_text(line) for line in lines]
+
+
+def read_sentences(path: Path) -> list[str]:
+    """:func:`read_lines` of a file of sentences to score, each in :data:`NORMAL_FORM` (:func:`normal_text`)."""
+    return normal_lines(read_lines(path))
 
 
 def read_jsonl(path: Path, missing_ok: bool = False) -> list[tuple[int, Any]]:

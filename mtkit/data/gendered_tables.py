@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_eval.gendered import GENDERS, GenderedData, LanguageData
+from bias_eval.textio import normal_text
 from mtkit.data.pairs import language_data, table_pairs
 from mtkit.data.tables import ROLES, read_table
 from mtkit.errors import UserError
@@ -22,7 +23,8 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     language in ``langs``), and optionally an id and the counterfactual (opposite-gender) reference. A feminine and
     a masculine row sharing an id and a language are a counterfactual pair, each the other's counterfactual when no
     column gives one; a language with pairs is scored on its pairs alone (pair accuracy, worst examples), a language
-    without one on all its rows. The rows in no pair of a language with pairs are left out, named on stderr.
+    without one on all its rows. Its text is read in one Unicode normal form (:func:`bias_eval.textio.normal_text`).
+    The rows in no pair of a language with pairs are left out, named on stderr.
     """
     table = read_table(path, langs, line_aligned=True)  # hypotheses are read one a line
     if table.gender is None:
@@ -31,8 +33,8 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     rows: dict[str, list[dict[str, str]]] = defaultdict(list)
     for i, lang in enumerate(table.lang):
         rows[lang].append({
-            "source": table.source[i], "target": table.target[i], "gender": table.gender[i],
-            "pair_id": pairs.keys[i], "counterfactual": counterfactuals[i],
+            "source": normal_text(table.source[i]), "target": normal_text(table.target[i]), "gender": table.gender[i],
+            "pair_id": pairs.keys[i], "counterfactual": normal_text(counterfactuals[i]),
         })  # fmt: skip
     languages: dict[str, LanguageData] = {}
     for lang in sorted(rows):

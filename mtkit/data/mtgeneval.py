@@ -1,6 +1,7 @@
 """MT-GenEval in its original repository layout (``sentences/<split>/``, ``annotated/``, ``context/``).
 
-References are the *plain* files ``sentences/<split>/geneval-sentences-<gender>-...``, read verbatim: the
+References are the *plain* files ``sentences/<split>/geneval-sentences-<gender>-...``, read verbatim (in one
+Unicode normal form, :func:`bias_eval.textio.read_sentences`): the
 official ``accuracy_metric.py`` of amazon-science/machine-translation-gender-eval uses exactly those files as
 correct and counterfactual references. The square brackets found in a few lines (``[citation needed]``-style
 Wikipedia remarks) are part of the text in both the English source and the reference, so they are kept. The
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from bias_eval.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
 from bias_eval.langtag import LanguageTag
-from bias_eval.textio import read_lines
+from bias_eval.textio import read_sentences
 from mtkit.data.origin import DEMO_NAME, demo_corpus_root
 from mtkit.errors import UserError
 
@@ -101,13 +102,13 @@ def _load_mtgeneval_language(root: Path, split: str, tag: str, lang: str, contex
     """Language ``tag`` of the layout, whose file names spell it ``lang``."""
     src = {g: _sentence_file(root, split, g, lang, "en") for g in GENDERS}
     ref = {g: _sentence_file(root, split, g, lang, lang) for g in GENDERS}
-    lines = {p: read_lines(p) for p in [*src.values(), *ref.values()]}
+    lines = {p: read_sentences(p) for p in [*src.values(), *ref.values()]}
     _require_same_length(lines)
 
     keywords: dict[str, list[list[str]] | None] = {g: None for g in GENDERS}
     ann = {g: _sentence_file(root, split, g, lang, lang, annotated=True) for g in GENDERS}
     if all(p.is_file() for p in ann.values()):
-        ann_lines = {p: read_lines(p) for p in ann.values()}
+        ann_lines = {p: read_sentences(p) for p in ann.values()}
         _require_same_length({**lines, **ann_lines})
         keywords = {g: [annotated_keywords(line) for line in ann_lines[ann[g]]] for g in GENDERS}
 
@@ -131,7 +132,7 @@ def _load_context(root: Path, split: str, lang: str) -> ContextSet:
     for path in files.values():
         if not path.is_file():
             raise UserError(f"--context: {path} not found (the contextual subset needs context/ files)")
-    lines = {p: read_lines(p) for p in files.values()}
+    lines = {p: read_sentences(p) for p in files.values()}
     _require_same_length(lines)
     return ContextSet(
         sources=lines[files["2to1"]],

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from bias_eval.gendered import GENDERS, SEP, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
+from bias_eval.textio import normal_lines
 from mtkit.errors import UserError
 
 HUB_ID = "gsarti/mt_geneval"
@@ -24,8 +25,8 @@ def language_from_hub_records(
     if not rows:
         raise UserError(f"{origin}: no rows for {lang}")
     try:
-        src = {g: [r[f"source_{g}"] for r in rows] for g in GENDERS}
-        ref = {g: [r[f"reference_{g}"] for r in rows] for g in GENDERS}
+        src = {g: normal_lines(r[f"source_{g}"] for r in rows) for g in GENDERS}
+        ref = {g: normal_lines(r[f"reference_{g}"] for r in rows) for g in GENDERS}
         ann = {g: [r.get(f"reference_{g}_annotated") for r in rows] for g in GENDERS}
     except KeyError as err:
         raise UserError(f"{origin}: rows lack the column {err.args[0]!r}") from None
@@ -41,8 +42,8 @@ def language_from_hub_records(
         try:
             ctx = ContextSet(
                 sources=[f"{r['context']} {SEP} {r['source']}" for r in crow],
-                original=[r["reference_original"] for r in crow],
-                flipped=[r["reference_flipped"] for r in crow],
+                original=normal_lines(r["reference_original"] for r in crow),
+                flipped=normal_lines(r["reference_flipped"] for r in crow),
                 origin=f"{origin} context_en_{lang}",
             )
         except KeyError as err:

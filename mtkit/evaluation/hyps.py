@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_eval.gendered import GENDERS, SEP, GenderedData
-from bias_eval.textio import atomic_write, read_lines, split_lines
+from bias_eval.textio import atomic_write, normal_lines, read_sentences, split_lines
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding
 
@@ -49,7 +49,7 @@ def read_hyp_dir(hyp_dir: Path, data: GenderedData) -> Hyps:
         hyps[lang] = {}
         for kind, sources in kinds.items():
             path = hyp_dir / f"{lang}.{kind}.txt"
-            lines = read_lines(path)
+            lines = read_sentences(path)
             if len(lines) != len(sources):
                 raise UserError(
                     f"{path}: {len(lines)} lines, but the data has {len(sources)} {kind} sentences "
@@ -97,7 +97,7 @@ def _cached(path: Path, key_path: Path, key: str, count: int) -> list[str] | Non
     try:
         if key_path.read_text(encoding="utf-8").strip() != key:
             return None
-        lines = split_lines(path.read_bytes().decode("utf-8"))
+        lines = normal_lines(split_lines(path.read_bytes().decode("utf-8")))
     except (OSError, UnicodeDecodeError):
         return None
     return lines if len(lines) == count else None
@@ -130,7 +130,7 @@ def translate_lines(
             translator = load_translator(model, settings.engine, device=decoding.device, dtype=settings.dtype)
         print(f"translating {len(sources)} {lang} {kind} sentences", file=sys.stderr)
         out = translator.translate(settings.render(sources, lang), settings, progress=True, target_langs=lang)
-        out = [" ".join(line.split()) for line in out]  # one line per hypothesis, no stray newlines
+        out = normal_lines(" ".join(line.split()) for line in out)  # one line each, in the one normal form
         atomic_write(path, ("\n".join(out) + "\n").encode("utf-8"))
         atomic_write(key_path, (key + "\n").encode("utf-8"))
         done[(lang, kind)] = out

@@ -6,6 +6,7 @@ import base64
 import json
 import subprocess
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -442,3 +443,49 @@ def test_sacrebleu_command_line_reproduces_the_report(full_report: tuple[Path, s
     assert bleu == round(metrics["languages"]["pt"]["bleu_feminine"], 6)
     assert chrf == round(metrics["languages"]["pt"]["chrf_feminine"], 6)
     assert "sacrebleu " + files["reference_feminine"] in (out / "report.md").read_text(encoding="utf-8")
+
+
+def _nfd(hyps: dict) -> dict:
+    return {
+        lang: {g: [unicodedata.normalize("NFD", x) for x in lines] for g, lines in k.items()}
+        for lang, k in hyps.items()
+    }
+
+
+def test_decomposed_references_as_hypotheses_score_as_the_references(run_cli, dev_root: Path, tmp_path: Path) -> None:
+    """Text is compared as text: each reference written decomposed (NFD: ``e`` and a combining accent) and given as
+    its own hypothesis scores BLEU 100, and every figure as the reference itself does."""
+    hyps = reference_hyps(dev_root, LANGS, "dev", lambda g: g)
+    decomposed = _nfd(hyps)
+    changed = sum(a != b for lang in LANGS for g in hyps[lang] for a, b in zip(hyps[lang][g], decomposed[lang][g]))
+    assert changed > 100  # the test means something: many lines differ as code points
+    reports = []
+    for name, given in (("composed", hyps), ("decomposed", decomposed)):
+        out = tmp_path / name
+        args = ["--mtgeneval_dir", str(dev_root), "--split", "dev", "--target_langs", *LANGS, "--out", str(out)]
+        code, _, err = run_cli(*args, "--hyp_dir", str(write_hyps(tmp_path / f"{name}_hyps", given)),
+                               "--bootstrap_samples", "0")  # fmt: skip
+        assert code == 0, err
+        reports.append(json.loads((out / "metrics.json").read_text(encoding="utf-8")))
+    composed, metrics = reports
+    assert metrics["config"]["normal_form"] == "NFC" and "NFC" in metrics["config"]["definitions"]["normal_form"]
+    for lang, m in metrics["languages"].items():
+        assert m["bleu"] == pytest.approx(100.0) and m["chrf"] == pytest.approx(100.0), lang
+        assert m == composed["languages"][lang], lang  # strict accuracy and the rest: as the references score
+
+
+def test_a_decomposed_table_scores_as_the_composed_one(run_cli, tmp_path: Path) -> None:
+    """A table's references in NFD and hypotheses in NFC (as a model writes them) are the same text."""
+    rows = [("1", "The nurse is tired.", "La enfermera está cansada.", "f"),
+            ("1", "The nurse is tired.", "El enfermero está cansado.", "m"),
+            ("2", "She is a café owner.", "Ella es dueña del café.", "f"),
+            ("2", "He is a café owner.", "Él es dueño del café.", "m")]  # fmt: skip
+    table = tmp_path / "t.csv"
+    lines = [f"{i},{src},{unicodedata.normalize('NFD', ref)},{g},es\n" for i, src, ref, g in rows]
+    table.write_text("ID,source,target,gender,lang\n" + "".join(lines), encoding="utf-8")
+    write_hyps(tmp_path / "hyps", {"es": {"feminine": [rows[0][2], rows[2][2]], "masculine": [rows[1][2], rows[3][2]]}})
+    out = tmp_path / "report"
+    code, _, err = run_cli("--data", str(table), "--hyp_dir", str(tmp_path / "hyps"), "--out", str(out))
+    assert code == 0, err
+    m = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["languages"]["es"]
+    assert m["bleu"] == pytest.approx(100.0) and m["accuracy_pair"] == 1.0

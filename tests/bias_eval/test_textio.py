@@ -3,11 +3,27 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bias_eval.textio import LINE_BREAKS, MAX_LINE_CHARS, atomic_write, iter_lines, line_break, read_jsonl, read_lines
+from bias_eval.bleu import corpus_bleu
+from bias_eval.metrics import chrf_from_stats, chrf_stats, gender_decision
+from bias_eval.textio import (
+    LINE_BREAKS,
+    MAX_LINE_CHARS,
+    atomic_write,
+    iter_lines,
+    line_break,
+    normal_text,
+    read_jsonl,
+    read_lines,
+    read_sentences,
+)
 from mtkit.errors import UserError
 
 
@@ -165,3 +181,42 @@ def test_line_breaks_are_every_character_splitlines_splits_on():
     splits = [c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) > 1]  # asked of splitlines
     assert sorted(LINE_BREAKS) == splits
     assert [line_break(t) for t in ("a b", "a\u2028b", "a\r\nb", "\x1c")] == [None, "U+2028", "U+000D", "U+001C"]
+
+
+#: any character a cell of a line can hold (no line breaks, tab, NUL, surrogates or byte-order mark), decomposable ones
+#: often
+LINE_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters=LINE_BREAKS + "\t\x00\ufeff")
+    | st.sampled_from("éèüöäñçÅåøßŒœ ẞǅḉ\u0301\u0308\u0327한글ếệ"),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(LINE_TEXT, LINE_TEXT, LINE_TEXT), min_size=1, max_size=4), st.sampled_from(["de", "zh"]))
+def test_text_in_nfc_or_nfd_reads_and_scores_alike(rows, lang):
+    """Hypotheses and references written composed (NFC) or decomposed (NFD) are the same text once read: the same
+    lines, BLEU, chrF and accuracy decisions."""
+    read = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for form in ("NFC", "NFD"):
+            path = Path(folder) / form
+            path.write_text("".join(unicodedata.normalize(form, "\t".join(row)) + "\n" for row in rows), "utf-8")
+            read[form] = [line.split("\t") for line in read_sentences(path)]
+    assert read["NFC"] == read["NFD"] == [[normal_text(x) for x in row] for row in rows]
+    hyps, refs, cfs = (list(col) for col in zip(*read["NFD"]))
+    composed = [unicodedata.normalize("NFC", "\t".join(row)).split("\t") for row in rows]
+    hyps_c, refs_c, cfs_c = (list(col) for col in zip(*composed))
+    assert corpus_bleu(hyps, refs, lang) == corpus_bleu(hyps_c, refs_c, lang)
+    assert chrf_from_stats(chrf_stats(hyps, refs).sum(axis=0)) == chrf_from_stats(
+        chrf_stats(hyps_c, refs_c).sum(axis=0)
+    )
+    assert [gender_decision(*x) for x in zip(hyps, refs, cfs)] == [
+        gender_decision(*x) for x in zip(hyps_c, refs_c, cfs_c)
+    ]
+
+
+def test_normal_text_composes_and_leaves_composed_text_alone():
+    assert normal_text("e\u0301") == "\u00e9" == normal_text("\u00e9")
+    assert normal_text("Ärztin") == unicodedata.normalize("NFC", "A\u0308rztin")
