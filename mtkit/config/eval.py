@@ -62,7 +62,7 @@ class EvalConfig:
     )
     winomt_dir: str | None = key(
         None,
-        "At the end, also write a WinoMT report of final/ per target language it scores (de, es, fr) into "
+        "At the end, also write a WinoMT report of final/ per target language it scores (de, es, fr, it, ru, uk) into "
         "<output_dir>/winomt/<lang>, from this folder (en.txt, en_pro.txt, en_anti.txt); a mitigation's verdict "
         "scores its models on it too.",
     )

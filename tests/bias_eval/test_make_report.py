@@ -67,6 +67,9 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
     metrics = bias_eval.make_report(data, hypotheses, settings, mem_out, log=None)
     for name in FILES:
         assert (mem_out / name).read_bytes() == (cli_out / name).read_bytes(), name
+    bib = (mem_out / "references.bib").read_text(encoding="utf-8")  # the benchmark's paper, on the page too
+    assert bib.startswith("@inproceedings{currey-etal-2022-mt,") and "Currey, Anna" in bib
+    assert "currey-etal-2022-mt" in (mem_out / "report.html").read_text(encoding="utf-8")
 
     de = metrics["languages"]["de"]  # against sacreBLEU itself, with its default (13a) tokenizer for German
     for g in GENDERS:
