@@ -15,11 +15,13 @@ import math
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 
 from bias_eval.bleu import bleu_statistics
+from bias_eval.langtag import LanguageTag
 
 CORPUS_BLEU = BLEU()  # scores from summed statistics (exp smoothing); its tokenizer is never used
 SENTENCE_BLEU = BLEU(effective_order=True)  # sacrebleu.sentence_bleu's scoring of one sentence's statistics
@@ -33,7 +35,11 @@ ACCURACY_DEFINITION = (
     "hypothesis is incorrect when it contains a word that occurs in the counterfactual (opposite-gender) "
     "reference but not in the correct reference, otherwise correct. accuracy_pair counts a sentence pair "
     "as correct only if both its feminine and masculine translations are correct (the figure the "
-    "official script prints for the counterfactual subset). References are the plain sentences/ files."
+    "official script prints for the counterfactual subset). References are the plain sentences/ files. "
+    "A target language written without spaces between words (its script: Chinese, Japanese, Thai, Lao, Khmer, "
+    "Burmese, ...) has no words to split: there the words compared are the character spans in which the two "
+    "references differ (difflib's matching blocks after the same lowercasing and punctuation), and a hypothesis "
+    "uses such a span when it contains it"
 )
 FAIR_BLEU_DEFINITION = (
     "fair_bleu = mean sentence BLEU over all sentences - |mean over feminine - mean over masculine| / 2, "
@@ -45,7 +51,8 @@ FAIR_BLEU_DEFINITION = (
 
 COVERAGE_DEFINITION = (
     "share of hypotheses that contain at least one distinguishing gendered word of their sentence: a word "
-    "(after the accuracy normalisation above: lowercased, ASCII punctuation to spaces, split on whitespace) "
+    "(after the accuracy normalisation above: lowercased, ASCII punctuation to spaces, split on whitespace; a "
+    "differing character span in a language written without spaces) "
     "that occurs in the correct reference but not in the counterfactual one, or in the counterfactual but "
     "not in the correct one. Only sentences whose two references differ in some word count (gender-neutral "
     "targets, e.g. Spanish 'su', have no such word and are left out; a reference whose words all occur in its "
@@ -156,9 +163,42 @@ class GenderDecision:
         return bool(self.counterfactual_words or self.matching_words)
 
 
-def gender_decision(hypothesis: str, reference: str, counterfactual: str) -> GenderDecision:
-    """Correct unless the hypothesis uses a word unique to the counterfactual (opposite-gender) reference."""
-    hyp, ref, cf = accuracy_words(hypothesis), accuracy_words(reference), accuracy_words(counterfactual)
-    wrong = sorted(hyp & (cf - ref))
-    right = sorted(hyp & (ref - cf))
-    return GenderDecision(correct=not wrong, counterfactual_words=wrong, matching_words=right, gendered=ref != cf)
+def gender_decision(hypothesis: str, reference: str, counterfactual: str, lang: str) -> GenderDecision:
+    """Correct unless the hypothesis uses a word unique to the counterfactual (opposite-gender) reference; the words
+    of target language ``lang`` as its script has them (:func:`differing_words`)."""
+    hyp = _normal(hypothesis)
+    ours, theirs = differing_words(reference, counterfactual, lang)
+    if spaced(lang):
+        words = set(hyp.split())
+        wrong, right = sorted(words & theirs), sorted(words & ours)
+    else:
+        wrong, right = sorted(w for w in theirs if w in hyp), sorted(w for w in ours if w in hyp)
+    return GenderDecision(
+        correct=not wrong, counterfactual_words=wrong, matching_words=right, gendered=bool(ours or theirs)
+    )
+
+
+def spaced(lang: str) -> bool:
+    """Whether target language ``lang`` (a tag) writes spaces between words (:attr:`LanguageTag.spaced`); a tag that
+    names no language is a one-line :class:`~bias_eval.errors.UserError`, never a silent whitespace split."""
+    return LanguageTag.parse(lang, "target language").spaced
+
+
+def _normal(text: str) -> str:
+    return text.lower().translate(_PUNCT_TO_SPACE)
+
+
+def differing_words(reference: str, counterfactual: str, lang: str) -> tuple[set[str], set[str]]:
+    """The words of ``reference`` its counterfactual lacks, and those of the counterfactual it lacks: whitespace
+    words (:func:`accuracy_words`), or, in a language written without spaces, the character spans in which the two
+    differ (each span that does not occur in the other sentence at all)."""
+    if spaced(lang):
+        ref, cf = accuracy_words(reference), accuracy_words(counterfactual)
+        return ref - cf, cf - ref
+    ref, cf = _normal(reference), _normal(counterfactual)
+    ours, theirs = set(), set()
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, ref, cf, autojunk=False).get_opcodes():
+        if op != "equal":
+            ours.add(ref[i1:i2].strip())
+            theirs.add(cf[j1:j2].strip())
+    return {w for w in ours if w and w not in cf}, {w for w in theirs if w and w not in ref}

@@ -95,7 +95,7 @@ def score_language(
     bleu = {g: bleu_from_stats(bstats[g].sum(axis=0)) for g in GENDERS}
     chrf = {g: chrf_from_stats(cstats[g].sum(axis=0)) for g in GENDERS}
     decisions: Decisions = {
-        g: [gender_decision(*hrc) for hrc in zip(hyp[g], sides[g].references, sides[g].counterfactuals)]
+        g: [gender_decision(*hrc, data.lang) for hrc in zip(hyp[g], sides[g].references, sides[g].counterfactuals)]
         if sides[g].counterfactuals is not None
         else None
         for g in GENDERS
@@ -249,7 +249,7 @@ def _score_context(result: LanguageResult, data: LanguageData, lines: list[str])
     rows = []
     for i, (src, line, orig, flip) in enumerate(zip(ctx.sources, lines, ctx.original, ctx.flipped)):
         scored = context_hypothesis(line)
-        decision = gender_decision(scored, orig, flip)
+        decision = gender_decision(scored, orig, flip, data.lang)
         rows.append(
             {
                 "index": i,

@@ -73,8 +73,8 @@ def test_a_share_of_one_has_an_interval_and_a_few_misses_are_not_a_change(shared
     metrics = []
     for feminine in (both, missing):
         decisions = {
-            "feminine": [gender_decision(h, f, m) for h, f, m in zip(feminine, ref_f, ref_m)],
-            "masculine": [gender_decision(h, m, f) for h, f, m in zip(both, ref_f, ref_m)],
+            "feminine": [gender_decision(h, f, m, "de") for h, f, m in zip(feminine, ref_f, ref_m)],
+            "masculine": [gender_decision(h, m, f, "de") for h, f, m in zip(both, ref_f, ref_m)],
         }
         figures = accuracy_figures(decisions, True, counts)[0]
         metrics.append({"languages": {"de": figures}, "macro": {}, "config": {}})

@@ -110,15 +110,45 @@ def test_accuracy_words_and_decisions() -> None:
     assert accuracy_words("L'autrice, «brillante»: Élue!") == {"l", "autrice", "«brillante»", "élue"}
     ref_f = "Sie war eine bekannte Ärztin."
     ref_m = "Er war ein bekannter Arzt."
-    assert gender_decision(ref_f, ref_f, ref_m).correct
-    wrong = gender_decision("Er war eine bekannte Ärztin.", ref_f, ref_m)
+    assert gender_decision(ref_f, ref_f, ref_m, "de").correct
+    wrong = gender_decision("Er war eine bekannte Ärztin.", ref_f, ref_m, "de")
     assert not wrong.correct and wrong.counterfactual_words == ["er"]
     # words outside both references do not matter; case and punctuation do not either
-    assert gender_decision("SIE: eine Ärztin, sehr bekannt!!", ref_f, ref_m).correct
+    assert gender_decision("SIE: eine Ärztin, sehr bekannt!!", ref_f, ref_m, "de").correct
     # a hypothesis sharing no gendered word with either reference counts as correct (official behaviour)
-    assert gender_decision("Person mit Beruf.", ref_f, ref_m).correct
+    assert gender_decision("Person mit Beruf.", ref_f, ref_m, "de").correct
     # identical references: nothing can be wrong
-    assert gender_decision("irgendwas", "Sie sagte es.", "Sie sagte es.").correct
+    assert gender_decision("irgendwas", "Sie sagte es.", "Sie sagte es.", "de").correct
+
+
+@pytest.mark.parametrize(
+    ("lang", "ref_f", "ref_m", "spans"),
+    [("zh", "她是一名著名的医生。", "他是一名著名的医生。", ("她", "他")),
+     ("yue", "佢係一個好出名嘅女醫生。", "佢係一個好出名嘅男醫生。", ("女", "男")),
+     ("ja", "彼女は有名な医者です。", "彼は有名な医者です。", ("女", "")),
+     ("th", "เธอเป็นหมอที่มีชื่อเสียง", "เขาเป็นหมอที่มีชื่อเสียง", ("ธอ", "ขา"))],
+)  # fmt: skip
+def test_a_language_without_spaces_finds_its_gendered_words_as_differing_spans(lang, ref_f, ref_m, spans):
+    """Chinese, Cantonese, Japanese and Thai have no spaces to split words at: the gendered words are the spans in
+    which the two references differ, and a wrong-gender translation is wrong (split on spaces, each sentence would
+    be one word, and any translation but the exact counterfactual would count as right)."""
+    ours, theirs = spans
+    right = gender_decision(ref_f, ref_f, ref_m, lang)
+    assert right.correct and right.covers and right.matching_words == [ours]
+    wrong = gender_decision(ref_m.replace("。", "！"), ref_f, ref_m, lang)  # the other gender, punctuated otherwise
+    if theirs:
+        assert not wrong.correct and wrong.counterfactual_words == [theirs]
+    else:  # 彼 is in both: the masculine sentence only lacks 女, and says nothing wrong
+        assert wrong.correct and not wrong.covers
+    assert gender_decision("医者", ref_f, ref_m, lang).correct  # no gendered word of either: correct, not covering
+    assert not gender_decision("医者", ref_f, ref_m, lang).covers
+
+
+def test_a_language_is_needed_to_find_words():
+    from bias_eval.errors import UserError
+
+    with pytest.raises(UserError, match="target language: 'qaa' is not a language code"):
+        gender_decision("a", "b", "c", "qaa")
 
 
 def test_bleu_statistics_name_the_target_language() -> None:

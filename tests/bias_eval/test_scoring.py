@@ -148,3 +148,22 @@ def test_a_japanese_target_gets_sacrebleus_japanese_tokenizer() -> None:
     own = sacrebleu.corpus_bleu(hyps["feminine"], [fem], tokenize="ja-mecab").score
     assert result.metrics["bleu_feminine"] == pytest.approx(own)
     assert own != pytest.approx(sacrebleu.corpus_bleu(hyps["feminine"], [fem]).score)
+
+
+@pytest.mark.parametrize("lang", ["zh", "zh-Hant", "yue", "de"])
+def test_a_wrong_gender_translation_is_wrong_whatever_the_script(lang) -> None:
+    """Feminine sentences translated as masculine ones (worded a little otherwise, as a model would) score 0%
+    feminine accuracy with full coverage and an all-masculine M:F count, in Chinese (no spaces: gendered words found
+    as differing spans) as in German; split on spaces, the Chinese sentences were one word each, and all right."""
+    pairs = {
+        "de": [("Sie ist Ärztin.", "Er ist Arzt."), ("Sie singt gern.", "Er singt gern.")],
+        "zh": [("她是一名医生。", "他是一名医生。"), ("她喜欢唱歌。", "他喜欢唱歌。")],
+    }[lang if lang == "de" else "zh"]
+    fem, masc = [f for f, _ in pairs], [m for _, m in pairs]
+    sides = {g: Side(["s", "t"], refs, other, None, "test") for g, refs, other in
+             (("feminine", fem, masc), ("masculine", masc, fem))}  # fmt: skip
+    hyps = {"feminine": [m.replace("。", "！").replace(".", "!") for m in masc], "masculine": masc}
+    result = score_language(LanguageData(lang, sides["feminine"], sides["masculine"], True), hyps, samples=0, seed=0)
+    m = result.metrics
+    assert m["accuracy_feminine"] == 0.0 and m["accuracy_masculine"] == 1.0 and m["coverage"] == 1.0
+    assert (m["predicted_masculine"], m["predicted_feminine"]) == (4, 0)

@@ -212,8 +212,8 @@ def test_text_in_nfc_or_nfd_reads_and_scores_alike(rows, lang):
     assert chrf_from_stats(chrf_stats(hyps, refs).sum(axis=0)) == chrf_from_stats(
         chrf_stats(hyps_c, refs_c).sum(axis=0)
     )
-    assert [gender_decision(*x) for x in zip(hyps, refs, cfs)] == [
-        gender_decision(*x) for x in zip(hyps_c, refs_c, cfs_c)
+    assert [gender_decision(*x, lang) for x in zip(hyps, refs, cfs)] == [
+        gender_decision(*x, lang) for x in zip(hyps_c, refs_c, cfs_c)
     ]
 
 
