@@ -60,6 +60,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
             "peak_tflops",
             "max_tokens",
             "max_sentences",
+            "pad_to_multiple_of",
             "gradient_accumulation_steps",
             "save_steps",
             "save_total_limit",

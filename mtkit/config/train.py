@@ -41,6 +41,9 @@ class TrainConfig:
     max_steps: int = key(100000, "Optimizer updates to train for.")
     max_tokens: int = key(4096, "Token budget per batch and process (padded source or target tokens).")
     max_sentences: int | None = key(None, "Cap on sentences per batch.")
+    pad_to_multiple_of: int = key(
+        1, "Pad each batch's source and target length to a multiple of N (1: to the longest sentence only)."
+    )
     gradient_accumulation_steps: int = key(1, "Batches accumulated per update.")
     mixed_precision: Literal["auto", "no", "fp16", "bf16"] | None = key(
         None, "Compute precision; default auto: a launcher's bf16/fp16, else bf16 on GPUs with bf16, else fp32 (TF32)."

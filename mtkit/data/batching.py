@@ -169,16 +169,18 @@ class TokenBatchSampler(Sampler[list[int]]):
         return len(self._batches) - self.skip
 
 
-#: Padding granularity of training batches on a GPU (tensor-core friendly shapes; 1 on a CPU, where it only
-#: adds padding); the token budget accounts for it.
-PAD_TO_MULTIPLE_OF = 8
+#: Padding granularity of batches (``--pad_to_multiple_of``): 1, since a multiple of 8 added a quarter of padding to
+#: Multi30k's ~14-token sentences for tensor-core shapes that cuBLAS pads for itself; the token budget accounts for it.
+PAD_TO_MULTIPLE_OF = 1
 
 
 class Seq2SeqCollator:
     """Pads a list of tokenized pairs into model tensors and counts, on the host, what the batch holds.
 
     ``decoder_input_ids`` are the labels shifted right behind the model's decoder start token (padding where the labels
-    are ``-100``), for every family: the model's own forward is never asked to build them. The collator holds two
+    are ``-100``), for every family: the model's own forward is never asked to build them. ``loss_rows`` lists the
+    flat positions (row x target length + column) of the target tokens, the rows the loss is computed on
+    (:mod:`mtkit.model.loss`), counted on the host so that the step never reads them back. The collator holds two
     token ids and no tokenizer or model, so it pickles into data-loader worker processes. The counts
     (``batch["stats"]``: sentences, real and padded source/target tokens) are plain ints taken before any tensor
     reaches the accelerator, so the training step never has to read them back from it.
@@ -215,6 +217,7 @@ class Seq2SeqCollator:
             "attention_mask": torch.from_numpy(np.arange(input_ids.shape[1]) < src_lengths[:, None]).long(),
             "labels": labels,
             "decoder_input_ids": decoder_input_ids.masked_fill_(decoder_input_ids == -100, self.pad_token_id),
+            "loss_rows": torch.from_numpy(np.flatnonzero(np.arange(labels.shape[1]) < tgt_lengths[:, None])),
         }
         batch["stats"] = {
             "sentences": len(features),

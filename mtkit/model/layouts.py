@@ -27,6 +27,7 @@ from transformers import BartConfig, M2M100Config, MarianConfig, MBartConfig, Pr
 
 from mtkit.config.model import ModelShape
 from mtkit.errors import UserError
+from mtkit.model.vocab import KEY, rounded
 
 #: the recipe keys a shape is made of
 SHAPE_KEYS = tuple(f.name for f in fields(ModelShape))
@@ -81,12 +82,14 @@ def layout_config(
     max_positions: int = 1024,
 ) -> PretrainedConfig:
     """The config of the class that has ``shape``'s layout, for a vocabulary of ``vocab_size`` entries (checked
-    first: :func:`check_shape`)."""
+    first: :func:`check_shape`), rounded up to a multiple of 64 rows where the class has an output bias to mask the
+    extra ones with (BART, Marian, mBART; not M2M100: :mod:`mtkit.model.vocab`)."""
     check_shape(shape)
     cls, kind = LAYOUTS[(shape.normalize_before, shape.positions)]
+    size = vocab_size if kind == "m2m_100" else rounded(vocab_size)  # M2M100 has no final_logits_bias
     keys: dict[str, Any] = {k: getattr(shape, k) for k in _SAME_NAMES}  # the sizes, dropouts and activation
     keys |= {
-        "vocab_size": vocab_size,
+        "vocab_size": size,
         "scale_embedding": shape.scale_embedding,
         "tie_word_embeddings": shape.share_embeddings != "none",
         "max_position_embeddings": max_positions,
@@ -102,4 +105,6 @@ def layout_config(
     }
     if kind == "marian":
         keys["share_encoder_decoder_embeddings"] = shape.share_embeddings == "all"
+    if size != vocab_size:
+        keys[KEY] = vocab_size
     return cls(**keys)

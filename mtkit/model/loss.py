@@ -4,79 +4,27 @@ Summed, not averaged: the trainer divides by the number of target tokens of the 
 (all micro-batches, all processes), as fairseq does, so every token weighs the same however the update
 was split into batches.
 
-Computed in fp32 a chunk of rows at a time (:class:`ChunkedCrossEntropy`): the value and gradient of
-``F.cross_entropy(logits.float(), labels, label_smoothing=e, reduction="sum")`` without its fp32 copy of the whole
-logits and the fp32 log-softmax it keeps for the backward pass (25k tokens x 37k vocabulary: 3.7 GB each). The
-backward keeps the logits as they came (bf16 under autocast) and one fp32 log-sum-exp per row. fp32 logits that fit
-one chunk (a CPU batch) go to ``F.cross_entropy`` itself, which is faster and then needs no more memory.
+The model computes it in its own forward (:func:`install_token_loss`, before any wrapper: DDP, DeepSpeed and FSDP see
+one forward with their hooks, ``torch.compile`` compiles the loss with the model): the decoder's hidden states of the
+target tokens alone (the rows the collator lists in ``batch["loss_rows"]``, read on the host, so nothing syncs) go
+through the output projection and the loss fused (:mod:`mtkit.model.linear_ce`), so no logits are held whole, none
+in fp32 and none of padding; no decoder cache is built. The value and the gradients are those of
+``F.cross_entropy(logits.float(), labels, label_smoothing=e, reduction="sum")`` on the model's full logits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MethodType
 
 import torch
 import torch.nn.functional as F
 
-#: fp32 elements of one chunk (rows x vocabulary): 256 MB of temporaries at a time.
-CHUNK_ELEMENTS = 2**26
-IGNORE_INDEX = -100
+from mtkit.model.linear_ce import IGNORE_INDEX, linear_cross_entropy_sum
+from mtkit.model.vocab import tokens_in_use
 
-
-def _chunks(rows: int, vocab: int, chunk_elements: int) -> list[slice]:
-    step = max(1, chunk_elements // max(1, vocab))
-    return [slice(start, min(rows, start + step)) for start in range(0, rows, step)]
-
-
-class ChunkedCrossEntropy(torch.autograd.Function):
-    """Summed label-smoothed cross-entropy of ``logits`` (rows x vocabulary, any float dtype) against ``labels``
-    (rows; ``-100`` ignored), in fp32 one chunk of rows at a time, forward and backward."""
-
-    @staticmethod
-    def forward(ctx, logits: torch.Tensor, labels: torch.Tensor, smoothing: float, chunk_elements: int):
-        rows, vocab = logits.shape
-        keep = labels != IGNORE_INDEX
-        targets = labels.clamp(min=0)
-        lse = torch.empty(rows, dtype=torch.float32, device=logits.device)
-        total = torch.zeros((), dtype=torch.float32, device=logits.device)
-        for part in _chunks(rows, vocab, chunk_elements):
-            z = logits[part].float()
-            lse[part] = torch.logsumexp(z, dim=-1)
-            nll = lse[part] - z.gather(1, targets[part, None]).squeeze(1)
-            smooth = lse[part] - z.mean(dim=-1)  # -(1/V) sum_j log p_j
-            total += torch.where(keep[part], (1 - smoothing) * nll + smoothing * smooth, 0.0).sum()
-        ctx.save_for_backward(logits, targets, keep, lse)
-        ctx.smoothing, ctx.chunk_elements = smoothing, chunk_elements
-        return total
-
-    @staticmethod
-    def backward(ctx, grad_total: torch.Tensor):
-        logits, targets, keep, lse = ctx.saved_tensors
-        rows, vocab = logits.shape
-        smoothing = ctx.smoothing
-        grad = torch.empty_like(logits)
-        for part in _chunks(rows, vocab, ctx.chunk_elements):
-            p = torch.exp(logits[part].float() - lse[part, None])  # softmax
-            p.sub_(smoothing / vocab)
-            p.scatter_add_(1, targets[part, None], torch.full_like(p[:, :1], -(1 - smoothing)))
-            p.mul_((keep[part].float() * grad_total)[:, None])
-            grad[part] = p.to(logits.dtype)
-        return grad, None, None, None
-
-
-def cross_entropy_sum(
-    logits: torch.Tensor, labels: torch.Tensor, label_smoothing: float = 0.0, chunk_elements: int = CHUNK_ELEMENTS
-) -> torch.Tensor:
-    """``F.cross_entropy(logits.float(), labels, ignore_index=-100, label_smoothing, reduction="sum")`` of
-    ``logits`` (..., vocabulary), chunked (see the module's docstring); fp32."""
-    vocab = logits.size(-1)
-    logits, labels = logits.reshape(-1, vocab), labels.reshape(-1)
-    if logits.dtype == torch.float32 and logits.numel() <= chunk_elements:
-        # fp32 logits of one chunk: torch's own loss (a fifth faster on a CPU batch), whose saved log-softmax is no
-        # larger than a chunk's temporaries
-        return F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, label_smoothing=label_smoothing,
-                               reduction="sum")  # fmt: skip
-    return ChunkedCrossEntropy.apply(logits, labels, label_smoothing, chunk_elements)
+#: The marker :func:`install_token_loss` leaves on a model.
+INSTALLED = "_mtkit_token_loss"
 
 
 def _config(model):
@@ -117,13 +65,15 @@ class Teacher:
     weight: float
 
 
-def _logits(model, batch: dict) -> torch.Tensor:
-    return model(
-        input_ids=batch["input_ids"],
-        attention_mask=model_mask(model, batch["attention_mask"]),
-        decoder_input_ids=batch["decoder_input_ids"],
-        decoder_attention_mask=causal_mask(model, batch["decoder_input_ids"]),
-    ).logits
+def _inputs(model, batch: dict) -> dict:
+    """The model's inputs for ``batch``: masks in the form read without a sync, no decoder cache."""
+    return {
+        "input_ids": batch["input_ids"],
+        "attention_mask": model_mask(model, batch["attention_mask"]),
+        "decoder_input_ids": batch["decoder_input_ids"],
+        "decoder_attention_mask": causal_mask(model, batch["decoder_input_ids"]),
+        "use_cache": False,
+    }
 
 
 def soft_cross_entropy_sum(logits: torch.Tensor, teacher_logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -136,14 +86,92 @@ def soft_cross_entropy_sum(logits: torch.Tensor, teacher_logits: torch.Tensor, l
     return F.cross_entropy(student, target, reduction="sum")
 
 
+def transformers_model(model) -> torch.nn.Module:
+    """The transformers model inside any wrapper (``torch.compile``, DDP, DeepSpeed's engine, peft)."""
+    while True:
+        if hasattr(model, "_orig_mod"):
+            model = model._orig_mod
+        elif hasattr(model, "get_base_model"):  # peft
+            model = model.get_base_model()
+        elif hasattr(model, "module") and not hasattr(model, "config"):
+            model = model.module
+        else:
+            return model
+
+
+def decoder_states(model, *, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask=None, **_):
+    """The decoder's last hidden states (batch x target x d) as the model's output projection takes them (T5 with tied
+    embeddings scales them by d_model ** -0.5 first)."""
+    encoded = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)[0]
+    states = model.get_decoder()(
+        input_ids=decoder_input_ids,
+        attention_mask=decoder_attention_mask,
+        encoder_hidden_states=encoded,
+        encoder_attention_mask=attention_mask,
+        use_cache=False,
+    )[0]
+    if getattr(model.config, "scale_decoder_outputs", False):
+        states = states * model.config.d_model**-0.5
+    return states
+
+
+def _loss_forward(self, *args, label_smoothing: float | None = None, loss_rows=None, labels=None, **kwargs):
+    """A forward that returns the summed token loss when given ``label_smoothing`` (fp32 scalar), else the model's
+    own output: what :func:`install_token_loss` puts on a model."""
+    if label_smoothing is None:
+        return type(self).forward(self, *args, labels=labels, **kwargs)
+    states = decoder_states(self, **kwargs)
+    states, labels = states.reshape(-1, states.shape[-1]), labels.reshape(-1)
+    if loss_rows is not None:  # the target tokens alone
+        states, labels = states.index_select(0, loss_rows), labels.index_select(0, loss_rows)
+    return linear_cross_entropy_sum(
+        states,
+        self.get_output_embeddings().weight,
+        labels,
+        bias=getattr(self, "final_logits_bias", None),
+        label_smoothing=label_smoothing,
+        vocab=tokens_in_use(self.config),
+    )
+
+
+def install_token_loss(model) -> None:
+    """Make the transformers model in ``model`` return the summed token loss from its forward when asked (see the
+    module's docstring); called before ``accelerator.prepare``, whose wrappers then call it. Under DeepSpeed ZeRO-3
+    the output weight, read in that forward outside its own module's, is registered to be gathered there."""
+    inner = transformers_model(model)
+    if getattr(inner, INSTALLED, False):
+        return
+    inner.forward = MethodType(_loss_forward, inner)
+    setattr(inner, INSTALLED, True)
+    weight = inner.get_output_embeddings().weight
+    if hasattr(weight, "ds_id"):  # a ZeRO-3 partitioned parameter
+        from deepspeed.zero import register_external_parameter
+
+        register_external_parameter(inner, weight)
+
+
 def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Teacher | None = None) -> torch.Tensor:
     """Sum of label-smoothed cross-entropy over the non-padding target tokens of ``batch`` (fp32, on device); with a
-    :class:`Teacher`, each token's loss shared with the cross-entropy against the teacher's distribution."""
-    logits = _logits(model, batch)
-    loss = cross_entropy_sum(logits, batch["labels"], label_smoothing)
-    if teacher is None or not teacher.weight:
-        return loss
-    with torch.no_grad():
-        target = _logits(teacher.model, batch).detach()
-    soft = soft_cross_entropy_sum(logits, target, batch["labels"])
-    return (1 - teacher.weight) * loss + teacher.weight * soft
+    :class:`Teacher`, each token's loss shared with the cross-entropy against the teacher's distribution.
+
+    ``batch`` holds ``input_ids``, ``attention_mask``, ``decoder_input_ids`` and ``labels``, and may list the target
+    tokens' flat positions in ``loss_rows`` (the collator's). ``model`` is a transformers model, bare or wrapped after
+    :func:`install_token_loss` (which a bare one gets here)."""
+    inputs = _inputs(model, batch)
+    if teacher is not None and teacher.weight:  # distillation needs the student's whole distribution: logits
+        config = getattr(transformers_model(model), "config", None)
+        used = tokens_in_use(config) if config is not None else None  # a rounded-up vocabulary's extra rows left out
+        logits = model(**inputs).logits[..., :used]
+        with torch.no_grad():
+            target = teacher.model(**_inputs(teacher.model, batch)).logits[..., :used].detach()
+        labels = batch["labels"]
+        gold = F.cross_entropy(
+            logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1), label_smoothing=label_smoothing,
+            reduction="sum",
+        )  # fmt: skip
+        return (1 - teacher.weight) * gold + teacher.weight * soft_cross_entropy_sum(logits, target, labels)
+    if not getattr(transformers_model(model), INSTALLED, False):
+        if transformers_model(model) is not model:
+            raise TypeError("token_loss_sum: call mtkit.model.loss.install_token_loss(model) before wrapping it")
+        install_token_loss(model)
+    return model(**inputs, labels=batch["labels"], loss_rows=batch.get("loss_rows"), label_smoothing=label_smoothing)

@@ -19,8 +19,10 @@ from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
 from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.model.lora import apply_lora
+from mtkit.model.loss import install_token_loss
 from mtkit.model.precision import enable_tf32
 from mtkit.model.presets import preset_config
+from mtkit.model.vocab import mask_extra_rows
 from mtkit.train.tracking import tracker_names
 
 #: The columns a training or validation batch is made of.
@@ -72,6 +74,7 @@ def build_model(cfg: RunConfig, tokenizer, zero_stage: int | None = None):
         raise UserError(f"--lora_r: must be 0 (off) or a positive rank, got {cfg.model.lora_r}")
     if cfg.model.lora_r:
         model = apply_lora(model, cfg.model, zero_stage=zero_stage)
+    install_token_loss(model)  # before accelerate's wrappers, which then call it
     return model
 
 
@@ -98,7 +101,9 @@ def _load_model(cfg: RunConfig, tokenizer):
         max_positions=max(1024, cfg.data.max_source_length, cfg.data.max_target_length, cfg.eval.max_new_tokens),
         **{k: getattr(cfg.model, k) for k in SHAPE_KEYS},  # the preset's, where the recipe gives none
     )
-    return AutoModelForSeq2SeqLM.from_config(config)
+    model = AutoModelForSeq2SeqLM.from_config(config)
+    mask_extra_rows(model)  # a vocabulary rounded up to 64 rows: the extra ones never decoded
+    return model
 
 
 def loader_workers(asked: int | None, cuda: bool) -> int:

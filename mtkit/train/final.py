@@ -17,6 +17,7 @@ from mtkit.decode.settings import DecodingSettings
 from mtkit.distributed.deepspeed import full_state_dict, no_deepspeed_lookup, unwrapped
 from mtkit.distributed.fsdp import drop_tied_copies, uses_fsdp
 from mtkit.model.lora import is_lora, save_lora
+from mtkit.model.vocab import save_unpadded
 
 
 def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path, prompt: Prompt | None) -> None:
@@ -34,8 +35,8 @@ def export_model(cfg: RunConfig, acc: Accelerator, model, tokenizer, final: Path
     with no_deepspeed_lookup(acc):
         if is_lora(plain):
             save_lora(plain, state_dict, final)
-        else:
-            plain.save_pretrained(str(final), state_dict=dict(state_dict), safe_serialization=True)
+        else:  # a vocabulary rounded up for training is written at the tokenizer's size
+            save_unpadded(plain, final, state_dict)
     languages, targets = ModelLanguages.of(tokenizer), cfg.data.languages()
     languages.set_languages(tokenizer, cfg.data.source_lang, targets[0])  # plain `tokenizer(text)` reads the source
     tokenizer.save_pretrained(str(final))

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from bias_eval.textio import atomic_write, check_writable, write_jsonl
 from mtkit.config import RunConfig
-from mtkit.data.batching import PAD_TO_MULTIPLE_OF, Seq2SeqCollator, to_device
+from mtkit.data.batching import Seq2SeqCollator, to_device
 from mtkit.data.corpus import DATA_COUNTS, describe_counts, held_out, language_counts, load_parallel
 from mtkit.data.coverage import check_run_coverage
 from mtkit.data.languages import check_run_languages
@@ -120,8 +120,7 @@ class Trainer:
         if acc.is_main_process:
             atomic_write(self.out / DATA_COUNTS, json.dumps(self.counts, indent=2).encode("utf-8"))
         self._announce(model)
-        multiple = PAD_TO_MULTIPLE_OF if acc.device.type == "cuda" else 1  # tensor-core shapes; on a CPU, waste
-        self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, pad_to_multiple_of=multiple)
+        self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, cfg.train.pad_to_multiple_of)
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters

@@ -18,6 +18,7 @@ from mtkit.export.ct2 import export_ct2
 from mtkit.model.flops import Architecture
 from mtkit.model.layouts import SHAPE_KEYS
 from mtkit.model.presets import check_model_shape, preset_config
+from mtkit.model.vocab import mask_extra_rows, save_unpadded, tokens_in_use
 
 TEXT = ["a man rides a red bike .", "two dogs play in the snow .", "ein mann fährt ein rotes fahrrad ."] * 20
 SHAPE = ["--model", "transformer-tiny", "--encoder_layers", "2", "--decoder_layers", "1", "--d_model", "32"]
@@ -71,9 +72,12 @@ def test_layout_builds_reloads_and_converts(extra, kind, tokenizer, tmp_path):
     assert config.model_type == kind
     torch.manual_seed(0)
     model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    mask_extra_rows(model)  # as a run builds it
     share = cfg.model.share_embeddings or "all"
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    assert trained == expected_parameters(kind, share, len(tokenizer))
+    rows = 60 if kind == "m2m_100" else 64  # rounded up to 64 rows where an output bias can mask the extra ones
+    assert config.vocab_size == rows and tokens_in_use(config) == len(tokenizer) == 60
+    assert trained == expected_parameters(kind, share, config.vocab_size)
     assert (model.config.activation_function, model.config.d_model) == ("gelu", 32)
     arch = Architecture.from_config(config)  # FLOPs and MFU read every layout
     assert (arch.encoder_layers, arch.decoder_layers, arch.encoder_ffn, arch.decoder_ffn, arch.attn_dim) == (
@@ -84,14 +88,18 @@ def test_layout_builds_reloads_and_converts(extra, kind, tokenizer, tmp_path):
         32,
     )
 
-    model.save_pretrained(tmp_path / "model")
+    save_unpadded(model, tmp_path / "model")  # as final/ is written: the tokenizer's size
     tokenizer.save_pretrained(tmp_path / "model")
     again = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "model").eval()
+    assert again.config.vocab_size == 60 and not hasattr(again.config, "tokenizer_vocab_size")
     source = tokenizer(["a man rides a red bike .", "two dogs ."], return_tensors="pt", padding=True)
     target = tokenizer(["ein mann fährt ."], return_tensors="pt").input_ids
     with torch.no_grad():
         inputs = {**source, "decoder_input_ids": torch.cat([target, target])}
-        assert torch.equal(model(**inputs).logits, again(**inputs).logits)
+        assert torch.equal(model(**inputs).logits[..., :60], again(**inputs).logits)
+        assert (model(**inputs).logits[..., 60:] < -6e4).all()  # the extra rows: never a token
+        settings = dict(num_beams=3, do_sample=False, max_new_tokens=9, min_new_tokens=9, forced_eos_token_id=None)
+        assert torch.equal(model.generate(source.input_ids, **settings), again.generate(source.input_ids, **settings))
 
     # CTranslate2: the same log-probabilities of a target, and the same greedy translation
     ctranslate2 = pytest.importorskip("ctranslate2")  # optional: not in every image (a GPU machine's)
@@ -103,7 +111,7 @@ def test_layout_builds_reloads_and_converts(extra, kind, tokenizer, tmp_path):
     start = torch.tensor([[model.config.decoder_start_token_id, *tgt_ids[:-1]]])
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([tokenizer("a man rides a red bike .").input_ids]),
-                       decoder_input_ids=start).logits[0]  # fmt: skip
+                       decoder_input_ids=start).logits[0, :, :60]  # fmt: skip
     log_probs = torch.log_softmax(logits, -1)[torch.arange(len(tgt_ids)), torch.tensor(tgt_ids)]
     assert scored.log_probs == pytest.approx(log_probs.tolist(), abs=1e-4)
     ct2 = translator.translate_batch(src_tokens, beam_size=1, max_decoding_length=8, min_decoding_length=8)

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mtkit.model.loss import Teacher, cross_entropy_sum, token_loss_sum
+from mtkit.model.loss import Teacher, token_loss_sum
 
 
 class Logits(torch.nn.Module):
@@ -16,95 +16,111 @@ class Logits(torch.nn.Module):
         return type("Out", (), {"logits": self.logits})
 
 
-@pytest.mark.parametrize("eps", [0.0, 0.1, 0.3])
-def test_label_smoothed_loss_is_the_sum_over_target_tokens(eps):
+def tiny(preset: str, vocab: int = 200):
+    """A from-scratch model of ``preset`` (BART-family or T5) with a vocabulary of ``vocab`` tokens, dropout off."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from mtkit.model.presets import preset_config
+    from mtkit.model.vocab import mask_extra_rows
+
+    config = preset_config(preset, vocab_size=vocab, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+    if config.model_type == "t5":
+        config.vocab_size, config.num_layers, config.num_decoder_layers = vocab, 2, 2
     torch.manual_seed(0)
-    vocab = 11
-    logits = torch.randn(2, 5, vocab)
-    labels = torch.randint(0, vocab, (2, 5))
-    labels[1, 3:] = -100  # padding
-    batch = {"input_ids": None, "attention_mask": None, "decoder_input_ids": None, "labels": labels}
-    loss = token_loss_sum(Logits(logits), batch, label_smoothing=eps)
-    total = 0.0
-    for b in range(2):
-        for t in range(5):
-            y = int(labels[b, t])
-            if y == -100:
-                continue
-            logp = logits[b, t].double().log_softmax(-1)
-            # (1 - eps) on the gold token plus eps spread evenly over the whole vocabulary
-            total += -(1 - eps) * logp[y].item() - eps / vocab * logp.sum().item()
-    assert loss.dtype == torch.float32 and loss.item() == pytest.approx(total, rel=1e-5)
+    model = AutoModelForSeq2SeqLM.from_config(config).eval()
+    mask_extra_rows(model)
+    return model
 
 
-def saved_bytes(fn) -> tuple[torch.Tensor, int]:
-    """``fn()``'s result and the bytes of the tensors autograd keeps for its backward pass (each storage once)."""
-    seen: dict[int, int] = {}
+def batch_of(model, seed: int = 0) -> dict:
+    """Three pairs of different lengths, collated as training batches are (``loss_rows`` included)."""
+    from mtkit.data.batching import Seq2SeqCollator
 
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        storage = t.untyped_storage()
-        seen[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = fn()
-    return out, sum(seen.values())
+    g = torch.Generator().manual_seed(seed)
+    top = min(200, model.config.vocab_size)
+    pairs = [(5, 7), (9, 3), (2, 4)]
+    features = [{"input_ids": torch.randint(3, top, (n,), generator=g).tolist(),
+                 "labels": torch.randint(3, top, (k,), generator=g).tolist()} for n, k in pairs]  # fmt: skip
+    return Seq2SeqCollator(model.config.pad_token_id, model.config.decoder_start_token_id)(features)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def reference_loss(model, batch: dict, eps: float, vocab: int) -> torch.Tensor:
+    """torch's cross-entropy on the model's own full logits (the tokenizer's entries of them)."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                   decoder_input_ids=batch["decoder_input_ids"]).logits[..., :vocab]  # fmt: skip
+    return F.cross_entropy(logits.reshape(-1, vocab).float(), batch["labels"].reshape(-1), label_smoothing=eps,
+                           reduction="sum")  # fmt: skip
+
+
+def assert_same_gradients(model, other) -> None:
+    """Every parameter's gradient equal to 1e-6 of the whole gradient's norm."""
+    ours = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+    theirs = {n: p.grad for n, p in other.named_parameters() if p.grad is not None}
+    assert ours.keys() == theirs.keys() and ours
+    norm = torch.stack([g.norm() for g in theirs.values()]).norm()
+    worst = max(float((ours[n] - theirs[n]).norm() / norm) for n in ours)
+    assert worst < 1e-6, worst
+
+
 @pytest.mark.parametrize("eps", [0.0, 0.1])
-def test_chunked_loss_and_gradient_equal_torchs_cross_entropy_on_fp32_logits(dtype, eps):
-    """Value and gradient against F.cross_entropy on the same logits cast to fp32 (what the loss computed before),
-    over chunks smaller than the batch (uneven last chunk), with padding rows."""
-    torch.manual_seed(1)
-    rows, vocab = 37, 50
-    base = (torch.randn(rows, vocab) * 3).to(dtype)
-    labels = torch.randint(0, vocab, (rows,))
-    labels[::5] = -100
-    ours_in = base.clone().requires_grad_()
-    ours = cross_entropy_sum(ours_in, labels, eps, chunk_elements=8 * vocab)
-    (ours * 0.7).backward()
-    ref_in = base.clone().requires_grad_()
-    ref = F.cross_entropy(ref_in.float(), labels, ignore_index=-100, label_smoothing=eps, reduction="sum")
-    (ref * 0.7).backward()
+@pytest.mark.parametrize("preset", ["transformer-tiny", "flan-t5-small"])
+def test_the_models_loss_and_gradients_equal_cross_entropy_on_its_full_logits(preset, eps):
+    """BART (bias, vocabulary rounded from 200 to 256 rows) and T5 (tied output scaled by d_model ** -0.5): the loss
+    the model computes on its target rows alone, and every parameter's gradient, equal torch's loss on its logits."""
+    import copy
+
+    from mtkit.model.vocab import tokens_in_use
+
+    model = tiny(preset)
+    other = copy.deepcopy(model)
+    batch = batch_of(model)
+    assert tokens_in_use(model.config) == 200 and model.config.vocab_size == (256 if preset.startswith("t") else 200)
+    ours = token_loss_sum(model, batch, eps)
+    ours.backward()
+    ref = reference_loss(other, batch, eps, 200)
+    ref.backward()
     assert ours.dtype == torch.float32 and ours.item() == pytest.approx(ref.item(), rel=1e-6)
-    assert ours_in.grad.dtype == dtype
-    tol = 1e-6 if dtype == torch.float32 else 1e-2
-    torch.testing.assert_close(ours_in.grad.float(), ref_in.grad.float(), rtol=tol, atol=tol * 1e-2)
-    assert (ours_in.grad[labels == -100] == 0).all()
+    assert_same_gradients(model, other)
 
 
-@pytest.mark.parametrize("eps", [0.0, 0.1])
-def test_fp32_logits_of_one_chunk_take_torchs_own_loss_with_the_same_value_and_gradient(eps):
-    """fp32 logits that fit one chunk go to torch's fused loss; larger ones (or bf16) to the chunked one; both give
-    the chunked loss's value and gradient."""
-    torch.manual_seed(2)
-    rows, vocab = 40, 30
-    logits = torch.randn(rows, vocab) * 2
-    labels = torch.randint(0, vocab, (rows,))
-    labels[::4] = -100
-    results = {}
-    for chunk in (rows * vocab, 7 * vocab):  # one chunk; several
-        x = logits.clone().requires_grad_()
-        loss = cross_entropy_sum(x, labels, eps, chunk_elements=chunk)
-        loss.backward()
-        results[chunk] = (type(loss.grad_fn).__name__, loss.item(), x.grad)
-    (fused, value, grad), (chunked, value_c, grad_c) = results.values()
-    assert fused != "ChunkedCrossEntropyBackward", fused
-    assert chunked == "ChunkedCrossEntropyBackward"
-    assert value == pytest.approx(value_c, rel=1e-6)
-    torch.testing.assert_close(grad, grad_c, rtol=1e-6, atol=1e-8)
+@pytest.mark.parametrize("family", ["marian", "m2m100", "mbart50", "mt5"])
+def test_every_hub_family_computes_the_loss_of_its_own_logits(family, family_dir):
+    """The real classes of the hub's families (Marian's and mBART's output bias, M2M100's none, mT5's untied
+    output): the fused loss and gradients equal torch's loss on the model's logits."""
+    import copy
+
+    from transformers import AutoModelForSeq2SeqLM
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(family_dir(family)).eval()
+    other = copy.deepcopy(model)
+    batch = batch_of(model, seed=1)
+    ours = token_loss_sum(model, batch, 0.1)
+    ours.backward()
+    ref = reference_loss(other, batch, 0.1, model.config.vocab_size)
+    ref.backward()
+    assert ours.item() == pytest.approx(ref.item(), rel=1e-6)
+    assert_same_gradients(model, other)
 
 
-def test_the_backward_keeps_no_fp32_copy_of_the_logits():
-    """bf16 logits of 512 tokens x 4,000 entries: torch's loss on their fp32 cast keeps an fp32 log-softmax (4 bytes
-    per logit) for its backward; the chunked one keeps the bf16 logits (2 bytes) and a few bytes per row."""
-    rows, vocab = 512, 4000
-    logits = torch.randn(rows, vocab, dtype=torch.bfloat16, requires_grad=True)
-    labels = torch.randint(0, vocab, (rows,))
-    _, before = saved_bytes(lambda: F.cross_entropy(logits.float(), labels, label_smoothing=0.1, reduction="sum"))
-    _, after = saved_bytes(lambda: cross_entropy_sum(logits, labels, 0.1))
-    assert before >= rows * vocab * 4 and after <= rows * vocab * 2 + rows * 16
+def test_a_plain_batch_gives_the_loss_of_the_collated_one():
+    """A library caller's batch without ``loss_rows`` (every row, the padding ignored) gives the same loss."""
+    model = tiny("transformer-tiny")
+    batch = batch_of(model)
+    plain = {k: v for k, v in batch.items() if k not in ("loss_rows", "stats")}
+    with torch.no_grad():
+        assert token_loss_sum(model, plain, 0.1).item() == pytest.approx(token_loss_sum(model, batch, 0.1).item(), 1e-6)
+
+
+def test_a_wrapped_model_without_the_loss_installed_is_refused():
+    """A wrapper (as DDP's: the model in ``.module``) around a model that was not given the loss before wrapping."""
+    class Wrapper(torch.nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    model = tiny("transformer-tiny")
+    with pytest.raises(TypeError, match="install_token_loss"):
+        token_loss_sum(Wrapper(model), batch_of(model))
 
 
 @pytest.mark.parametrize("preset", ["transformer-tiny", "flan-t5-small"])
@@ -136,7 +152,7 @@ def test_the_4d_masks_give_the_logits_of_the_2d_one_without_reading_back(preset,
     torch.testing.assert_close(logits, expected, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("weight", [0.0, 0.3, 0.9])
+@pytest.mark.parametrize("weight", [0.3, 0.9])  # 0: the plain loss, tested above
 def test_distillation_shares_each_tokens_loss_with_the_teachers_distribution(weight):
     """``(1 - w) x`` the label-smoothed loss against the reference ``+ w x`` the cross-entropy against the teacher's
     distribution, which is torch's KL divergence plus the teacher's entropy; padding counts nowhere, the value and
