@@ -58,7 +58,7 @@ def table(
         PREAMBLE if fit else PREAMBLE.split(" and ")[0],
         "\\begin{table}[t]",
         "\\centering",
-        "\\resizebox{\\linewidth}{!}{%" if fit else "\\small",
+        "\\resizebox{\\linewidth}{!}{%" if fit else "\\small\\setlength{\\tabcolsep}{4pt}",
         f"\\begin{{tabular}}{{{'l' * right_from}{'r' * (width - right_from)}}}",
         "\\toprule",
         " & ".join(escape(h) for h in header) + " \\\\",

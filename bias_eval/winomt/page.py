@@ -71,13 +71,13 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
 
 #: the rows of ``report.tex``: the key in ``metrics.json``, the row's name, whether the figure is a signed difference
 LATEX_ROWS = (
-    ("accuracy", "accuracy (%)", False),
+    ("accuracy", "accuracy", False),
     ("f1_male", "F1 male", False),
     ("f1_female", "F1 female", False),
-    ("delta_g", "ΔG (points)", True),
-    ("accuracy_pro", "accuracy pro (%)", False),
-    ("accuracy_anti", "accuracy anti (%)", False),
-    ("delta_s", "ΔS (points)", True),
+    ("delta_g", "ΔG", True),
+    ("accuracy_pro", "accuracy pro", False),
+    ("accuracy_anti", "accuracy anti", False),
+    ("delta_s", "ΔS", True),
 )
 
 
@@ -93,8 +93,9 @@ def render_latex(metrics: Mapping[str, Any], title: str, label: str = "tab:winom
         paper = f"{published[key]:.1f}" if whole(metrics["config"]) and key in published else ""
         rows.append([latex.escape(c) for c in (name, fmt_figure(metrics.get(key), signed), ends, paper)])
     caption = (
-        f"{title}: {metrics['n']:,} translations; 95% intervals Wilson's for accuracies, bootstrap percentile for ΔG "
-        "and ΔS; published: Stanovsky et al. (2019), Table 2, Google Translate."
+        f"{title}: {metrics['n']:,} translations. Accuracies and F1 in percent, ΔG and ΔS in points; 95% intervals "
+        "Wilson's for accuracies, bootstrap percentile for ΔG and ΔS; paper: Google Translate in Stanovsky et al. "
+        "(2019), Table 2."
     )
-    header = ["figure", "value", "95% CI", "published"]
+    header = ["", "value", "95% CI", "paper"]
     return "\n".join(latex.table(header, rows, caption=caption, label=label, fit=False)) + "\n"
