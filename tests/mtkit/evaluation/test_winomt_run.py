@@ -141,7 +141,7 @@ def test_a_model_end_to_end(family_dir, tmp_path: Path) -> None:
 def test_bad_input(tmp_path: Path, extra: list[str], message: str) -> None:
     res = script_in_process(main, "--benchmark", "winomt", "--hyp_file", "x.txt", "--out", str(tmp_path / "o"), *extra)
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [res.stderr.strip()]
-    assert res.stderr.startswith(message)
+    assert res.stderr.lower().startswith(message.lower())  # a tag may be written back lowercased
     assert not (tmp_path / "o").exists()
 
 
