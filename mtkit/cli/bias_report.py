@@ -10,7 +10,7 @@ from dataclasses import fields
 
 from bias_eval.gendered import SPLITS
 from mtkit.cli.args import Parser, add_decoding_args, ranged
-from mtkit.data.languages import check_codes
+from mtkit.data.languages import check_code
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
@@ -193,9 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The report's arguments, their languages and ``--update_card`` checked."""
     args = build_parser().parse_args(argv)
-    if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs)
-        args.target_langs = [code for value in args.target_langs for code in value.split(",") if code]
-        check_codes(args.target_langs, "--target_langs")
+    if args.target_langs:  # `de es` or `de,es` (train.py's --target_langs), each in its one spelling from here on
+        codes = [code for value in args.target_langs for code in value.split(",") if code]
+        args.target_langs = [check_code(code, "--target_langs") for code in codes]
     if args.update_card and args.benchmark == "winomt":
         raise UserError("--update_card: the model card takes MT-GenEval reports only, not --benchmark winomt")
     if args.update_card and not local_model_dir(args.model):

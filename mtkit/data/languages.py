@@ -55,15 +55,9 @@ FAMILIES = (
 
 
 def check_code(value: str, flag: str = "--target_lang") -> str:
-    """``value`` if it is a language tag (``de``, ``pt_BR``, ``zh-Hant``), else a one-line error naming ``flag``."""
-    LanguageTag.parse(value, flag)
-    return value
-
-
-def check_codes(values: Sequence[str] | None, flag: str = "--target_langs") -> None:
-    """:func:`check_code` for each of ``values``."""
-    for value in values or ():
-        check_code(value, flag)
+    """The one spelling of language tag ``value`` (``DE``, ``ger`` -> ``de``; ``pt_br`` -> ``pt-BR``), else a
+    one-line error naming ``flag``."""
+    return str(LanguageTag.parse(value, flag))
 
 
 def _vocabulary(tokenizer) -> list[str]:

@@ -489,3 +489,23 @@ def test_a_decomposed_table_scores_as_the_composed_one(run_cli, tmp_path: Path) 
     assert code == 0, err
     m = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["languages"]["es"]
     assert m["bleu"] == pytest.approx(100.0) and m["accuracy_pair"] == 1.0
+
+
+@pytest.mark.parametrize("asked", [None, "DE", "ger", "deu"])
+def test_a_language_is_one_tag_from_the_flag_to_the_files(run_cli, small_geneval: Path, tmp_path: Path, asked) -> None:
+    """German asked as ``DE``, ``ger`` or ``deu`` (or not asked), its hypothesis files named ``GER.feminine.txt``
+    and ``deu.masculine.txt``: one report of ``de``, read from the layout's ``en_de`` files."""
+    hyps = reference_hyps(small_geneval, ["de"], "test", lambda g: g)["de"]
+    folder = tmp_path / "hyps"
+    folder.mkdir()
+    for name, gender in (("GER", "feminine"), ("deu", "masculine")):
+        (folder / f"{name}.{gender}.txt").write_text("".join(x + "\n" for x in hyps[gender]), encoding="utf-8")
+    out = tmp_path / "report"
+    args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--hyp_dir", str(folder), "--out", str(out)]
+    status, _, err = run_cli(*args, *(["--target_langs", asked] if asked else []), "--bootstrap_samples", "0")
+    assert status == 0, err
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert list(metrics["languages"]) == ["de"] and metrics["languages"]["de"]["bleu"] == pytest.approx(100.0)
+    (folder / "de.feminine.txt").write_text("".join(x + "\n" for x in hyps["feminine"]), encoding="utf-8")
+    status, _, err = run_cli(*args[:-1], str(tmp_path / "again"))
+    _assert_clean_failure(status, err, tmp_path / "again", "GER.feminine.txt and de.feminine.txt", "keep one")

@@ -111,10 +111,11 @@ def test_refusals_name_the_model_the_language_and_the_codes(family_dir):
     assert marian.check("de") == "de"
     with pytest.raises(UserError, match="opus-mt-en-de is a single-target model .*de only.*cannot write es"):
         marian.check("es")
-    for bad in ("spanish", "Spanish", "de,es", ""):
+    for bad in ("spanish", "Spanish", "de,es", "", "und", "qaa"):
         with pytest.raises(UserError, match="is not a language code"):
             check_code(bad)
-    assert [check_code(code) for code in ("de", "pt_BR", "zh-Hant")] == ["de", "pt_BR", "zh-Hant"]
+    codes = ("de", "pt_BR", "zh-Hant", "DE", "ger", "nob", "chi", "PT-br")
+    assert [check_code(code) for code in codes] == ["de", "pt-BR", "zh-Hant", "de", "de", "nb", "zh", "pt-BR"]
 
 
 def test_the_vocabulary_is_read_once_per_tokenizer_until_it_grows(family_dir):
