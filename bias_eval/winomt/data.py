@@ -2,11 +2,10 @@
 profession each (``en.txt``, and its pro- and anti-stereotypical halves ``en_pro.txt``, ``en_anti.txt``), and
 translations of them, read as the benchmark's ``source ||| translation`` lines or one translation per line; a subset of
 the benchmark drawn in its proportions of pro-stereotypical, anti-stereotypical and neutral sentences. Every line is
-read as Unicode NFC (:data:`NORMAL_FORM`), so that text compares as text whatever form a file was written in."""
+read in :mod:`bias_eval.textio`'s one normal form (NFC), so that text compares as text whatever form a file is in."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from bias_eval.errors import UserError
-from bias_eval.textio import read_lines
+from bias_eval.textio import read_sentences
 
 #: WinoMT's gold genders, as its files spell them
 GOLD = ("male", "female", "neutral")
@@ -23,8 +22,6 @@ GOLD = ("male", "female", "neutral")
 BITEXT_SEP = " ||| "
 #: the files of the benchmark's folder that are read
 FILES = ("en.txt", "en_pro.txt", "en_anti.txt")
-#: the Unicode normal form every line of the benchmark and of a translation file is read in
-NORMAL_FORM = "NFC"
 #: the benchmark's strata: its pro- and anti-stereotypical halves and the other (gold neutral) sentences
 STRATA = ("pro", "anti", "neutral")
 
@@ -70,14 +67,9 @@ class WinoMT:
         return "pro" if item.sentence in self.pro else "anti" if item.sentence in self.anti else "neutral"
 
 
-def read_nfc(path: Path) -> list[str]:
-    """The lines of a UTF-8 file, each in :data:`NORMAL_FORM`."""
-    return [unicodedata.normalize(NORMAL_FORM, line) for line in read_lines(path)]
-
-
 def _items(path: Path) -> list[Item]:
     items = []
-    for number, line in enumerate(read_nfc(path), start=1):
+    for number, line in enumerate(read_sentences(path), start=1):
         fields = line.split("\t")
         if len(fields) != 4:
             raise UserError(f"{path}: line {number} has {len(fields)} tab-separated fields, expected 4")
@@ -151,7 +143,7 @@ def pair_translations(data: WinoMT, sources: Sequence[str], targets: Sequence[st
 def read_translations(path: Path, data: WinoMT) -> Translations:
     """A translation file: the benchmark's ``source ||| translation`` lines (each scored against the item of its
     source, as the benchmark matches them), or one translation per line of ``en.txt``, in its order."""
-    lines = read_nfc(path)
+    lines = read_sentences(path)
     split = [line.split(BITEXT_SEP) for line in lines]
     bitext = sum(len(parts) > 1 for parts in split)
     if bitext and bitext < len(lines):

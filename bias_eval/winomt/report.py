@@ -14,8 +14,9 @@ from bias_eval.markdown import escape, table
 from bias_eval.page import figure_path
 from bias_eval.references import FILE, bibtex
 from bias_eval.report import clean_json, jsonl, write_report
+from bias_eval.textio import NORMAL_FORM
 from bias_eval.winomt.anchors import anchor, published_line, whole
-from bias_eval.winomt.data import NORMAL_FORM, Translations, WinoMT
+from bias_eval.winomt.data import Translations, WinoMT
 from bias_eval.winomt.figures import DEFINITIONS, figures, fmt_figure, fmt_interval
 from bias_eval.winomt.gender import PREDICTIONS
 from bias_eval.winomt.languages import check_language
