@@ -4,6 +4,7 @@ Where the hypotheses came from (a model, files) is the caller's: :class:`ReportS
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from bias_eval.balance import (
     STRICT_ACCURACY_DEFINITION,
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
+from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
@@ -141,6 +143,29 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
         "files": file_pairs(data, settings.hyp_dir),
         "command": settings.command,
     }
+
+
+def report_benchmark(folder: Path) -> str | None:
+    """The benchmark of the report ``folder`` holds: its ``metrics.json``'s ``benchmark`` (``mtgeneval`` when it
+    names none, as an MT-GenEval report does); ``None`` when it holds no ``metrics.json``."""
+    path = folder / "metrics.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "unreadable"
+    return str(doc.get("benchmark", "mtgeneval")) if isinstance(doc, dict) else "unreadable"
+
+
+def check_report_folder(out: Path, benchmark: str, flag: str = "--out") -> None:
+    """Refuse, before any work, a report folder ``out`` that holds another benchmark's report (or a ``metrics.json``
+    that is no report): the new report's files would mix with its own. One line naming ``flag``."""
+    found = report_benchmark(out)
+    if found is not None and found != benchmark:
+        what = "a metrics.json that is no report" if found == "unreadable" else f"a {found} report (metrics.json)"
+        raise UserError(f"{flag} {out}: holds {what}; a {benchmark} report would mix with its files: give another "
+                        "folder")  # fmt: skip
 
 
 def make_report(

@@ -643,3 +643,66 @@ def test_languages_a_model_cannot_write_are_one_line(family_dir, multi30k_small,
         assert code == 2 and len(errors) == 1 and expected in errors[0], (script, argv, err.getvalue()[-500:])
         assert "Traceback" not in err.getvalue()
     assert digest(tmp_path) == before
+
+
+def test_reports_comparisons_and_decoding_refuse_bad_input_in_one_line(tiny_t5, tmp_path):
+    """The newest paths (a report on hypothesis files or a model, a comparison, decoding): an output folder holding
+    another benchmark's report, a flag the chosen input ignores, sizes no machine could allocate, an ``--out`` that
+    cannot be made, a language code that names no language: each one error line naming the flag, status 2, before
+    anything is written (every file under the test's folder unchanged)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    rows = [("1", "She sings.", "Ella canta.", "f"), ("1", "He sings.", "Él canta.", "m")]
+    (d / "pairs.csv").write_text("ID,source,target,gender,lang\n" + "".join(",".join(r) + ",es\n" for r in rows))
+    (d / "hyps").mkdir()
+    for gender, line in (("feminine", "Ella canta."), ("masculine", "Él canta.")):
+        (d / "hyps" / f"es.{gender}.txt").write_text(line + "\n", encoding="utf-8")
+    (d / "twice").mkdir()
+    for name in ("es.feminine.txt", "spa.feminine.txt", "es.masculine.txt"):
+        (d / "twice" / name).write_text("Ella canta.\n", encoding="utf-8")
+    (d / "winomt").mkdir()
+    (d / "winomt" / "metrics.json").write_text('{"benchmark": "winomt", "language": "de"}\n', encoding="utf-8")
+    (d / "broken").mkdir()
+    (d / "broken" / "metrics.json").write_text("not json\n", encoding="utf-8")
+    (d / "file.txt").write_text("x\n", encoding="utf-8")
+    hyps = ["--data", str(d / "pairs.csv"), "--hyp_dir", str(d / "hyps")]
+    model = ["--data", str(d / "pairs.csv"), "--model", str(tiny_t5), "--out", str(tmp_path / "out")]
+    report = [*hyps, "--out", str(tmp_path / "out")]
+    huge = str(10**9)
+    found = [
+        ("bias_report", [*hyps, "--out", str(d / "winomt")], f"--out {d / 'winomt'}: holds a winomt report"),
+        ("bias_report", [*hyps, "--out", str(d / "broken")], "holds a metrics.json that is no report"),
+        ("bias_report", [*report, "--num_beams", "4"], "--num_beams: only used with --model"),
+        ("bias_report", [*report, "--batch_size", "8"], "--batch_size: only used with --model"),
+        ("bias_report", [*report, "--device", "cuda:99"], "--device: only used with --model"),
+        ("bias_report", [*report, "--engine", "ct2"], "--engine: only used with --model"),
+        ("bias_report", [*report, "--dtype", "fp16"], "--dtype: only used with --model"),
+        ("bias_report", [*report, "--force"], "--force: only used with --model"),
+        ("bias_report", [*report, "--decoding", "mbr"], "--decoding: only used with --model"),
+        ("bias_report", [*report, "--update_card"], "--update_card: only used with --model a local model folder"),
+        ("bias_report", [*report, "--target_langs", "und"], "--target_langs: 'und' is not a language code"),
+        ("bias_report", [*report, "--target_langs", "qaa"], "--target_langs: 'qaa' is not a language code"),
+        ("bias_report", ["--data", str(d / "pairs.csv"), "--hyp_dir", str(d / "twice"), "--out",
+                         str(tmp_path / "out")], "es.feminine.txt and spa.feminine.txt, two files"),
+        ("bias_report", [*hyps, "--out", str(d / "file.txt" / "r")], f"{d / 'file.txt'} is a file, not a folder"),
+        ("bias_report", [*model, "--num_beams", huge], f"--num_beams {huge}: a batch of 32 sentences x {huge}"),
+        ("bias_report", [*model, "--decoding", "mbr", "--mbr_samples", huge], f"--mbr_samples {huge}: a batch of"),
+        ("bias_report", [*model, "--mbr_samples", "4"], "--mbr_samples: only used with --decoding mbr"),
+        ("translate", ["--model", str(tiny_t5), "--text", "Hi.", "--num_beams", huge], f"--num_beams {huge}: "),
+        ("compare", [str(d / "hyps"), str(d / "winomt"), "--out", str(d / "file.txt" / "c")],
+         f"--out {d / 'file.txt' / 'c'}: {d / 'file.txt'} is a file, not a folder"),
+    ]  # fmt: skip
+    before = digest(tmp_path)
+    problems = []
+    for script, argv, expected in found:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = SCRIPTS[script](argv)
+            except SystemExit as exit_:
+                code = exit_.code
+        errors = [line for line in err.getvalue().splitlines() if line.startswith("error")]
+        if code != 2 or "Traceback" in err.getvalue() or len(errors) != 1 or expected not in errors[0]:
+            problems.append(f"{script} {argv[-2:]}: status {code}, {errors or err.getvalue()[-300:]!r}")
+    assert not problems, "\n".join(problems)
+    assert digest(tmp_path) == before and not (tmp_path / "out").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bias_eval.compare import load_metrics, report_names
 from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES, compare_reports
+from bias_eval.textio import check_writable
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
@@ -53,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     names = None if args.names is None else parse_names(args.names)
     check_apart({"BEFORE": args.before, "AFTER": args.after}, {"--out": args.out})
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UserError(f"--out: {args.out} exists and is not a folder")
+    if args.out is not None:  # a folder that cannot be made or written: one line, before the reports are read
+        check_writable(Path(args.out), "--out")
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
     names = names or report_names(before, after)
     out = None if args.out is None else Path(args.out)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from bias_eval.gendered import GENDERS, GenderedData
-from bias_eval.make import ReportSettings, make_report
+from bias_eval.make import ReportSettings, check_report_folder, make_report
 from bias_eval.textio import check_writable
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered_tables import load_table
@@ -68,6 +68,22 @@ class ReportRequest:
     winomt_dir: str | None = None
     hyp_file: str | None = None
     name: str | None = None
+
+
+#: the fields of :class:`ReportRequest` that say how ``--model`` translates: ignored, so refused, with ``--hyp_dir``
+MODEL_FLAGS = (
+    *("prompt", "num_beams", "batch_size", "max_new_tokens", "length_penalty", "max_len_a", "max_len_b", "force"),
+    *("device", "dtype", "engine", "decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p", "max_samples"),
+)
+
+
+def check_model_flags(args: ReportRequest) -> None:
+    """Refuse a flag of :data:`MODEL_FLAGS` set otherwise than its default (``--num_beams 5``, ``--device cpu``)
+    with ``--hyp_dir``, whose hypotheses are read, not translated: one line naming it."""
+    defaults = {f.name: f.default for f in fields(ReportRequest)}
+    for name in MODEL_FLAGS:
+        if getattr(args, name) != defaults[name]:
+            raise UserError(f"--{name}: only used with --model (--hyp_dir's hypotheses are read, not translated)")
 
 
 def load_data(args: ReportRequest) -> GenderedData:
@@ -154,19 +170,15 @@ def report_settings(
 
 def run_report(args: ReportRequest) -> dict[str, Any]:
     """Write the report of ``args`` into ``--out`` (a card is the caller's); return its ``metrics.json``."""
+    if args.hyp_dir:
+        check_model_flags(args)
     check_device(args.device, args.engine)  # before anything loads
     out = Path(args.out)
     inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
     check_apart(inputs, {"--out": out})
     check_writable(out, "--out")
     check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
-    if args.hyp_dir:
-        flags = ("prompt", "num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "mbr_samples")
-        for flag in (*flags, "mbr_candidates", "epsilon", "top_p", "max_samples"):
-            if getattr(args, flag) is not None:
-                raise UserError(f"--{flag}: only used with --model")
-        if args.decoding != "beam":
-            raise UserError("--decoding: only used with --model")
+    check_report_folder(out, "mtgeneval")  # another benchmark's report there: refused before anything is read
     found = None
     if args.hyp_dir and not args.target_langs and Path(args.hyp_dir).is_dir():  # the languages of its files
         found = hyp_dir_languages(Path(args.hyp_dir))
