@@ -117,3 +117,22 @@ def test_the_mbr_key_list_is_defined_once():
     mbr = DecodingSettings(decoding="mbr", **values).mbr
     assert (mbr.samples, mbr.candidates, mbr.epsilon, mbr.top_p) == tuple(values.values())
     assert DEFAULTS == DecodingSettings() and all(getattr(DEFAULTS, key) is None for key in MBR_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("values", "flag", "wide"),
+    [({"num_beams": 7, "batch_size": 3, "max_new_tokens": 11}, "--num_beams", 7),
+     ({"decoding": "mbr", "mbr_samples": 9, "num_beams": 2, "batch_size": 5, "max_new_tokens": 13}, "--mbr_samples",
+      9)],
+)  # fmt: skip
+def test_a_batch_whose_token_ids_exceed_the_memory_is_refused_naming_its_flag(values, flag, wide):
+    """One batch holds batch_size x (beams or MBR candidates) sequences of max_new_tokens ids, 8 bytes each: refused
+    when that alone exceeds the memory, accepted when it fits."""
+    settings = DecodingSettings(**values)
+    need = values["batch_size"] * wide * values["max_new_tokens"] * 8
+    settings.check_fits(need)  # exactly fits
+    settings.check_fits(None)  # memory unknown: nothing refused
+    with pytest.raises(UserError, match=rf"^{flag} {wide}: a batch of {values['batch_size']} sentences x {wide} x "):
+        settings.check_fits(need - 1)
+    with pytest.raises(UserError, match=rf"^--num_beams {10**9}: .* more than this machine's"):
+        DecodingSettings(num_beams=10**9)  # the machine's own memory, at construction
