@@ -39,10 +39,15 @@ from bias_eval.winomt.romance import romance
         ("it", "la direttrice", "female"),  # -trice
         ("it", "l'insegnante", "neutral"),  # common-gender -ante after an elided article: no gender
         ("it", "all'autista", "neutral"),  # -ista: common-gender
+        ("it", "all'ispettore", "neutral"),  # after all' no gender, as the benchmark's tagger read it
+        ("it", "al barista", "neutral"),  # al: no gender, as the tagger read it
+        ("it", "al pedone", "male"),  # the tagger read it as feminine; the rules keep grammar (-one: masculine)
+        ("it", "allo specialista", "male"),  # allo: masculine
+        ("it", "lo studente", "male"),
         ("it", "dell'autista", "male"),  # dell': masculine, as the benchmark's Italian scorer reads it
         ("it", "un'avvocata", "female"),  # un' is feminine
         ("it", "qualcuno", "male"),  # a masculine pronoun
-        ("it", "al parrucchiere", "male"),  # al (m), -iere (m)
+        ("it", "al parrucchiere", "male"),  # al (none), -iere (m)
         ("it", "la guardia", "female"),
         ("it", "il CEO", "male"),  # an acronym has no gender: il's
         ("it", "", "unknown"),

@@ -77,7 +77,9 @@ def test_google_spanish_french_and_italian_as_the_reports_say(tmp_path: Path, la
         assert max(off) <= 1.0 and "within a point on each" in metrics["anchor"]
     else:
         assert max(off) > 1.0 and f"figures of {lang} here differ from that paper's by more than a point" in page
-        assert f"accuracy {off[0]:.1f} points above" in metrics["anchor"]
+        for name, figure, paper, gap in zip(("accuracy", "ΔG", "ΔS"), here, PUBLISHED[lang], off):
+            said = f"{name} {gap:.1f} points {'above' if figure > paper else 'below'}"
+            assert (said in metrics["anchor"]) == (gap > 1.0), said
 
 
 def test_a_partial_file_is_named_for_what_it_is(tmp_path: Path) -> None:
