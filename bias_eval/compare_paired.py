@@ -72,6 +72,7 @@ PAIRED_NOTE = (
     "- feminine; accuracies in percent, gaps and changes of shares in points. {rule}"
 )
 
+
 class Refused(Exception):
     """The reports cannot be paired; the message says why, in one line."""
 
@@ -195,9 +196,13 @@ def language_tests(
     for title, key in SIZES if not refused else ():
         change = keep[key] = size_change(keep[key.removesuffix("_size")])
         rows.append(_row(lang, title, key, "paired bootstrap", change, {}))
-    if refused:
+    if refused:  # the figures without a test
+        whole = ones(sizes)
+        values = {k: [float(_figures(s, lang)[k](whole)[0]) for s in (before, after)] for _, k in BOOTSTRAPPED}
+        values |= {k: [abs(v) for v in values[k.removesuffix("_size")]] for _, k in SIZES}
         none = {"test": "paired bootstrap", "missing": True, "refused": refused}
-        rows += [{"lang": lang, "title": t, "figure": k, **none} for t, k in (*BOOTSTRAPPED, *SIZES)]
+        rows += [{"lang": lang, "title": t, "figure": k, "before": values[k][0], "after": values[k][1], **none}
+                 for t, k in (*BOOTSTRAPPED, *SIZES)]  # fmt: skip
     for title, key, decision, genders in ACCURACIES:
         if key != "accuracy_pair" or before.paired:
             rows.append(_mcnemar_row(lang, title, key, (before, after), decision, genders, counts, keep))

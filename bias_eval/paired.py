@@ -33,6 +33,8 @@ import numpy as np
 from bias_eval.accuracy import replicate_shares
 from bias_eval.decision import LEVEL
 
+#: a replicate closer to 0 than this is 0 (a difference of equal shares computed in two ways)
+TIE = 1e-12
 #: the fewest sentences of a gender (pairs, for paired data) a paired bootstrap runs on
 MIN_BOOTSTRAP = 30
 Figure = Callable[[Mapping[str, np.ndarray]], np.ndarray]  # gender -> resample counts (samples x n) -> values
@@ -105,7 +107,8 @@ def bootstrap_refusal(n: int, samples: int, paired: bool, level: float = LEVEL) 
 def bootstrap_test(changes: np.ndarray, level: float = LEVEL) -> tuple[list[float], float]:
     """The 95% interval and the two-sided p-value of a change from its replicates (NaN ones left out), made so that
     the interval excludes 0 exactly when p is below ``level`` (see the module docstring)."""
-    valid = np.sort(changes[~np.isnan(changes)])
+    valid = changes[~np.isnan(changes)]
+    valid = np.sort(np.where(np.abs(valid) < TIE, 0.0, valid))  # rounding noise is no side of 0
     size = len(valid)
     j = math.ceil(Fraction(str(level)) * (size + 1) / 2) - 1
     if j < 1:

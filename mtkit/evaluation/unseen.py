@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval.balance import gap_interval
 from bias_eval.compare_paired import (
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
@@ -17,9 +18,12 @@ from bias_eval.compare_paired import (
     macro_tests,
     read_sentences,
 )
+from bias_eval.decision import Rule, decide
+from bias_eval.gendered import GENDERS
+from bias_eval.intervals import mean_interval
 from bias_eval.metrics import accuracy_words
 from mtkit.data.pairs import gendered_words
-from mtkit.evaluation.outcome import COMPARISONS, scope
+from mtkit.evaluation.outcome import COMPARISONS, overall, scope
 
 #: the two parts of the verdict's pairs
 PARTS = ("seen", "unseen")
@@ -42,25 +46,52 @@ def _subset(s: Sentences, lines: Sequence[int]) -> Sentences:
     )
 
 
+#: the gaps of a part given their own intervals, and the per-sentence decision each is of
+GAP_DECISIONS = {"accuracy_gap": "correct", "strict_accuracy_gap": "strict_correct"}
+
+
 def _figures(rows: Sequence[Mapping[str, Any]], lang: str, when: str) -> dict[str, Any]:
     """One model's figures of a language (``before`` or ``after``) as the paired tests' rows give them."""
     return {r["figure"]: r.get(when) for r in rows if r["lang"] == lang}
 
 
+def gap_intervals(s: Sentences) -> dict[str, list[float] | None]:
+    """One model's accuracy gaps' 95% intervals on these sentences, as its report makes them
+    (:func:`bias_eval.balance.gap_interval`), so that over-correction is tested on a part too."""
+    return {f"{gap}_ci95": gap_interval(*(s.columns[g][key] for g in GENDERS), s.paired)
+            for gap, key in GAP_DECISIONS.items()}  # fmt: skip
+
+
+def _macro_intervals(figures: Mapping[str, Mapping[str, Any]]) -> dict[str, list[float] | None]:
+    """The macro gaps' intervals: the MOVER interval of the mean of the languages' (as a report's macro)."""
+    out: dict[str, list[float] | None] = {}
+    for gap in GAP_DECISIONS:
+        values, cis = [f.get(gap) for f in figures.values()], [f.get(f"{gap}_ci95") for f in figures.values()]
+        ok = all(v is not None for v in values) and all(c is not None for c in cis)
+        out[f"{gap}_ci95"] = mean_interval(values, cis) if ok else None  # type: ignore[arg-type]
+    return out
+
+
 def compare_sentences(
-    pairs: Mapping[str, Sequence[Sentences]], samples: int, seed: int, measure: str
+    pairs: Mapping[str, Sequence[Sentences]], samples: int, seed: int, measure: str, rule: Rule = Rule()
 ) -> dict[str, Any]:
-    """Two models' sentences by language (``before``, ``after``) compared by ``bias_eval``'s paired tests, as
-    :func:`mtkit.evaluation.outcome.compare_models` compares two reports (the macro rows over several languages;
-    ``measure``'s gap judged)."""
+    """Two models' sentences by language (``before``, ``after``) compared by ``bias_eval``'s paired tests, decided by
+    ``rule``, as :func:`mtkit.evaluation.outcome.compare_models` compares two reports (the macro rows over several
+    languages; each model's gaps with their own intervals; ``measure``'s gap judged)."""
     rows: list[dict[str, Any]] = []
     kept: dict[str, dict] = {lang: {} for lang in pairs}
     for lang, (before, after) in pairs.items():
         rows += language_tests(lang, before, after, samples=samples, seed=seed, keep=kept[lang])
     rows += macro_tests(kept) if len(pairs) > 1 else []
-    names = [*pairs, *(["macro"] if len(pairs) > 1 else [])]
-    scopes = {x: scope(x, _figures(rows, x, "before"), _figures(rows, x, "after"), rows, measure) for x in names}
-    return {"languages": {x: scopes[x] for x in pairs}, "overall": scopes[names[-1]], "paired_refused": None}
+    decide(rows, rule)
+    figures = {when: {lang: _figures(rows, lang, when) | gap_intervals(pairs[lang][i]) for lang in pairs}
+               for i, when in enumerate(("before", "after"))}  # fmt: skip
+    scopes = {x: scope(x, figures["before"][x], figures["after"][x], rows, measure) for x in pairs}
+    macro = None
+    if len(pairs) > 1:
+        both = [_figures(rows, "macro", when) | _macro_intervals(figures[when]) for when in ("before", "after")]
+        macro = scope("macro", *both, rows, measure)
+    return {"languages": scopes, "overall": overall(scopes, macro), "paired_refused": None}
 
 
 def part_comparisons(
@@ -69,11 +100,13 @@ def part_comparisons(
     unseen: set[str],
     metrics: Mapping[str, Any],
     measure: str,
+    rule: Rule = Rule(),
 ) -> dict[str, Any]:
     """Per part (:data:`PARTS`): its number of pairs and, for every comparison of two models in ``folders`` (report
     folders by model name), the part's figures, paired tests and outcome (:func:`compare_sentences`); ``None`` for a
     part without pairs. ``order`` lists each language's verdict units line by line (the reports' order), ``metrics``
-    is one report's ``metrics.json`` (its bootstrap settings are used), ``measure`` the accuracy whose gap is judged."""
+    is one report's ``metrics.json`` (its bootstrap settings are used), ``measure`` the accuracy whose gap is judged,
+    ``rule`` how a change is decided."""
     config = metrics.get("config") or {}
     samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
     seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
@@ -91,5 +124,5 @@ def part_comparisons(
                 out[part][name] = None
                 continue
             pairs = {lang: [_subset(read[n][lang], idx) for n in (b, a)] for lang, idx in lines.items()}
-            out[part][name] = compare_sentences(pairs, samples, seed, measure)
+            out[part][name] = compare_sentences(pairs, samples, seed, measure, rule)
     return out

@@ -16,9 +16,9 @@ from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.headline import over_correction_lines
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
-from bias_eval.paired import compare_figure, corpus_figure
+from bias_eval.paired import bootstrap_refusal, compare_figure, corpus_figure, ones
 from mtkit.data.pairs import gendered_words
-from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, attribution, compare_models
+from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, attribution, compare_models, headline_outcome
 from mtkit.evaluation.selection import keep_checkpoint, keep_rule
 from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
@@ -28,19 +28,25 @@ SAMPLES, SEED = 1000, 12345
 
 def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED) -> dict:
     """BLEU and chrF of two systems' translations of the same rows (``target``, ``lang``, ``hypothesis``), their
-    change, its paired-bootstrap 95% CI and p-value; BLEU with each row's target language's tokenizer."""
+    change, its paired-bootstrap 95% CI and p-value (``refused`` says why when the bootstrap cannot run: too few
+    sentences or resamples); BLEU with each row's target language's tokenizer."""
     refs = [r["target"] for r in before]
     if refs != [r["target"] for r in after]:
         raise ValueError("the general cost needs both systems' translations of the same sentences")
     if any(not r.get("lang") for r in before):
         raise ValueError("the general cost needs each row's target language (lang), which its BLEU is tokenized for")
     langs = [r["lang"] for r in before]
-    counts = {"all": resample_counts(language_rng(seed, "general"), len(refs), samples)}
+    refused = bootstrap_refusal(len(refs), samples, paired=False)
     out: dict[str, Any] = {"n": len(refs), "samples": samples, "seed": seed, "bleu_tokenizer": TOKENIZER_RULE}
-    out["bleu_signature"] = bleu_signatures(sorted(set(langs)))
+    out |= {"bleu_signature": bleu_signatures(sorted(set(langs))), "refused": refused}
     extract = {"bleu": lambda hyps: bleu_stats(hyps, refs, langs), "chrf": lambda hyps: chrf_stats(hyps, refs)}
     for name, scorer in (("bleu", bleu_from_stats), ("chrf", chrf_from_stats)):
         figs = [corpus_figure({"all": extract[name]([r["hypothesis"] for r in x])}, scorer) for x in (before, after)]
+        if refused:
+            b, a = (float(f(ones({"all": len(refs)}))[0]) for f in figs)
+            out[name] = {"before": b, "after": a, "change": a - b}
+            continue
+        counts = {"all": resample_counts(language_rng(seed, "general"), len(refs), samples)}
         change = compare_figure(*figs, {"all": len(refs)}, counts)
         out[name] = {"before": change.before, "after": change.after, "change": change.change}
         out[name] |= {"ci95": change.ci95, "p_value": change.p_value, "p_floor": change.p_floor}
@@ -76,7 +82,8 @@ def model_figures(metrics: Mapping[str, Any]) -> dict[str, Any]:
     keys = [key for key, _ in FIGURES if not key.endswith("_size")]
 
     def pick(figures: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: figures.get(k) for key in keys for k in (key, f"{key}_ci95")}
+        counts = {k: figures.get(k) for k in ("predicted_masculine", "predicted_feminine")}
+        return {k: figures.get(k) for key in keys for k in (key, f"{key}_ci95")} | counts
 
     langs = {lang: pick(figures) for lang, figures in metrics["languages"].items()}
     return {"languages": langs, "overall": pick(metrics["macro"]) if len(langs) > 1 else next(iter(langs.values()))}
@@ -109,6 +116,10 @@ def verdict_document(
     doc["headline"] = "mitigated_vs_control" if own else "mitigated_vs_start"
     control = doc["control_vs_start"]
     doc["attribution"] = attribution(own["overall"], total["overall"], control["overall"]) if own else None
+    if own:
+        said = headline_outcome(own["overall"], total["overall"], control["overall"] if control else None)
+    doc["headline_outcome"] = said if own else total["overall"]["gap_outcome"]
+    doc["rule"] = next((p["rule"] for p in paired.values() if p and p.get("rule")), None)
     doc["general_cost"] = costs.get("mitigated_vs_start")
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
     doc |= {"budget": dict(budget), "leakage": dict(leak)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bias_eval.balance import mf_ratio_text, ratio_bounds_text
 from bias_eval.comparability import generation_setting
 from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
@@ -17,15 +18,19 @@ from mtkit.evaluation.outcome import (
     COMPARISONS,
     CONTROL,
     FIGURES,
-    LEVEL,
     LEVELLED_DOWN,
     NARROWED,
     NO_TEST,
     OVER_CORRECTED,
     UNDECIDED,
+    WIDENED,
 )
 
-SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down"}
+SAID = {
+    NARROWED: "narrowed beyond noise",
+    LEVELLED_DOWN: "narrowed beyond noise, by levelling down",
+    WIDENED: "widened beyond noise",
+}
 NO_CONTROL = (
     "No control arm was trained (--control none): these figures cannot separate the mitigation from further "
     "training on the general data."
@@ -50,20 +55,27 @@ def _share(x: float | None) -> str:
 
 
 def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
-    """The judged accuracy's gap of two models (``sides``: their names), its size's paired test and the outcome."""
+    """The judged accuracy's gap of two models (``sides``: their names), its size's paired test and the outcome; over
+    several languages, the mean of the languages' sizes and each language's outcome."""
     o = comparison["overall"]
     key = f"{o['measure']}_gap"
     gap, size, said = o[key], o[f"{key}_size"], o["gap_outcome"]
     went = f"the {key.replace('_', ' ')} (m - f) went from {_fmt(key, gap['before'])} ({sides[0]}) to " \
         f"{_fmt(key, gap['after'])} ({sides[1]})"  # fmt: skip
+    by = o.get("outcomes_by_language")
+    if by:
+        went += " (mean over the languages; " + ", ".join(f"{lang}: {x}" for lang, x in by.items()) + ")"
     if said == NO_TEST:
-        why = comparison.get("paired_refused") or "the paired test of its size gave no result"
+        why = comparison.get("paired_refused") or size.get("refused") or "the paired test of its size gave no result"
         return f"{went}: no test ran ({why}), so nothing is claimed about the change."
     ci = size["change_ci95"]
-    went += f" (its size |gap| changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
+    what = "the mean of the languages' sizes |gap|" if by else "its size |gap|"
+    went += f" ({what} changed {100 * size['change']:+.1f} points, 95% CI [{100 * ci[0]:+.1f}, " \
         f"{100 * ci[1]:+.1f}], p {_p(size)})"  # fmt: skip
     if said == OVER_CORRECTED:
-        return f"{went}: over-corrected, the gap changed sign and its interval after lies on the other side of 0."
+        where = [lang for lang, x in (by or {}).items() if x == OVER_CORRECTED]
+        return f"{went}: over-corrected{' in ' + ', '.join(where) if where else ''}, the gap changed sign and its " \
+            "interval after lies on the other side of 0."  # fmt: skip
     return f"{went}: {SAID.get(said, 'did not narrow beyond noise')}."
 
 
@@ -71,9 +83,21 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
     o = comparison["overall"]
     if not o.get("levelled_down"):
         return []
+    where = o.get("levelled_down_in")
+    if where:  # several languages: each language's own accuracy that fell
+        fell = [(lang, comparison["languages"][lang]) for lang in where]
+        said = "; ".join(f"in {lang}, {s[key]['label']} fell {100 * -s[key]['change']:.1f} points (p {_p(s[key])})"
+                         for lang, s in fell for key in [s["levelled_down"] or _served(s)])  # fmt: skip
+        return [f"Levelling down against the {against}: {said}, beyond noise; the gap closed from that side."]
     fell = o[o["levelled_down"]]
     return [f"Levelling down against the {against}: {fell['label']} fell {100 * -fell['change']:.1f} points beyond "
             f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
+
+
+def _served(scope: Mapping[str, Any]) -> str:
+    """The better-served gender's accuracy key of a scope (the gender its judged gap favoured before)."""
+    measure = scope["measure"]
+    return f"{measure}_masculine" if (scope[f"{measure}_gap"]["before"] or 0) > 0 else f"{measure}_feminine"
 
 
 #: what it means when the accuracy the verdict does not judge falls for a gender, by that accuracy
@@ -89,7 +113,7 @@ def other_accuracy_fell(comparison: Mapping[str, Any], measure: str, against: st
     other = "accuracy" if measure == "strict_accuracy" else "strict_accuracy"
     o = comparison["overall"]
     fell = [o[f"{other}_{g}"] for g in GENDERS]
-    fell = [e for e in fell if (e.get("change") or 0.0) < 0 and e.get("p_value", 1.0) < LEVEL]
+    fell = [e for e in fell if (e.get("change") or 0.0) < 0 and e.get("finding")]
     if not fell:
         return []
     said = " and ".join(f"{e['label']} fell {100 * -e['change']:.1f} points (p {_p(e)})" for e in fell)
@@ -117,6 +141,11 @@ def summary(doc: Mapping[str, Any]) -> str:
     if own:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
                      f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
+        if doc.get("headline_outcome") not in (None, own["overall"]["gap_outcome"]):
+            parts.append(f"That is no mitigation: the control widened the gap against the start "
+                         f"({said('control_vs_start')[:-1]}), and against the start the mitigated model's gap "
+                         f"{SAID.get(doc['headline_outcome'], 'did not narrow beyond noise')}; it is no better than "
+                         "the start.")  # fmt: skip
     parts.append(f"Against the start: {said('mitigated_vs_start')}")
     if doc.get("attribution") == CONTROL:
         parts.append(f"The control explains the change: trained as long on the general data alone, "
@@ -141,9 +170,7 @@ def summary(doc: Mapping[str, Any]) -> str:
     parts += other_accuracy_fell(own or total, doc["measure"], "control" if own else "start")
     cost = doc.get("general_cost")
     if cost:
-        b = cost["bleu"]
-        parts.append(f"General test BLEU {b['before']:.2f} -> {b['after']:.2f} ({b['change']:+.2f}, 95% CI "
-                     f"[{b['ci95'][0]:+.2f}, {b['ci95'][1]:+.2f}]).")  # fmt: skip
+        parts.append(f"General test BLEU {_cost(cost['bleu'], cost)}.")
     if not (doc.get("decoding") or {"same": True})["same"]:
         parts.append("The models were decoded with different settings (see the page).")
     flag = doc.get("over_correction")
@@ -161,24 +188,49 @@ def summary(doc: Mapping[str, Any]) -> str:
     return " ".join(p[0].upper() + p[1:] for p in parts)
 
 
+def _cost(c: Mapping[str, Any], cost: Mapping[str, Any], title: str = "") -> str:
+    """``27.10 (start) -> 26.80 (mitigated) (-0.30, 95% CI [-0.61, +0.02], p = 0.06)``, or why no test ran."""
+    names = (f" ({title})", " (mitigated)") if title else ("", "")
+    said = f"{c['before']:.2f}{names[0]} -> {c['after']:.2f}{names[1]} ({c['change']:+.2f}"
+    if "ci95" not in c:
+        return said + f"; not tested: {cost.get('refused')})"
+    return said + f", 95% CI [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)})"
+
+
 def _p(figure: Mapping[str, Any]) -> str:
-    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`)."""
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`), with the adjusted p
+    beside it when it differs (``; adjusted = 0.0936``)."""
     text = p_text(figure["p_value"], figure.get("p_floor"))
-    return text if text.startswith("<") else f"= {text}"
+    said = text if text.startswith("<") else f"= {text}"
+    adjusted = figure.get("p_adjusted")
+    if adjusted is not None and adjusted != figure["p_value"]:
+        shown = p_text(adjusted, figure.get("p_floor"))
+        said += f"; adjusted {shown if shown.startswith('<') else '= ' + shown}"
+    return said
 
 
-def _fmt(key: str, value: Any) -> str:
+def _fmt(key: str, value: Any, counts: Sequence[int | None] | None = None) -> str:
+    if key == "mf_ratio":
+        m, f = counts or (None, None)
+        return mf_ratio_text({"mf_ratio": value, "predicted_masculine": m, "predicted_feminine": f})
     if value is None:
         return "n/a"
-    if key in ("bleu_gap", "mf_ratio"):
-        return f"{value:+.2f}" if key == "bleu_gap" else f"{value:.2f}"
+    if key == "bleu_gap":
+        return f"{value:+.2f}"
     if key.endswith("_size"):
         return f"{100 * value:.1f} pts"
     return f"{100 * value:+.1f} pts" if key.endswith("_gap") else f"{100 * value:.1f}%"
 
 
-def _ci(key: str, ci: Sequence[float] | None) -> str:
+def _ci(key: str, ci: Sequence[float | None] | None) -> str:
+    if key == "mf_ratio":
+        return ratio_bounds_text(ci)
     return "" if not ci else f" [{_fmt(key, ci[0])}, {_fmt(key, ci[1])}]"
+
+
+def _shown(key: str, e: Mapping[str, Any], when: str) -> str:
+    """One model's figure (``when``: ``before`` or ``after``) with its 95% CI."""
+    return _fmt(key, e[when], e.get(f"{when}_counts")) + _ci(key, e[f"{when}_ci95"])
 
 
 def _delta(key: str, value: float | None) -> str:
@@ -192,7 +244,10 @@ def _change(key: str, e: Mapping[str, Any]) -> list[str]:
     """A change's two cells: its value with the 95% CI, and the paired p-value with its test."""
     ci = e.get("change_ci95")
     cell = _delta(key, e.get("change")) + (f" [{_delta(key, ci[0])}, {_delta(key, ci[1])}]" if ci else "")
-    return [cell, f"{p_text(e['p_value'], e.get('p_floor'))} ({e['test']})" if "p_value" in e else "n/a"]
+    if "p_value" not in e:
+        return [cell, "n/a", "n/a"]
+    adjusted = p_text(e["p_adjusted"], e.get("p_floor")) + (" *" if e.get("finding") else "")
+    return [cell, f"{p_text(e['p_value'], e.get('p_floor'))} ({e['test']})", adjusted]
 
 
 def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
@@ -200,17 +255,19 @@ def _table(scopes: Sequence[Mapping[str, Any] | None]) -> list[str]:
     mitigated vs start and of mitigated vs control (``None``: no control)."""
     total, own = scopes
     header = ["figure", "start [95% CI]", *(["control [95% CI]"] if own else []), "mitigated [95% CI]"]
-    header += [*(["mitigated - control [95% CI]", "p (paired)"] if own else [])]
-    header += ["mitigated - start [95% CI]", "p (paired)"]
+    header += [*(["mitigated - control [95% CI]", "p (paired)", "p adjusted"] if own else [])]
+    header += ["mitigated - start [95% CI]", "p (paired)", "p adjusted"]
     rows = []
     for key, _ in FIGURES:
         e = total[key]
         if all(s[key][when] is None for s in (total, own) if s for when in ("before", "after")):
             continue  # a figure the part's paired tests do not give (the M:F ratio of seen or unseen pairs)
-        cells = [e["label"], _fmt(key, e["before"]) + _ci(key, e["before_ci95"])]
+        cells = [e["label"], _fmt(key, e["before"], e.get("before_counts")) + _ci(key, e["before_ci95"])]
         if own:
-            cells.append(_fmt(key, own[key]["before"]) + _ci(key, own[key]["before_ci95"]))
-        cells.append(_fmt(key, e["after"]) + _ci(key, e["after_ci95"]))
+            cells.append(
+                _fmt(key, own[key]["before"], own[key].get("before_counts")) + _ci(key, own[key]["before_ci95"])
+            )
+        cells.append(_fmt(key, e["after"], e.get("after_counts")) + _ci(key, e["after_ci95"]))
         rows.append(cells + (_change(key, own[key]) if own else []) + _change(key, e))
     return table(header, rows, right_from=1) + [""]
 
@@ -303,11 +360,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         out += [f"## General quality cost against the {title} (general test split)", ""]
         out += [f"BLEU tokenized with {cost['bleu_tokenizer']} ({cost['bleu_signature']}).", ""]
         for name in ("bleu", "chrf"):
-            c = cost[name]
-            out.append(
-                f"- {name}: {c['before']:.2f} ({title}) -> {c['after']:.2f} (mitigated) ({c['change']:+.2f}, 95% CI "
-                f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], p {_p(c)}; {cost['n']} sentences)"
-            )
+            out.append(f"- {name}: {_cost(cost[name], cost, title)}; {cost['n']} sentences")
         out.append("")
     out += words_section(doc.get("words"))
     out += winomt_table(doc.get("winomt"))

@@ -71,3 +71,26 @@ def test_each_parts_figures_and_tests_are_its_pairs_alone(tmp_path) -> None:
     assert alone["seen"]["mitigated_vs_start"]["overall"]["measure"] == "strict_accuracy"
     page = "\n".join(words_section({"seen": alone["seen"], "unseen": None}))  # the page's part: no row without figures
     assert "| strict accuracy gap size |" in page and "M:F" not in page and "| n/a | n/a |" not in page
+
+
+def test_each_part_tests_over_correction_with_its_own_gap_intervals(tmp_path) -> None:
+    """120 pairs, every second one unseen: the start favours masculine everywhere; the mitigated model over-corrects
+    the unseen pairs only (feminine all right, masculine 60% right). The unseen part carries each model's gap interval
+    (Newcombe's, of its own pairs) and is over-corrected; the seen part, whose gap narrowed without changing sign, is
+    not."""
+    n = 120
+    unseen_lines = set(range(0, n, 2))
+    start = ([(i // 2) % 2 == 0 for i in range(n)], [i % 20 != 0 for i in range(n)])  # half the feminine right
+    feminine = [True if i in unseen_lines else i % 10 != 0 for i in range(n)]
+    masculine = [(i // 2) % 5 < 3 if i in unseen_lines else i % 20 != 0 for i in range(n)]
+    details(tmp_path / "start", *start)
+    details(tmp_path / "mitigated", feminine, masculine)
+    order = {"es": [f"es:{i}" for i in range(n)]}
+    found = part_comparisons({x: tmp_path / x for x in ("start", "mitigated")}, order, {f"es:{i}" for i in
+                             unseen_lines}, {"config": {"seed": 1}}, "accuracy")  # fmt: skip
+    unseen, seen = (found[part]["mitigated_vs_start"]["overall"] for part in ("unseen", "seen"))
+    gap = unseen["accuracy_gap"]
+    f, m = (np.array([x[i] for i in sorted(unseen_lines)]) for x in (feminine, masculine))
+    assert np.isclose(gap["after"], m.mean() - f.mean()) and gap["after_ci95"][1] < 0 < gap["before"]
+    assert unseen["gap_outcome"] == "over-corrected"
+    assert seen["accuracy_gap"]["after_ci95"] is not None and seen["gap_outcome"] != "over-corrected"

@@ -8,13 +8,15 @@ import math
 
 import numpy as np
 import sacrebleu
+from geneval_helpers import score_test_interval
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bias_eval import bleu
-from bias_eval.balance import over_correction
+from bias_eval.balance import over_correction, ratio_interval
 from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.compare_paired import Sentences, language_tests
+from bias_eval.compare_paired import Sentences, language_tests, macro_tests
+from bias_eval.intervals import mean_interval, paired_difference_interval
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
 from mtkit.evaluation.verdict_page import KEPT_START, render_markdown, summary
@@ -25,7 +27,20 @@ def saved(doc: dict) -> dict:
     return doc | {"over_correction": over_correction(doc)}
 
 
-REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(12)]
+REFS = [f"el médico número {i} terminó su turno ayer por la tarde ." for i in range(30)]
+
+
+def order_interval(changes: np.ndarray) -> list[float]:
+    """The paired bootstrap's documented 95% interval: the j-th smallest to the j-th largest replicate, j the number
+    of far-side counts k whose p, 2 (k + 1) / (B + 1), is below 0.05."""
+    ordered, size = sorted(changes), len(changes)
+    j = sum(1 for k in range(size) if 2 * (k + 1) / (size + 1) < 0.05)
+    return [ordered[j - 1], ordered[size - j]]
+
+
+def order_p(changes: np.ndarray) -> float:
+    """The paired bootstrap's documented p: the replicates on the smaller side of 0."""
+    return min(1.0, 2 * (min(int((changes <= 0).sum()), int((changes >= 0).sum())) + 1) / (len(changes) + 1))
 
 
 def test_general_cost_matches_sacrebleu_and_a_direct_paired_bootstrap() -> None:
@@ -48,10 +63,9 @@ def test_general_cost_matches_sacrebleu_and_a_direct_paired_bootstrap() -> None:
             - sacrebleu.corpus_bleu([hb[i] for i in idx], refs).score
         )
     changes = np.array(changes)
-    assert np.allclose(cost["bleu"]["ci95"], np.percentile(changes, [2.5, 97.5]))
-    change = cost["bleu"]["change"]
-    far = (changes <= 0).sum() if change > 0 else (changes >= 0).sum()
-    assert np.isclose(cost["bleu"]["p_value"], min(1.0, 2 * (far + 1) / (len(changes) + 1)))
+    assert np.allclose(cost["bleu"]["ci95"], order_interval(changes))
+    assert np.isclose(cost["bleu"]["p_value"], order_p(changes))
+    assert general_cost(before, after, samples=39, seed=3)["refused"].startswith("39 bootstrap resamples cannot")
 
 
 def _rows(n: int, start: int = 0) -> list[dict]:
@@ -157,12 +171,18 @@ def _gap_replicates(feminine: list[bool], masculine: list[bool], counts: np.ndar
     return (counts @ m - counts @ f) / counts.sum(axis=1)
 
 
+def _newcombe(feminine: list[bool], masculine: list[bool]) -> list[float]:
+    """The report's interval of the gap m - f: Newcombe's paired interval of the pairs' 2x2 table counted here."""
+    f, m = np.asarray(feminine), np.asarray(masculine)
+    return paired_difference_interval(*(int(x.sum()) for x in (m & f, m & ~f, ~m & f, ~m & ~f)))
+
+
 def _metrics(feminine: list[bool], masculine: list[bool], counts: np.ndarray, *strict: list[bool]) -> dict:
     """A report's metrics.json figures of ``de``, computed directly (the strict ones from ``strict``, else alike)."""
     one = {}
     for name, (fd, md) in (("accuracy", (feminine, masculine)), ("strict_accuracy", strict or (feminine, masculine))):
         f, m = float(np.mean(fd)), float(np.mean(md))
-        ci = np.percentile(_gap_replicates(fd, md, counts), [2.5, 97.5]).tolist()
+        ci = _newcombe(fd, md)
         one |= {f"{name}_feminine": f, f"{name}_masculine": m, f"{name}_gap": m - f, f"{name}_gap_ci95": ci}
     return saved({"languages": {"de": one}})
 
@@ -204,9 +224,9 @@ def test_a_gap_that_changes_sign_is_not_narrowed_by_moving() -> None:
     assert np.isclose(gap["before"], 0.06) and np.isclose(gap["after"], -0.05) and gap["p_value"] < 0.01
     assert not doc["overall"]["gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
     sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
-    low, high = np.percentile(sizes, [2.5, 97.5])
+    low, high = order_interval(sizes)
     assert low < 0 < high and np.allclose(doc["overall"]["accuracy_gap_size"]["change_ci95"], [low, high])
-    assert np.percentile(_gap_replicates(*after, counts), 97.5) > 0  # the interval after reaches across 0
+    assert _newcombe(*after)[1] > 0  # the interval after reaches across 0
     assert doc["overall"]["gap_outcome"] == "did not narrow" and not doc["overall"]["gap_narrowed"]
     assert "did not narrow beyond noise" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
 
@@ -217,7 +237,7 @@ def test_a_gap_that_changes_sign_beyond_noise_is_over_corrected() -> None:
     doc, counts = _verdict(before, after)
     gap = doc["overall"]["accuracy_gap"]
     assert np.isclose(gap["before"], 0.12) and np.isclose(gap["after"], -0.10)
-    assert np.percentile(_gap_replicates(*after, counts), 97.5) < 0
+    assert _newcombe(*after)[1] < 0
     assert not doc["overall"]["gap_narrowed"] and "narrowed beyond noise" not in doc["summary"]
     assert doc["overall"]["gap_outcome"] == "over-corrected" and not doc["overall"]["gap_narrowed"]
     assert "over-corrected" in doc["summary"] and "narrowed beyond noise" not in doc["summary"]
@@ -259,7 +279,7 @@ def test_the_headline_is_the_mitigations_own_share_and_says_when_the_control_exp
     header = next(line for line in page.splitlines() if line.startswith("| figure"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
         "figure", "start [95% CI]", "control [95% CI]", "mitigated [95% CI]", "mitigated - control [95% CI]",
-        "p (paired)", "mitigated - start [95% CI]", "p (paired)"]  # fmt: skip
+        "p (paired)", "p adjusted", "mitigated - start [95% CI]", "p (paired)", "p adjusted"]  # fmt: skip
     row = next(line for line in page.splitlines() if line.startswith("| accuracy f "))
     assert [c.strip() for c in row.strip("|").split("|")][1:4] == ["80.0%", "80.5%", "94.0%"]  # no CIs given
 
@@ -284,12 +304,14 @@ def _mcnemar(before: list[bool], after: list[bool]) -> float:
 def _direct_outcome(before, after, counts) -> str:
     """The outcome from its definition, over the same resamples (numpy and the binomial, nothing of the verdict)."""
     gap_b, gap_a = (float(np.mean(m) - np.mean(f)) for f, m in (before, after))
-    low_a, high_a = np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])
+    low_a, high_a = _newcombe(*after)
     if (gap_b > 0 and high_a < 0) or (gap_b < 0 and low_a > 0):
         return "over-corrected"
     sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
-    if np.percentile(sizes, 97.5) >= 0:
+    if order_p(sizes) >= 0.05:
         return "did not narrow"
+    if abs(gap_a) > abs(gap_b):
+        return "widened"
     served = 1 if gap_b > 0 else 0  # the better-served gender's decisions: masculine (1) or feminine (0)
     fell = np.mean(after[served]) < np.mean(before[served]) and _mcnemar(before[served], after[served]) < 0.05
     return "levelled down" if fell else "narrowed"
@@ -302,14 +324,13 @@ rates = st.floats(0.3, 1.0)
 @given(n=st.integers(30, 150), shares=st.tuples(rates, rates, rates, rates), seed=st.integers(0, 2**16))
 def test_the_outcome_agrees_with_a_direct_computation(n, shares, seed) -> None:
     """Random paired decisions (each column right with its own share): the verdict's outcome is the one computed
-    directly from the percentile intervals of gap after* and |gap after*| - |gap before*| over the same resamples."""
+    directly from the report's interval of the gap after and the paired test of |gap after*| - |gap before*| over the
+    same resamples."""
     drawn = np.random.default_rng(seed).random((4, n)) < np.array(shares)[:, None]
     f_before, m_before, f_after, m_after = ([bool(x) for x in row] for row in drawn)
     before, after = (f_before, m_before), (f_after, m_after)
     doc, counts = _verdict(before, after)
-    sizes = np.abs(_gap_replicates(*after, counts)) - np.abs(_gap_replicates(*before, counts))
-    assume(abs(np.percentile(sizes, 97.5)) > 1e-9)  # not on the boundary, where rounding could decide
-    assume(all(abs(x) > 1e-9 for x in np.percentile(_gap_replicates(*after, counts), [2.5, 97.5])))
+    assume(all(abs(x) > 1e-9 for x in _newcombe(*after)))  # not on the boundary, where rounding could decide
     direct = _direct_outcome(before, after, counts)
     assert doc["overall"]["gap_narrowed"] == (direct in ("narrowed", "levelled down"))
     assert doc["overall"]["gap_outcome"] == direct
@@ -429,3 +450,113 @@ def test_the_accuracy_the_verdict_does_not_judge_is_named_when_it_falls() -> Non
     assert said in doc["summary"]
     lenient, _ = _three({"start": start, "control": start, "mitigated": tuned}, budget=LENIENT)
     assert "more outputs carry a word" not in lenient["summary"]
+
+
+# -- several languages, and a control that widened the gap ------------------------------------------------------------
+
+
+def _languages(systems: dict[str, dict[str, tuple[list[bool], list[bool]]]], budget: dict = LENIENT) -> dict:
+    """The verdict of systems by name and language (feminine, masculine decisions), every two of them compared by the
+    comparison's own paired tests per language and macro, the reports' figures computed directly."""
+    langs = sorted(next(iter(systems.values())))
+    paired = {}
+    for name, (b, a) in COMPARISONS.items():
+        if b in systems and a in systems:
+            kept: dict = {lang: {} for lang in langs}
+            rows = [r for lang in langs for r in language_tests(lang, _sentences(*systems[b][lang]),
+                    _sentences(*systems[a][lang]), SAMPLES, SEED, keep=kept[lang])]  # fmt: skip
+            paired[name] = {"rows": rows + macro_tests(kept), "refused": None}
+    reports = {}
+    for name, by_lang in systems.items():
+        one = {lang: _metrics(*d, None)["languages"]["de"] for lang, d in by_lang.items()}
+        macro = {k: float(np.mean([one[x][k] for x in langs])) for k in one[langs[0]] if not k.endswith("_ci95")}
+        macro |= {f"{g}_ci95": mean_interval([one[x][g] for x in langs], [one[x][f"{g}_ci95"] for x in langs])
+                  for g in ("accuracy_gap", "strict_accuracy_gap")}  # fmt: skip
+        reports[name] = saved({"languages": one, "macro": macro})
+    return verdict_document(reports, paired, {}, leakage([], []), budget)
+
+
+def test_a_gap_that_flips_in_one_language_does_not_narrow_the_overall_gap() -> None:
+    """German +33 -> -33 points, Spanish +38 unchanged: the mean signed gap falls from +36 to +2, but no language
+    narrowed: German is over-corrected, Spanish did not narrow, and so is the overall outcome: over-corrected, never
+    narrowed or levelled down, and no attribution to the mitigation."""
+    n = 150
+    de_start = (_right(n, 100), _right(n, n))
+    de_flipped = (_right(n, n), _right(n, 100))
+    es = (_right(n, 93), _right(n, n))
+    doc = _languages({"start": {"de": de_start, "es": es}, "control": {"de": de_start, "es": es},
+                      "mitigated": {"de": de_flipped, "es": es}})  # fmt: skip
+    for name in ("mitigated_vs_start", "mitigated_vs_control"):
+        o = doc[name]["overall"]
+        assert np.isclose(o["accuracy_gap"]["before"], (1 / 3 + 0.38) / 2) and o["accuracy_gap"]["after"] < 0.03
+        assert o["outcomes_by_language"] == {"de": "over-corrected", "es": "did not narrow"}
+        assert o["gap_outcome"] == "over-corrected" and not o["gap_narrowed"]
+        assert abs(o["accuracy_gap_size"]["change"]) < 1e-9  # the mean of the languages' |gap|: unchanged
+    assert doc["attribution"] is None and doc["headline_outcome"] == "over-corrected"
+    assert "narrowed beyond noise" not in doc["summary"] and "over-corrected in de" in doc["summary"]
+
+
+def test_narrowing_against_a_control_that_widened_the_gap_is_no_mitigation() -> None:
+    """Start +15 points; the control widened the gap to +35 beyond noise; the mitigated model is the start again.
+    Against the control it narrowed, but it is no better than the start: the verdict leads with 'did not narrow',
+    and the control's change reads 'widened'."""
+    start, control = (_right(200, 160), _right(200, 190)), (_right(200, 120), _right(200, 190))
+    doc, _ = _three({"start": start, "control": control, "mitigated": start})
+    assert doc["control_vs_start"]["overall"]["gap_outcome"] == "widened"
+    assert doc["mitigated_vs_control"]["overall"]["gap_outcome"] == "narrowed"
+    assert doc["mitigated_vs_start"]["overall"]["gap_outcome"] == "did not narrow"
+    assert doc["headline_outcome"] == "did not narrow" and doc["attribution"] is None
+    assert "widened beyond noise" in doc["summary"] and "no better than the start" in doc["summary"]
+
+
+rate = st.floats(0.3, 1.0)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(30, 50), shares=st.lists(rate, min_size=8, max_size=8), seed=st.integers(0, 2**16))
+def test_the_overall_outcome_agrees_with_a_direct_computation(n, shares, seed) -> None:
+    """Random decisions in two languages: over-corrected when a language is, else the paired test of the mean of the
+    languages' |gap| sizes over the same resamples decides (narrowed, levelled down, widened, did not narrow)."""
+    drawn = np.random.default_rng(seed).random((8, n)) < np.array(shares)[:, None]
+    d = [[bool(x) for x in row] for row in drawn]
+    systems = {"start": {"de": (d[0], d[1]), "es": (d[2], d[3])}, "mitigated": {"de": (d[4], d[5]), "es": (d[6], d[7])}}
+    doc = _languages(systems)
+    assume(all(abs(x) > 1e-9 for lang in ("de", "es") for x in _newcombe(*systems["mitigated"][lang])))
+    by = {lang: _direct_outcome(systems["start"][lang], systems["mitigated"][lang],
+          resample_counts(language_rng(SEED, lang), n, SAMPLES)) for lang in ("de", "es")}  # fmt: skip
+    sizes = np.mean([np.abs(_gap_replicates(*systems["mitigated"][lang], counts)) -
+                     np.abs(_gap_replicates(*systems["start"][lang], counts)) for lang in ("de", "es")
+                     for counts in [resample_counts(language_rng(SEED, lang), n, SAMPLES)]], axis=0)  # fmt: skip
+    change = np.mean([abs(np.mean(m) - np.mean(f)) for lang in ("de", "es") for f, m in [systems["mitigated"][lang]]])
+    change -= np.mean([abs(np.mean(m) - np.mean(f)) for lang in ("de", "es") for f, m in [systems["start"][lang]]])
+    if "over-corrected" in by.values():
+        direct = "over-corrected"
+    elif order_p(sizes) >= 0.05:
+        direct = "did not narrow"
+    elif change > 0:
+        direct = "widened"
+    else:
+        fell = []
+        for lang in ("de", "es"):
+            (fb, mb), (fa, ma) = systems["start"][lang], systems["mitigated"][lang]
+            served = (mb, ma) if np.mean(mb) - np.mean(fb) > 0 else (fb, fa)
+            fell.append(np.mean(served[1]) < np.mean(served[0]) and _mcnemar(*served) < 0.05)
+        direct = "levelled down" if any(fell) else "narrowed"
+    o = doc["mitigated_vs_start"]["overall"]
+    assert o["outcomes_by_language"] == by and o["gap_outcome"] == direct
+
+
+def test_an_infinite_mf_ratio_is_shown_as_infinite_with_its_counts() -> None:
+    """A model none of whose outputs says feminine (8 : 0): metrics.json holds null (strict JSON), the page shows the
+    ratio as infinite with the two counts and its interval's infinite bound, never n/a."""
+
+    def metrics(m: int, f: int) -> dict:
+        one = {"accuracy_feminine": 0.5, "accuracy_masculine": 0.9, "accuracy_gap": 0.4}
+        one |= {"predicted_masculine": m, "predicted_feminine": f, "mf_ratio": m / f if f else None}
+        one["mf_ratio_ci95"] = ratio_interval(m, f)
+        return saved({"languages": {"de": one}})
+
+    doc = two_models(metrics(6, 2), metrics(8, 0), {"rows": []}, leakage([], []))
+    row = next(line for line in render_markdown(doc).splitlines() if line.startswith("| M:F predictions"))
+    low = score_test_interval(8, 8)[0]
+    assert f"\u221e (8 : 0) [{low / (1 - low):.2f}, \u221e]" in row and "n/a" not in row.split("|")[3]
