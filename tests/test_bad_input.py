@@ -668,6 +668,7 @@ def test_reports_comparisons_and_decoding_refuse_bad_input_in_one_line(tiny_t5, 
     hyps = ["--data", str(d / "pairs.csv"), "--hyp_dir", str(d / "hyps")]
     model = ["--data", str(d / "pairs.csv"), "--model", str(tiny_t5), "--out", str(tmp_path / "out")]
     report = [*hyps, "--out", str(tmp_path / "out")]
+    plain_run = ["--train_file", str(d / "pairs.csv"), *FAST_RUN, "--output_dir", str(tmp_path / "out")]
     huge = str(10**9)
     found = [
         ("bias_report", [*hyps, "--out", str(d / "winomt")], f"--out {d / 'winomt'}: holds a winomt report"),
@@ -691,6 +692,10 @@ def test_reports_comparisons_and_decoding_refuse_bad_input_in_one_line(tiny_t5, 
         ("translate", ["--model", str(tiny_t5), "--text", "Hi.", "--num_beams", huge], f"--num_beams {huge}: "),
         ("compare", [str(d / "hyps"), str(d / "winomt"), "--out", str(d / "file.txt" / "c")],
          f"--out {d / 'file.txt' / 'c'}: {d / 'file.txt'} is a file, not a folder"),
+        ("train", [*plain_run, "--replay_ratio", "0.3"], "--replay_ratio: only used with --gender_data"),
+        ("train", [*plain_run, "--no_tuning_pairs"], "--tuning_pairs: only used with --gender_data"),
+        ("train", [*plain_run, "--gender_data", str(d / "pairs.csv"), "--target_langs", "qaa"],
+         "--target_langs: 'qaa' is not a language code"),
     ]  # fmt: skip
     before = digest(tmp_path)
     problems = []

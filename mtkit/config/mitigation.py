@@ -4,10 +4,13 @@ with replay of its general data, a pull toward its starting model and a general-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, fields
 from typing import Literal
 
+from bias_eval.decision import MIN_EFFECT, P_ADJUSTS, Rule
 from mtkit.config.keys import key
+from mtkit.errors import UserError
 
 
 @dataclass
@@ -70,6 +73,16 @@ class MitigationConfig:
         "right).",
     )
 
+    p_adjust: Literal["holm", "none"] = key(
+        P_ADJUSTS[0],
+        "The verdict's and its comparisons' paired tests: p-values adjusted over each table's tests by Holm's "
+        "step-down method (holm) or not (none); a change is a finding when its adjusted p is below 0.05.",
+    )
+    min_effect: float = key(
+        MIN_EFFECT,
+        "The smallest change the verdict and its comparisons call a finding, in points (percentage points for "
+        "accuracies and their gaps, BLEU or chrF points for those).",
+    )
     control: Literal["replay", "none"] = key(
         "replay",
         "Control arm: after the mitigated run, the same start trained for as many updates on the replay alone (same "
@@ -87,6 +100,19 @@ class MitigationConfig:
         """Whether the run is a mitigation (``--gender_data`` given)."""
         return bool(self.gender_data)
 
+    def rule(self) -> Rule:
+        """How the verdict decides a change (:class:`bias_eval.decision.Rule`)."""
+        return Rule(self.p_adjust, self.min_effect)
+
     def control_arm(self) -> bool:
         """Whether the run trains a control arm after the mitigated one."""
         return self.enabled() and self.control == "replay"
+
+    def check_flags(self, flags: Collection[str]) -> None:
+        """Refuse a mitigation key given on the command line (``flags``) to a run that is no mitigation: without
+        ``--gender_data`` it would be ignored. One line naming the flag."""
+        if self.enabled():
+            return
+        for name in (f.name for f in fields(self) if f.name != "gender_data"):
+            if name in flags or f"no_{name}" in flags:
+                raise UserError(f"--{name}: only used with --gender_data (a bias mitigation of --model_name_or_path)")

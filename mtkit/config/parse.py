@@ -142,4 +142,5 @@ def parse_config(argv: list[str] | None = None) -> RunConfig:
     cfg = RunConfig(**dict(zip(GROUPS, [g for g in groups if dataclasses.is_dataclass(g)])))
     settle(cfg, recipe, flags, known.config)  # `--mtgeneval_dir none` clears what the recipe set; one data source
     check_ranges(cfg)
+    cfg.mitigation.check_flags(flags)  # a mitigation's flags without --gender_data: refused, not ignored
     return cfg
