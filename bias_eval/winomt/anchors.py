@@ -12,8 +12,8 @@ FIGURES = ("accuracy", "delta_g", "delta_s")
 _NAMES = {"accuracy": "accuracy", "delta_g": "ΔG", "delta_s": "ΔS"}
 #: per language: accuracy, ΔG and ΔS of Google Translate's outputs as Stanovsky et al. (2019, Table 2) published
 #: them, then as this package's readers score the same outputs (rounded to one decimal; docs/bias_evaluation.md#winomt;
-#: de, es, fr and it from the files in the toolkit's shared data, which the tests recompute, ru and uk from the
-#: benchmark's repository); "-" where a language is not scored
+#: de, es, fr and it from the files in the toolkit's shared data, which the tests recompute, ru, uk, he and ar from
+#: the benchmark's repository); "-" where a language is not scored
 _TABLE = """
 de  59.4 12.5 12.5  59.4 12.5 12.5
 es  53.1 23.4 21.3  53.2 23.2 20.9
@@ -21,8 +21,8 @@ fr  63.6  6.4 26.7  65.0  7.1 22.4
 it  39.6 32.9 21.5  40.1 37.7 16.6
 ru  37.7 36.8 11.4  37.7 36.8 11.4
 uk  38.4 43.6 10.8  38.3 39.5  5.8
-he  53.7  7.9 37.8  -
-ar  48.5 43.7 16.1  -
+he  53.7  7.9 37.8  50.8 11.5 35.6
+ar  48.5 43.7 16.1  45.9 42.5 16.2
 """
 _ROWS = {lang: [float(v) for v in values if v != "-"] for lang, *values in map(str.split, _TABLE.strip().splitlines())}
 PUBLISHED = {lang: tuple(values[:3]) for lang, values in _ROWS.items()}
@@ -33,6 +33,10 @@ WHY = {
     "it": "the paper's spaCy 2 tagger read some nouns in -e as feminine that grammar makes masculine (l'ingegnere, "
     "al pedone)",
     "uk": "pymorphy3's Ukrainian dictionary (2022) gives a gender to words the paper's 2016 one did not",
+    "he": "the paper's scorer read a profession with no word aligned to it as feminine, which the benchmark's scorer "
+    "has read as unknown since 2020, as here (read the paper's way, the same outputs give its figures)",
+    "ar": "the paper's scorer read a profession with no word aligned to it as masculine, which the benchmark's scorer "
+    "has read as unknown since 2020, as here (read the paper's way, the same outputs give its figures)",
 }
 
 

@@ -1,7 +1,7 @@
-"""The target languages WinoMT is scored for, how each reads the translated profession's gender, and why the others
-of the benchmark's eight are refused: German by the benchmark's own rules (:mod:`~bias_eval.winomt.gender`), Spanish,
-French and Italian by word rules (:mod:`~bias_eval.winomt.romance`), Russian and Ukrainian by pymorphy3
-(:mod:`~bias_eval.winomt.slavic`)."""
+"""The target languages WinoMT is scored for, the benchmark's eight, and how each reads the translated profession's
+gender: German by the benchmark's own rules (:mod:`~bias_eval.winomt.gender`), Spanish, French and Italian by word
+rules (:mod:`~bias_eval.winomt.romance`), Russian and Ukrainian by pymorphy3 (:mod:`~bias_eval.winomt.slavic`),
+Hebrew and Arabic by letters, as the benchmark does (:mod:`~bias_eval.winomt.semitic`)."""
 
 from __future__ import annotations
 
@@ -11,24 +11,17 @@ from bias_eval.errors import UserError
 from bias_eval.langtag import LanguageTag
 from bias_eval.winomt.gender import german
 from bias_eval.winomt.romance import romance
+from bias_eval.winomt.semitic import SEMITIC, semitic
 from bias_eval.winomt.slavic import SLAVIC, slavic
 
-#: the target languages scored, and why the benchmark's other two are not
-LANGUAGES = ("de", "es", "fr", "it", "ru", "uk")
-REFUSED = {
-    "he": "the benchmark reads Hebrew by a word's last letter, and no Hebrew analyser on PyPI works offline "
-    "(hebpipe and stanza fetch their models at run time)",
-    "ar": "the benchmark reads Arabic by a word's last letter, and no Arabic analyser on PyPI works offline "
-    "(camel-tools and stanza fetch their data at run time)",
-}
+#: the target languages scored: the benchmark's eight
+LANGUAGES = ("de", "es", "fr", "it", "ru", "uk", "he", "ar")
 
 
 def check_language(lang: str, flag: str = "--target_lang") -> str:
-    """``lang`` as the language code WinoMT is scored for (``DE`` and ``deu`` are ``de``); a language without gender
-    rules is refused in one line."""
+    """``lang`` as the language code WinoMT is scored for (``DE`` and ``deu`` are ``de``); another language is
+    refused in one line."""
     code = LanguageTag.parse(lang, flag).base
-    if code in REFUSED:
-        raise UserError(f"{flag} {lang}: not scored on WinoMT: {REFUSED[code]}")
     if code not in LANGUAGES:
         raise UserError(f"{flag} {lang}: WinoMT is scored for {', '.join(LANGUAGES)} only")
     return code
@@ -39,4 +32,6 @@ def predict(lang: str, phrase: Sequence[str], sentence: str, first: int | None, 
     the position of the first of them among the sentence's words)."""
     if lang == "de":
         return german(phrase, sentence, first, profession)
+    if lang in SEMITIC:
+        return semitic(phrase, lang)
     return slavic(phrase, lang) if lang in SLAVIC else romance(phrase, lang)

@@ -62,9 +62,9 @@ class EvalConfig:
     )
     winomt_dir: str | None = key(
         None,
-        "At the end, also write a WinoMT report of final/ per target language it scores (de, es, fr, it, ru, uk) into "
-        "<output_dir>/winomt/<lang>, from this folder (en.txt, en_pro.txt, en_anti.txt); a mitigation's verdict "
-        "scores its models on it too.",
+        "At the end, also write a WinoMT report of final/ per target language it scores (de, es, fr, it, ru, uk, he, "
+        "ar) into <output_dir>/winomt/<lang>, from this folder (en.txt, en_pro.txt, en_anti.txt); a mitigation's "
+        "verdict scores its models on it too.",
     )
     winomt_max_samples: int | None = key(
         None, "Score N sentences of WinoMT (--winomt_dir), drawn in its pro, anti and neutral proportions."
