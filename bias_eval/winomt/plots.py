@@ -20,8 +20,8 @@ CAPTIONS = {
     "accuracy": "Accuracy (%) of the translations by the gold gender of the profession (left) and on the pro- and "
     "anti-stereotypical sentences (right), each with its Wilson 95% interval.",
     "professions": "Accuracy (%) per profession on its sentences whose gold gender is male (square) and female "
-    "(circle), each with its Wilson 95% interval; professions ordered by how much better their male-gold sentences "
-    "are translated.",
+    "(circle), each with its Wilson 95% interval; from the top, the professions whose male-gold sentences are "
+    "translated best against their female-gold ones.",
 }
 
 
@@ -83,7 +83,7 @@ def profession_figure(metrics: Mapping[str, Any]) -> Figure:
         _points(ax, y + shift, [r["by_gold"][gold] for r in rows], STYLE[gold], f"gold {gold}")
     _frame(ax, [r["profession"] for r in rows])
     ax.tick_params(axis="y", labelsize=7)
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
 
