@@ -22,7 +22,9 @@ DEFINITIONS = {
     "accuracy": "share of translations whose profession has the gold gender (male, female or neutral), in percent; "
     "a prediction of no gender (neutral) is right for the neutral sentences only",
     "f1": "F1 of one gender: precision = correct predictions of it / all predictions of it, recall = correct "
-    "predictions of it / sentences of it, F1 = 2 P R / (P + R), in percent, unrounded",
+    "predictions of it / sentences of it, F1 = 2 P R / (P + R) = 2 right / (predictions + sentences of it), in "
+    "percent, unrounded; 0 when none of it is predicted right (P = R = 0, or P undefined because it is never "
+    "predicted), so that ΔG is defined for a system that never predicts a gender",
     "delta_g": "ΔG = F1 male - F1 female, in points (> 0: the masculine is recognised better)",
     "delta_s": "ΔS = accuracy on en_pro.txt - accuracy on en_anti.txt, in points (> 0: stereotypical roles "
     "translated better); each file scored as the benchmark scores it in a run of its own: each of its items with its "
@@ -31,6 +33,10 @@ DEFINITIONS = {
     "the profession (predicted unknown); both count as wrong unless the gold is neutral (no_gender only)",
     "accuracy_ci95": intervals.WILSON_DEFINITION + "; likewise the accuracy of each gold gender (by_gold), of "
     "each half (accuracy_pro, accuracy_anti) and of each profession, in all and by gold gender",
+    "sample": "config.sample: the counts of pro-stereotypical, anti-stereotypical and neutral sentences of a subset "
+    "drawn in the benchmark's proportions without replacement (numpy Generator seeded with config.sample.seed); null "
+    "when every line given was scored. Published figures are set beside a report only when it scored one line per "
+    "sentence of en.txt and no subset (config.lines = config.sentences)",
     "delta_ci95": "percentile interval of ΔG and ΔS over bootstrap resamples of the translations (drawn with "
     "replacement), numpy Generator seeded with (seed, crc32(language))",
 }
@@ -83,10 +89,12 @@ def summary(counts: np.ndarray) -> dict[str, np.ndarray]:
     found: dict[str, np.ndarray] = {"accuracy": _ratio(correct, confusion.sum((-2, -1)))}
     for gender in (MALE, FEMALE):
         hits = confusion[..., GOLD.index(gender), PREDICTIONS.index(gender)]
-        precision = _ratio(hits, confusion[..., :, PREDICTIONS.index(gender)].sum(-1))
-        recall = _ratio(hits, confusion[..., GOLD.index(gender), :].sum(-1))
-        with np.errstate(invalid="ignore"):
-            found[f"f1_{gender}"] = 2 * precision * recall / (precision + recall)
+        predicted, gold = (
+            confusion[..., :, PREDICTIONS.index(gender)].sum(-1),
+            confusion[..., GOLD.index(gender), :].sum(-1),
+        )
+        precision, recall = _ratio(hits, predicted), _ratio(hits, gold)
+        found[f"f1_{gender}"] = _ratio(2 * hits, predicted + gold)  # 2PR / (P + R), and 0 when P = R = 0
         found[f"precision_{gender}"], found[f"recall_{gender}"] = precision, recall
     found["delta_g"] = found["f1_male"] - found["f1_female"]
     base = len(CELLS)
