@@ -581,6 +581,25 @@ def test_the_docs_list_the_categories_and_their_counts(tmp_path):
         assert f"{category} ({sum(c.category == category for c in found)}:" in readme, category
 
 
+def in_process(script: str, argv: list[str]) -> tuple[object, str]:
+    """``SCRIPTS[script](argv)`` run in this process: its exit status and what it wrote to stderr."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = SCRIPTS[script](argv)
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, err.getvalue()
+
+
+def one_line_problem(code: object, stderr: str, expected: str) -> str | None:
+    """What is wrong with a refusal (status 2, one ``error`` line holding ``expected``, no traceback); ``None``."""
+    errors = [line for line in stderr.splitlines() if line.startswith("error")]
+    if code != 2 or "Traceback" in stderr or len(errors) != 1 or expected not in errors[0]:
+        return f"status {code}, {errors or stderr[-300:]!r}"
+    return None
+
+
 def test_a_ds_config_that_is_not_json_is_one_line(multi30k_small, tmp_path, monkeypatch):
     files(tmp_path / "in")
     for name, expected in (("ds_broken.json", "malformed JSON at line 1"), ("ds_list.json", "a JSON object")):
@@ -632,16 +651,8 @@ def test_languages_a_model_cannot_write_are_one_line(family_dir, multi30k_small,
     ]  # fmt: skip
     before = digest(tmp_path)
     for script, argv, expected in found:
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                code = SCRIPTS[script](argv)
-            except SystemExit as exit_:
-                code = exit_.code
-        lines = err.getvalue().strip().splitlines()
-        errors = [line for line in lines if line.startswith("error")]
-        assert code == 2 and len(errors) == 1 and expected in errors[0], (script, argv, err.getvalue()[-500:])
-        assert "Traceback" not in err.getvalue()
+        problem = one_line_problem(*in_process(script, argv), expected)
+        assert problem is None, (script, argv, problem)
     assert digest(tmp_path) == before
 
 
@@ -698,16 +709,7 @@ def test_reports_comparisons_and_decoding_refuse_bad_input_in_one_line(tiny_t5, 
          "--target_langs: 'qaa' is not a language code"),
     ]  # fmt: skip
     before = digest(tmp_path)
-    problems = []
-    for script, argv, expected in found:
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                code = SCRIPTS[script](argv)
-            except SystemExit as exit_:
-                code = exit_.code
-        errors = [line for line in err.getvalue().splitlines() if line.startswith("error")]
-        if code != 2 or "Traceback" in err.getvalue() or len(errors) != 1 or expected not in errors[0]:
-            problems.append(f"{script} {argv[-2:]}: status {code}, {errors or err.getvalue()[-300:]!r}")
-    assert not problems, "\n".join(problems)
+    problems = [(script, argv[-2:], one_line_problem(*in_process(script, argv), expected)) for script, argv, expected
+                in found]  # fmt: skip
+    assert not [p for p in problems if p[2]], "\n".join(str(p) for p in problems if p[2])
     assert digest(tmp_path) == before and not (tmp_path / "out").exists()
