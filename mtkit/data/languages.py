@@ -159,7 +159,9 @@ class ModelLanguages:
             return self.codes[lang]
         if lang in self.codes.values():  # the family's own code, given as it is
             return lang
-        return self.codes.get(base_language(lang))
+        tag = LanguageTag.read(lang)  # a variant spelled another way (pt-BR for Marian's >>pt_BR<<)
+        variants = {str(LanguageTag.read(code)): own for code, own in self.codes.items() if LanguageTag.read(code)}
+        return variants.get(str(tag)) or self.codes.get(base_language(lang))
 
     def tokenizer_code(self, lang: str) -> str | None:
         """What the tokenizer's ``src_lang``/``tgt_lang`` take for ``lang`` (M2M100: ``de``; NLLB: ``deu_Latn``)."""

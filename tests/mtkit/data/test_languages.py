@@ -145,3 +145,15 @@ def test_a_split_without_languages_is_cached_per_target_language(family_dir, tmp
     for lang in ("de", "es"):
         rows = tokenize_split(split, tok, DataConfig(target_lang=lang), tmp_path, "train")
         assert {labels[0] for labels in rows["labels"]} == {tok.convert_tokens_to_ids(FAMILY_LANG_CODES["nllb"][lang])}
+
+
+def test_a_variant_token_is_found_under_any_spelling_of_its_tag():
+    """A flag read into its one spelling (``pt-BR``) still finds a family's variant token written another way
+    (Marian's ``>>pt_BR<<``), and the language alone its own token."""
+    from mtkit.data.languages import FAMILIES
+
+    marian = next(f for f in FAMILIES if f.name == "Marian")
+    codes = {"es": ">>es<<", "pt": ">>por<<", "pt_BR": ">>pt_BR<<"}
+    languages = ModelLanguages("multi", marian, codes)
+    assert [languages.token(c) for c in ("pt-BR", "pt_BR", "PT_br", "pt", "por", "pt-PT", "ES")] == [
+        ">>pt_BR<<", ">>pt_BR<<", ">>pt_BR<<", ">>por<<", ">>por<<", ">>por<<", ">>es<<"]  # fmt: skip
