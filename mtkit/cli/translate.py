@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     # ct2 and MBR flags without --decoding mbr are refused here, before the model loads
     settings, _ = resolve(args, args.model)
     lines = read_lines(Path(args.input)) if args.input else None
-    if args.target_lang is not None:
-        check_code(args.target_lang, "--target_lang")
+    if args.target_lang is not None:  # its one spelling from here on (DE, ger -> de)
+        args.target_lang = check_code(args.target_lang, "--target_lang")
     prompt = settings.prompt
     lang = prompt.language_for(args.target_lang) if prompt else args.target_lang
     if settings.engine == "hf":

@@ -130,3 +130,12 @@ def test_mbr_decoding_chooses_the_candidate_of_highest_expected_chrf(tiny_run):
     means = [[np.mean([sacrebleu.sentence_chrf(h, [r]).score for r in g]) for h in g] for g in groups]
     assert res.stdout.splitlines() == [g[int(np.argmax(m))] for g, m in zip(groups, means)]
     assert all(len(set(g)) > 1 for g in groups)
+
+
+def test_the_target_language_is_read_in_any_spelling(family_dir):
+    """``--target_lang DE`` and ``ger`` are German: the same forced token, the same translation as ``de``."""
+    nllb = str(family_dir("nllb"))
+    codes = ("de", "DE", "ger")
+    outputs = [translate("--model", nllb, "--text", "Hi.", *FAST, "--target_lang", code) for code in codes]
+    assert all(res.returncode == 0 for res in outputs), [res.stderr[-300:] for res in outputs]
+    assert outputs[0].stdout and outputs[1].stdout == outputs[0].stdout == outputs[2].stdout
