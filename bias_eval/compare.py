@@ -18,7 +18,7 @@ from bias_eval.errors import UserError
 from bias_eval.intervals import difference_interval
 from bias_eval.markdown import escape, table
 from bias_eval.page import CSS
-from bias_eval.report import fmt, fmt_ci
+from bias_eval.report import figure_value
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
 FIGURES: tuple[tuple[str, str], ...] = (
@@ -36,7 +36,6 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("fair BLEU", "fair_bleu"),
     ("coverage", "coverage"),
 )
-SHARES = ("accuracy", "coverage", "strict_accuracy")  # key prefixes of figures on the 0-1 scale
 CHANGE_NOTE = (
     "change = {after} - {before}, computed before rounding. changed: for a figure with a 95% CI in both reports, "
     "'yes' when the 95% interval of the change made from the two CIs excludes 0 (MOVER: change - sqrt(({after} - "
@@ -155,9 +154,9 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence
     for name, only in ((names[0], langs_b - langs_a), (names[1], langs_a - langs_b)):
         if only:
             notes.append(f"Languages only in {name}, left out: {' '.join(sorted(only))}.")
-    if langs_b == langs_a:
+    if langs_b == langs_a and len(common) > 1:  # one language: its rows are the whole comparison
         rows += _figure_rows("macro", before["macro"], after["macro"])
-    else:
+    elif langs_b != langs_a:
         notes.append("No macro rows: the two reports average over different languages.")
     config_b, config_a = before.get("config") or {}, after.get("config") or {}
     for key in ("bootstrap_samples", "seed", "ci_level"):  # differences in data: bias_eval.comparability
@@ -174,26 +173,19 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence
 
 
 def cells(row: Row) -> list[str]:
-    """The table cells of ``row``: scope, figure, before, its CI, after, its CI, change, changed."""
-    share = row.key.startswith(SHARES)
-    digits, signed = (3 if share else 2), row.key.endswith("_gap")
+    """The table cells of ``row``: scope, figure, before, its CI, after, its CI, change, changed (accuracies in
+    percent, their gaps and changes in points: :func:`bias_eval.report.figure_value`)."""
+
+    def value(v: float | None, change: bool = False) -> str:
+        return "n/a" if v is None else figure_value(row.key, v, change)
 
     def interval(ci: list[float] | None) -> str:
-        if ci is None:
-            return "n/a"
-        return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if share else fmt_ci(ci)
+        return "n/a" if ci is None else f"[{value(ci[0])}, {value(ci[1])}]"
 
     changed = {True: "yes", False: "no", None: "n/a"}[row.changed]
-    return [
-        row.scope,
-        row.title,
-        fmt(row.before, digits, signed),
-        interval(row.before_ci),
-        fmt(row.after, digits, signed),
-        interval(row.after_ci),
-        fmt(row.change, digits, signed=True),
-        changed,
-    ]
+    before, after = value(row.before), value(row.after)
+    return [row.scope, row.title, before, interval(row.before_ci), after, interval(row.after_ci),
+            value(row.change, True), changed]  # fmt: skip
 
 
 def header(names: Sequence[str]) -> list[str]:

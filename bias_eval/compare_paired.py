@@ -14,7 +14,7 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.decision import LEVEL, RULE_DEFINITION, SHARE_PREFIXES, Rule, decide
+from bias_eval.decision import LEVEL, RULE_DEFINITION, Rule, decide
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
@@ -34,6 +34,7 @@ from bias_eval.paired import (
     share_figure,
     size_change,
 )
+from bias_eval.report import figure_value
 from bias_eval.textio import read_jsonl
 
 DEFAULT_SAMPLES, DEFAULT_SEED = 1000, 12345
@@ -296,15 +297,6 @@ def paired_tests(
 # ---------------------------------------------------------------------------------------------------
 
 HEADER = ("lang", "figure", "{before}", "{after}", "change", "95% CI of change", "test", "p", "p adjusted", "finding")
-
-
-def figure_value(key: str, value: float, change: bool = False) -> str:
-    """One unit per kind of figure: an accuracy in percent, a gap of accuracies (its size) and any change of them in
-    points, a score (BLEU, chrF), its gaps and changes in its own points; gaps and changes signed."""
-    signed = "+" if change or key.endswith("_gap") else ""
-    if key.startswith(SHARE_PREFIXES):
-        return f"{100 * value:{signed}.1f} pts" if signed or key.endswith("_size") else f"{100 * value:.1f}%"
-    return f"{value:{signed}.2f}"
 
 
 def paired_cells(row: Mapping[str, Any]) -> list[str]:

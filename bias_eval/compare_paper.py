@@ -10,6 +10,7 @@ from typing import Any
 
 from bias_eval import latex
 from bias_eval.compare import Row
+from bias_eval.decision import LEVEL, Rule
 from bias_eval.paired import p_text
 
 #: (paired-test figure, its name in a sentence, unit) of the changes the first paragraph states, in this order: the
@@ -36,7 +37,11 @@ TABLED = (
 
 def _p(row: Mapping[str, Any]) -> str:
     p = p_text(row["p_value"], row.get("p_floor"))
-    return f"p {p if p.startswith('<') else '= ' + p}" + (" (McNemar)" if row["test"].startswith("McNemar") else "")
+    said = f"p {p if p.startswith('<') else '= ' + p}" + (" (McNemar)" if row["test"].startswith("McNemar") else "")
+    if row.get("p_adjusted") not in (None, row["p_value"]):
+        adjusted = p_text(row["p_adjusted"], row.get("p_floor"))
+        said += f", adjusted {adjusted if adjusted.startswith('<') else '= ' + adjusted}"
+    return said
 
 
 def _clause(row: Mapping[str, Any], name: str, unit: str) -> str:
@@ -46,7 +51,9 @@ def _clause(row: Mapping[str, Any], name: str, unit: str) -> str:
     if not row["significant"]:
         interval = f"[{_amount(low, unit, True)}, {_amount(high, unit, True)}]"
         points = " points" if unit == "points" else ""
-        return f"leaves {name} within noise ({_amount(change, unit, True)}{points} {interval}, {_p(row)})"
+        small = row.get("p_adjusted", row["p_value"]) < LEVEL  # beyond noise, below the minimum effect
+        how = "changes {} by less than the minimum effect" if small else "leaves {} within noise"
+        return f"{how.format(name)} ({_amount(change, unit, True)}{points} {interval}, {_p(row)})"
     sign = 1 if change > 0 else -1
     bounds = sorted((sign * low, sign * high))
     if row["figure"].endswith("_size"):
@@ -80,16 +87,26 @@ def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
         where = "Averaged over the languages" if scope == "macro" else f"In {scope}"
         said += [f"{where}, {after} " + "; ".join(clauses) + "."] if clauses else []
     passed = sum(1 for r in rows if r["significant"])
+    rule = paired.get("rule") or Rule().describe()
+    holm = rule["p_adjust"] == "holm"
+    test = f"{'Holm-adjusted ' if holm else ''}p < {level:g}" + (
+        f" and a change of at least {rule['min_effect_points']:g} points" if rule["min_effect_points"] else ""
+    )
     if not passed:
         return (
             f"Nothing changed beyond noise: none of the {len(rows)} paired tests of {after} against {before} on the "
-            f"same sentences gives p < {level:g}. " + " ".join(said)
+            f"same sentences gives {test}. " + " ".join(said)
         )
     others = sum(1 for r in rows if r["significant"] and r["figure"] not in stated)
+    chance = (
+        f"Holm's adjustment keeps the chance of any false finding among the {len(rows)} tests below {level:g}."
+        if holm
+        else f"with {len(rows)} tests, about {len(rows) * level:.1f} would by chance if nothing had changed."
+    )
     return (
         f"Against {before}, on the same sentences: " + " ".join(said) + f" {passed} of the {len(rows)} paired tests "
-        f"give p < {level:g}, {others} of them on figures not named here (strict accuracies, chrF, pair accuracy, the "
-        f"gaps' signs); with {len(rows)} tests, about {len(rows) * level:.1f} would by chance if nothing had changed."
+        f"give {test}, {others} of them on figures not named here (strict accuracies, chrF, pair accuracy, the "
+        f"gaps' signs); {chance}"
     )
 
 
@@ -111,6 +128,11 @@ def _value(key: str, value: float | None, ci: Sequence[float] | None, signed: bo
     return latex.escape(text.replace("-", "\u2212"))
 
 
+def _p_cell(test: Mapping[str, Any], key: str) -> str:
+    """A p-value cell of the LaTeX table: raw (``p_value``) or adjusted (``p_adjusted``, raw where none)."""
+    return latex.escape(p_text(test.get(key, test["p_value"]), test.get("p_floor")))
+
+
 def render_latex(rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str]) -> str:
     """``comparison.tex``: per language and macro, the figures of :data:`TABLED` of both systems with their 95%
     intervals, the change with its paired 95% interval and its p-value (``n/a`` where no paired test ran)."""
@@ -124,15 +146,19 @@ def render_latex(rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence
             if row is None:
                 continue
             change = _value(key, row.change, None if test is None else test["ci95"], signed=True)
-            p = "n/a" if test is None else latex.escape(p_text(test["p_value"], test.get("p_floor")))
+            p = ["n/a", "n/a"] if test is None else [_p_cell(test, k) for k in ("p_value", "p_adjusted")]
             gap = key.endswith("_gap")
             cells = [latex.escape(scope), title, _value(key, row.before, row.before_ci, gap)]
-            body.append([*cells, _value(key, row.after, row.after_ci, gap), change, p])
-    header = ["Language", "Figure", f"{names[0]} [95% CI]", f"{names[1]} [95% CI]", "Change [95% CI]", "p"]
+            body.append([*cells, _value(key, row.after, row.after_ci, gap), change, *p])
+    header = ["Language", "Figure", f"{names[0]} [95% CI]", f"{names[1]} [95% CI]", "Change [95% CI]", "p", "p adj."]
+    adjusted = "Holm's step-down adjustment over the comparison's paired tests" if (paired.get("rule") or {}).get(
+        "p_adjust", "holm") == "holm" else "not adjusted"  # fmt: skip
     caption = (
-        f"{names[1]} against {names[0]}, per language. Intervals: accuracies, Wilson score; gaps, percentile "
-        "bootstrap; change, paired bootstrap over the same sentences. p: McNemar's exact test for accuracies, paired "
-        "bootstrap otherwise."
+        f"{names[1]} against {names[0]}, per language. Intervals: accuracies, Wilson score; accuracy gaps, Newcombe's "
+        "paired hybrid score; BLEU gaps, percentile bootstrap; change of an accuracy, the changes McNemar's exact "
+        "test does not reject; other changes, paired bootstrap over the same sentences. p: McNemar's exact test for "
+        f"accuracies, paired bootstrap otherwise; p adj.: {adjusted}. Accuracies in percent, gaps and changes in "
+        "points."
     )
     return (
         "\n".join(latex.table(header, body, caption=caption, label="tab:gender-bias-comparison", right_from=2)) + "\n"

@@ -15,6 +15,7 @@ from bias_eval.comparability import cautions
 from bias_eval.compare import Row, compare, describe_sources, render_html, render_markdown
 from bias_eval.compare_paired import paired_html, paired_markdown, paired_tests
 from bias_eval.compare_paper import render_latex, summary
+from bias_eval.decision import Rule
 from bias_eval.report import write_report
 
 #: the files :func:`compare_reports` writes, the figure's aside
@@ -48,16 +49,18 @@ def compare_reports(
     folders: Sequence[str | Path],
     names: Sequence[str],
     out: Path | None = None,
+    rule: Rule = Rule(),
 ) -> Comparison:
     """Compare the reports ``before`` and ``after`` (their ``metrics.json``, from the report folders ``folders``,
-    whose details the paired tests read) under ``names``; with ``out``, write the comparison's files there."""
+    whose details the paired tests read) under ``names``, each paired change decided by ``rule``
+    (:mod:`bias_eval.decision`); with ``out``, write the comparison's files there."""
     from bias_eval.compare_plot import CAPTION, comparison_figures  # matplotlib: not for every importer's start
 
     names = list(names)
     rows, notes = compare(before, after, names)
     sources = describe_sources([str(f) for f in folders], [before, after], names)
     common = sorted(set(before["languages"]) & set(after["languages"]))
-    paired = paired_tests([Path(f) for f in folders], [before, after], names, common)
+    paired = paired_tests([Path(f) for f in folders], [before, after], names, common, rule)
     flagged = cautions(before, after, names)
     said = summary(paired, names)
     caption = CAPTION.format(before=names[0], after=names[1])

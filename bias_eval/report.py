@@ -16,6 +16,7 @@ from bias_eval import latex
 from bias_eval.accuracy import low_signal
 from bias_eval.balance import infinite_ratio, mf_ratio_text, over_correction, ratio_bounds_text
 from bias_eval.bleu import DEFAULT_TOKENIZER, TOKENIZER_RULE, bleu_tokenizer
+from bias_eval.decision import SHARE_PREFIXES
 from bias_eval.headline import (
     MAIN_NOTE,
     OVER_CORRECTION_HEADING,
@@ -106,19 +107,32 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def fmt_share(value: float | None, ci: Sequence[float] | None = None) -> str:
-    """A share (accuracy, coverage) with three decimals, followed by its CI when there is one."""
+def figure_value(key: str, value: float, change: bool = False) -> str:
+    """One unit per kind of figure, on every page and table: an accuracy (a share) in percent, a gap of accuracies,
+    its size and any change of them in points, a score (BLEU, chrF), its gaps and changes in its own points; gaps
+    and changes signed."""
+    signed = "+" if change or key.endswith("_gap") else ""
+    if key.startswith(SHARE_PREFIXES):
+        return f"{100 * value:{signed}.1f} pts" if signed or key.endswith("_size") else f"{100 * value:.1f}%"
+    return f"{value:{signed}.2f}"
+
+
+def fmt_share(value: float | None, ci: Sequence[float] | None = None, key: str = "accuracy") -> str:
+    """A share (accuracy, coverage; ``key`` names it, a gap's in points) in percent, followed by its CI when there
+    is one (:func:`figure_value`)."""
     if value is None:
         return "n/a"
-    return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+    return figure_value(key, value) + (
+        "" if ci is None else f" [{figure_value(key, ci[0])}, {figure_value(key, ci[1])}]"
+    )
 
 
 def _cell(key: str, row: Mapping[str, Any], infinite: bool | None = None) -> str:
     value = row.get(key)
     if key.endswith("_ci95"):
         return fmt_ci(value)
-    if key.startswith(("accuracy", "coverage", "strict_accuracy")):
-        return fmt_share(value, row.get(f"{key}_ci95"))
+    if key.startswith(SHARE_PREFIXES):
+        return fmt_share(value, row.get(f"{key}_ci95"), key)
     if key == "mf_ratio":
         ci = row.get(f"{key}_ci95")
         return mf_ratio_text(row, infinite) + ratio_bounds_text(ci)

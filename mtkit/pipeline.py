@@ -234,7 +234,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     done = {}
     for name, pair in COMPARISONS.items():
         if all(n in metrics for n in pair):
-            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name)
+            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name,
+                                         cfg.mitigation.rule())  # fmt: skip
     record.comparison = done["mitigated_vs_start"]  # the card's before/after table
     tests = trainer.out / "translations"
     costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl")}
@@ -244,7 +245,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     unseen = unseen_units(verdict, tuned_words(tuning))
     m = cfg.mitigation
     measure = MEASURES[m.mitigation_accuracy]
-    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"], measure)
+    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"], measure,
+                             m.rule())  # fmt: skip
     leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip

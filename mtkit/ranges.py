@@ -102,7 +102,7 @@ RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "validation_fraction": (_open_fraction, "in (0, 1)"),
     **dict.fromkeys(("verdict_fraction", "selection_fraction"), (_open_fraction, "in (0, 1)")),
     **dict.fromkeys(("replay_ratio", "distill_to_start", "unseen_fraction"), (_fraction, "in [0, 1)")),
-    **dict.fromkeys(("l2_to_start", "max_bleu_drop", "max_accuracy_drop"), (_non_negative, ">= 0")),
+    **dict.fromkeys(("l2_to_start", "max_bleu_drop", "max_accuracy_drop", "min_effect"), (_non_negative, ">= 0")),
 }
 
 #: the numeric flags of the scripts that are no run-config key, each with its range: counts of sentences,

@@ -8,10 +8,11 @@ import sys
 import typing
 from collections.abc import Callable
 
+from bias_eval.decision import MIN_EFFECT, P_ADJUSTS
 from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
 from mtkit.decode.mbr import CANDIDATES, DECODINGS, MBR_KEYS
 from mtkit.errors import UserError
-from mtkit.flags import HelpFormatter, first_names, join_lists
+from mtkit.flags import HelpFormatter, first_names, join_lists, option
 from mtkit.ranges import RANGES, SCRIPT_FLOATS, SCRIPT_RANGES
 
 
@@ -68,6 +69,15 @@ def add_decoding_args(group) -> None:
     for key in MBR_KEYS:
         kind = kinds[key] if key in kinds else {"type": ranged(key)}
         group.add_argument(f"--{key}", **kind, help=_help(key) + defaults.get(key, ""))
+
+
+def add_rule_args(group) -> None:
+    """``--p_adjust`` and ``--min_effect``, as a mitigation's recipe names them: how a paired change is called a
+    finding (:class:`bias_eval.decision.Rule`)."""
+    group.add_argument(*option("p_adjust"), choices=P_ADJUSTS, default=P_ADJUSTS[0],
+                       help=_help("p_adjust") + f" (default: {P_ADJUSTS[0]})")  # fmt: skip
+    group.add_argument(*option("min_effect"), type=ranged("min_effect"), default=MIN_EFFECT,
+                       help=_help("min_effect") + f" (default: {MIN_EFFECT:g})")  # fmt: skip
 
 
 def _help(key: str) -> str:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from bias_eval.compare import load_metrics, report_names
 from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES, compare_reports
+from bias_eval.decision import Rule
 from bias_eval.textio import check_writable
-from mtkit.cli.args import Parser
+from mtkit.cli.args import Parser, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
 from mtkit.paths import check_apart
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
         "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs; then, when both "
         "reports hold the same sentences, paired tests of each change (McNemar for accuracies, paired bootstrap for "
-        "BLEU, chrF and the gaps), written to comparison.json too.",
+        "BLEU, chrF and the gaps; Holm-adjusted p beside the raw one), written to comparison.json too.",
     )
     parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system")
     parser.add_argument("after", metavar="AFTER", help="report folder of the second system")
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the two systems' names, comma-separated (default: the reports' --name when both have one, else "
         "before,after)",
     )
+    add_rule_args(parser)
     return parser
 
 
@@ -59,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
     names = names or report_names(before, after)
     out = None if args.out is None else Path(args.out)
-    done = compare_reports(before, after, [args.before, args.after], names, out)
+    rule = Rule(args.p_adjust, args.min_effect)
+    done = compare_reports(before, after, [args.before, args.after], names, out, rule)
     if done.paired["refused"]:
         print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
     if out is None:

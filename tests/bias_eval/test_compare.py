@@ -46,10 +46,10 @@ def test_rows_cells_and_notes() -> None:
     )
     rows, notes = compare(before, after, ["a", "b"])
     by_key = {row.key: row for row in rows if row.scope == "de"}
-    assert [row.scope for row in rows] == ["de"] * 13 + ["macro"] * 13
+    assert [row.scope for row in rows] == ["de"] * 13  # one language: no macro block repeating it
     accuracy = by_key["accuracy_feminine"]
     assert accuracy.change == pytest.approx(0.05) and accuracy.changed is False
-    assert cells(accuracy) == ["de", "acc f", "0.800", "[0.780, 0.820]", "0.850", "[0.700, 0.950]", "+0.050", "no"]
+    assert cells(accuracy) == ["de", "acc f", "80.0%", "[78.0%, 82.0%]", "85.0%", "[70.0%, 95.0%]", "+5.0 pts", "no"]
     assert cells(by_key["bleu_gap"]) == ["de", "BLEU gap", "+2.00", "n/a", "-1.50", "n/a", "-3.50", "n/a"]
     assert cells(by_key["coverage"])[2:] == ["n/a", "n/a", "n/a", "n/a", "n/a", "n/a"]  # an older report
     assert "The reports differ in seed: a 1, b 2." in notes  # a size differs: bias_eval.comparability
@@ -82,3 +82,12 @@ def test_a_share_of_one_has_an_interval_and_a_few_misses_are_not_a_change(shared
     (coverage,) = [r for r in rows if r.scope == "de" and r.key == "coverage"]
     assert coverage.before == 1.0 and coverage.after == pytest.approx(1 - 4 / 600)
     assert coverage.before_ci[0] < 1.0 and coverage.changed is False
+
+
+def test_macro_rows_only_over_several_languages() -> None:
+    """Two languages in both reports: each language's rows, then the macro block; the accuracy gap in points."""
+    one = {"accuracy_gap": 0.04, "accuracy_gap_ci95": [0.01, 0.07], "bleu": 20.0}
+    rows, _ = compare(_metrics({"de": one, "es": one}), _metrics({"de": one, "es": one}), ["a", "b"])
+    assert [row.scope for row in rows] == ["de"] * 13 + ["es"] * 13 + ["macro"] * 13
+    gap = next(row for row in rows if row.key == "accuracy_gap")
+    assert cells(gap)[2:4] == ["+4.0 pts", "[+1.0 pts, +7.0 pts]"]

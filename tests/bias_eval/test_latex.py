@@ -82,3 +82,11 @@ def test_tables_compile_with_pdflatex(tables: dict[str, str], tmp_path: Path) ->
     assert done.returncode == 0, done.stdout[-3000:]
     assert (tmp_path / "paper.pdf").read_bytes().startswith(b"%PDF-")
     assert "Missing" not in done.stdout and "Undefined control sequence" not in done.stdout
+
+
+def test_a_one_language_comparison_has_no_macro_block(tables: dict[str, str]) -> None:
+    """One language: its rows are the whole comparison, never repeated as a macro average; the table shows the
+    Holm-adjusted p beside the raw one and names each interval it shows."""
+    assert "macro" not in tables["comparison"] and "\\textbf" not in tables["comparison"]
+    assert "p adj." in tables["comparison"] and "Holm" in tables["comparison"]
+    assert "Newcombe" in tables["comparison"] and "Wilson" in tables["comparison"]

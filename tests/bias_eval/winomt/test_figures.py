@@ -85,3 +85,35 @@ def test_wilson_holds_the_share(case) -> None:
     assert 0 <= low < high <= 100 + 1e-9
     assert low - 1e-9 <= 100 * correct / total <= high + 1e-9
     assert not math.isnan(low + high)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["male", "female", "neutral"]), st.sampled_from(["male", "female",
+       "neutral", "unknown"])), min_size=1, max_size=40))  # fmt: skip
+def test_f1_is_the_harmonic_mean_and_0_when_nothing_of_a_gender_is_right(lines) -> None:
+    """Any gold and predicted genders: F1 is 2PR/(P+R) where P and R are positive, 0 when no line of a gender is
+    predicted right (P = R = 0, or never predicted), so ΔG is defined for the most biased system too."""
+    items = [Item(gold, 1, f"The s{k} left.", "doctor") for k, (gold, _) in enumerate(lines)]
+    scored = [Scored(item, "t", ("w",), 0, predicted) for item, (_, predicted) in zip(items, lines)]
+    found = figures(scored, WinoMT(Path("."), tuple(items), (), ()), "de", samples=0)
+    for gender in ("male", "female"):
+        hits = sum(g == p == gender for g, p in lines)
+        predicted, gold = sum(p == gender for _, p in lines), sum(g == gender for g, _ in lines)
+        if not predicted + gold:
+            assert found[f"f1_{gender}"] is None
+        elif not hits:
+            assert found[f"f1_{gender}"] == 0.0
+        else:
+            p, r = hits / predicted, hits / gold
+            assert found[f"f1_{gender}"] == pytest.approx(100 * 2 * p * r / (p + r))
+    if all(sum(g == x for g, _ in lines) for x in ("male", "female")):
+        assert found["delta_g"] is not None
+
+
+def test_a_system_that_never_says_female_has_f1_0_and_a_delta_g() -> None:
+    """All lines translated masculine: F1 female is 0 (P = R = 0), not undefined, and ΔG is F1 male."""
+    lines = [("male", "male"), ("female", "male"), ("female", "male"), ("male", "male")]
+    items = [Item(gold, 1, f"The s{k} left.", "doctor") for k, (gold, _) in enumerate(lines)]
+    scored = [Scored(item, "t", ("w",), 0, predicted) for item, (_, predicted) in zip(items, lines)]
+    found = figures(scored, WinoMT(Path("."), tuple(items), (), ()), "de", samples=0)
+    assert found["f1_female"] == 0.0 and found["f1_male"] == pytest.approx(100 * 2 * 0.5 * 1 / 1.5)
+    assert found["delta_g"] == pytest.approx(found["f1_male"])

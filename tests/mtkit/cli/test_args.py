@@ -84,3 +84,21 @@ def test_a_number_that_is_no_number_is_named_like_train_py_names_it():
     with pytest.raises(UserError) as also:
         translate.build_parser().parse_args(["--model", "m", "--num_beams", "four"])
     assert str(also.value) == str(raised.value) == "argument --num_beams: invalid int value: 'four'"
+
+
+def test_the_decision_flags_share_one_default_and_one_range() -> None:
+    """compare_reports.py's --p_adjust and --min_effect and a mitigation's recipe keys take bias_eval.decision's
+    defaults; a negative --min_effect is one line naming the flag."""
+    from bias_eval.decision import MIN_EFFECT, P_ADJUSTS
+    from mtkit.cli.compare_reports import build_parser
+    from mtkit.config.mitigation import MitigationConfig
+
+    args = build_parser().parse_args(["a", "b"])
+    config = MitigationConfig()
+    assert (args.p_adjust, args.min_effect) == (config.p_adjust, config.min_effect) == (P_ADJUSTS[0], MIN_EFFECT)
+    assert (
+        config.rule().p_adjust == "holm"
+        and build_parser().parse_args(["a", "b", "--p-adjust", "none"]).p_adjust == "none"
+    )
+    with pytest.raises(UserError, match=r"^--min_effect: must be >= 0, got -1.0$"):
+        build_parser().parse_args(["a", "b", "--min_effect", "-1"])
