@@ -13,12 +13,22 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from bias_eval.memory import check_fits
+
 Scorer = Callable[[np.ndarray], float]
 
 
 def language_rng(seed: int, lang: str) -> np.random.Generator:
     """A generator seeded by ``seed`` and the language code, so one language's CI ignores the others."""
     return np.random.default_rng([seed, zlib.crc32(lang.encode("utf-8"))])
+
+
+def check_resamples(samples: int, n: int, memory: int | None) -> None:
+    """Refuse ``samples`` resamples of ``n`` items whose counts (:func:`resample_counts`: the counts and the draws
+    they are counted from, three ``samples x n`` arrays of 8-byte integers) exceed ``memory`` bytes, in one line
+    naming ``--bootstrap_samples``, before any is drawn."""
+    what = f"{samples:,} resamples of {n:,} sentences (their draws and counts)"
+    check_fits(3 * 8 * samples * n, memory, f"--bootstrap_samples {samples}", what)
 
 
 def resample_counts(rng: np.random.Generator, n: int, samples: int) -> np.ndarray:

@@ -19,9 +19,11 @@ from bias_eval.balance import (
     STRICT_ACCURACY_DEFINITION,
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
+from bias_eval.bootstrap import check_resamples
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
+from bias_eval.memory import machine_memory
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
 from bias_eval.report import GAP_DEFINITION, metrics_document, summary_table, write_report
@@ -181,6 +183,8 @@ def make_report(
     table, the warnings and the list of files."""
     from bias_eval.plots import make_figures  # matplotlib: not for every importer's start
 
+    sizes = [len(ld.side(g).references) for ld in data.languages.values() for g in GENDERS]
+    check_resamples(settings.bootstrap_samples, max(sizes, default=0), machine_memory())  # before any is drawn
     hypotheses = {
         lang: {kind: normal_lines(lines) for kind, lines in kinds.items()} for lang, kinds in hypotheses.items()
     }

@@ -684,6 +684,7 @@ def test_reports_comparisons_and_decoding_refuse_bad_input_in_one_line(tiny_t5, 
     found = [
         ("bias_report", [*hyps, "--out", str(d / "winomt")], f"--out {d / 'winomt'}: holds a winomt report"),
         ("bias_report", [*hyps, "--out", str(d / "broken")], "holds a metrics.json that is no report"),
+        ("bias_report", [*report, "--bootstrap_samples", str(10**12)], f"--bootstrap_samples {10**12}: "),
         ("bias_report", [*report, "--num_beams", "4"], "--num_beams: only used with --model"),
         ("bias_report", [*report, "--batch_size", "8"], "--batch_size: only used with --model"),
         ("bias_report", [*report, "--device", "cuda:99"], "--device: only used with --model"),

@@ -7,16 +7,15 @@ Fields are named as ``scripts/translate.py``'s flags, the recipe's ``eval`` keys
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bias_eval.memory import check_fits, machine_memory
 from mtkit.config import MAX_LEN_A, MAX_LEN_B, MAX_NEW_TOKENS, NUM_BEAMS, EvalConfig
 from mtkit.data.prompts import Prompt
 from mtkit.data.prompts import resolve as resolve_prompt
 from mtkit.decode.mbr import MBR, MBR_KEYS, mbr_settings
-from mtkit.errors import UserError
 
 #: the decoding engines (:func:`mtkit.decode.engines.load_translator`): transformers' ``generate`` (hf) and
 #: CTranslate2 (ct2)
@@ -74,13 +73,8 @@ class DecodingSettings:
         wide, flag = (self.num_beams, "--num_beams")
         if self.mbr_samples is not None and self.mbr_samples > wide:
             wide, flag = self.mbr_samples, "--mbr_samples"
-        need = self.batch_size * wide * self.max_new_tokens * 8
-        if memory is not None and need > memory:
-            raise UserError(
-                f"{flag} {wide}: a batch of {self.batch_size} sentences x {wide} x {self.max_new_tokens} new tokens "
-                f"is {need / 2**30:,.0f} GiB of token ids alone, more than this machine's {memory / 2**30:,.0f} GiB; "
-                f"lower {flag} (or --batch_size)"
-            )
+        what = f"a batch of {self.batch_size} sentences x {wide} x {self.max_new_tokens} new tokens of token ids alone"
+        check_fits(self.batch_size * wide * self.max_new_tokens * 8, memory, f"{flag} {wide}", what)
 
     @property
     def mbr(self) -> MBR | None:
@@ -110,14 +104,6 @@ class DecodingSettings:
         else:  # nor the beam settings of a pretrained generation config
             cleared = ("length_penalty", "early_stopping", "num_beam_groups", "diversity_penalty")
             generation_config.update(**dict.fromkeys(cleared))
-
-
-def machine_memory() -> int | None:
-    """This machine's physical memory in bytes; ``None`` where the system does not say."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 #: what each setting is when neither a flag nor the model says otherwise

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import sacrebleu
 from geneval_helpers import geneval_file, read_plain
 
-from bias_eval.bootstrap import gap_replicates, language_rng, percentile_interval, resample_counts
+from bias_eval.bootstrap import check_resamples, gap_replicates, language_rng, percentile_interval, resample_counts
 from bias_eval.metrics import bleu_from_stats, bleu_stats
 
 
@@ -62,3 +63,16 @@ def test_language_streams_are_independent() -> None:
     a = language_rng(5, "de").integers(0, 1000, 10)
     assert (a == language_rng(5, "de").integers(0, 1000, 10)).all()
     assert not (a == language_rng(5, "es").integers(0, 1000, 10)).all()
+
+
+def test_resamples_whose_counts_exceed_the_memory_are_refused_before_any_is_drawn():
+    """Three samples x n arrays of 8-byte integers (the draws and the counts): refused one byte past the memory,
+    drawn when they fit, whatever the memory when it is unknown."""
+    from bias_eval.errors import UserError
+
+    need = 3 * 8 * 40 * 25
+    check_resamples(40, 25, need)
+    check_resamples(40, 25, None)
+    with pytest.raises(UserError, match=r"^--bootstrap_samples 40: 40 resamples of 25 sentences .* more than"):
+        check_resamples(40, 25, need - 1)
+    assert resample_counts(np.random.default_rng(0), 25, 40).nbytes == need // 3  # the counts, as counted
