@@ -31,7 +31,7 @@ from mtkit.evaluation.selection import MEASURES
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
-from mtkit.evaluation.verdict_winomt import decisions, winomt_section
+from mtkit.evaluation.verdict_winomt import decisions, judgements, winomt_section
 from mtkit.evaluation.winomt_run import headline, language_reports, scored_languages, warn_unscored
 from mtkit.export.card import environment, final_weights, save_card, training_card
 from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict, with_winomt
@@ -211,7 +211,8 @@ def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[st
     alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
     reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
-    return winomt_section(reports, right)
+    judged = {n: {lang: judgements(out / n / lang, lang) for lang in scored} for n in models}
+    return winomt_section(reports, right, judged, cfg.mitigation.rule())
 
 
 def _cost(before: Path, after: Path) -> dict[str, Any] | None:

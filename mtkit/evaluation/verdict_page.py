@@ -309,9 +309,21 @@ def _selection(budget: Mapping[str, Any]) -> list[str]:
     return out + ([f"- rule: {budget['rule']}"] if budget.get("rule") else []) + [""]
 
 
+def _gap_said(change: Mapping[str, Any]) -> str:
+    """`` (|ΔG| -3.1 [-5.0, -1.2], p = 0.002: narrowed beyond noise)``: the test of ΔG's size and its outcome."""
+    size = next((t for t in change.get("gap_tests") or () if t["figure"] == "f1_gap_size"), None)
+    if size is None:
+        return ""
+    if size.get("missing"):
+        return f" (|ΔG| not tested: {size['refused']})"
+    low, high = size["ci95"]
+    said = SAID.get(change["gap_outcome"], change["gap_outcome"])
+    return f" (|ΔG| {size['change']:+.1f} [{low:+.1f}, {high:+.1f}], p {_p(size)}: {said})"
+
+
 def winomt_table(section: Mapping[str, Any] | None) -> list[str]:
     """The page's WinoMT section: per language, each model's accuracy [95% CI], ΔG and ΔS, then the changes of the
-    mitigated model with McNemar's test of the accuracy (none without ``--winomt_dir``)."""
+    mitigated model with McNemar's test of the accuracy and ΔG's outcome (none without ``--winomt_dir``)."""
     if not section:
         return []
     out = ["## WinoMT (out of domain: the mitigation tuned on MT-GenEval's pairs)", ""]
@@ -327,7 +339,8 @@ def winomt_table(section: Mapping[str, Any] | None) -> list[str]:
                 test = for_lang["accuracy_test"]
                 p = f"McNemar p {_p(test)}; {test['before_only']} sentences lost, {test['after_only']} won"
                 rows.append([name.replace("_", " "), f"{fmt_figure(for_lang['accuracy'], True)} ({p})",
-                             fmt_figure(for_lang["delta_g"], True), fmt_figure(for_lang["delta_s"], True)])  # fmt: skip
+                             fmt_figure(for_lang["delta_g"], True) + _gap_said(for_lang),
+                             fmt_figure(for_lang["delta_s"], True)])  # fmt: skip
         out += [f"### {lang} ({section['n'][lang]:,} sentences)", ""]
         out += [*table(["model", "accuracy [95% CI]", "ΔG", "ΔS (pro - anti)"], rows, right_from=1), ""]
     return out

@@ -1,7 +1,10 @@
 """The verdict's WinoMT section: the start, the control and the mitigated model scored out of domain on WinoMT (the
 mitigation tuned on MT-GenEval's pairs), each model's accuracy, ΔG and ΔS per language, and the change of mitigated
 against control and against the start, with McNemar's exact test of the accuracy on the same sentences
-(:func:`bias_eval.paired.mcnemar`)."""
+(:func:`bias_eval.paired.mcnemar`) and, from each sentence's gold and predicted gender, the paired bootstrap of ΔG's
+size (|F1 male - F1 female|) and of each F1, judged by the verdict's outcome rules (:func:`gap_outcome`: narrowed,
+levelled down, widened, over-corrected, did not narrow, no test ran), every p Holm-adjusted over the comparison's
+tests by the verdict's rule."""
 
 from __future__ import annotations
 
@@ -9,9 +12,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.paired import mcnemar
+import numpy as np
+
+from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.compare_paired import DEFAULT_SAMPLES, DEFAULT_SEED
+from bias_eval.decision import Rule, decide
+from bias_eval.paired import bootstrap_refusal, compare_figure, mcnemar, size_change
 from bias_eval.textio import read_jsonl
-from mtkit.evaluation.outcome import COMPARISONS
+from bias_eval.winomt.figures import CELLS, summary
+from mtkit.evaluation.outcome import COMPARISONS, outcome
 from mtkit.evaluation.winomt_run import HEADLINE, headline
 
 #: the comparisons the section reports (before, after)
@@ -23,6 +32,62 @@ def decisions(folder: Path, lang: str) -> list[bool]:
     return [bool(row["correct"]) for _, row in read_jsonl(folder / f"{lang}.details.jsonl")]
 
 
+def judgements(folder: Path, lang: str) -> list[tuple[str, str]]:
+    """Each sentence's gold and predicted gender in a WinoMT report in ``folder``, in order."""
+    return [(row["gold"], row["predicted"]) for _, row in read_jsonl(folder / f"{lang}.details.jsonl")]
+
+
+#: the tests of ΔG's change: (figure in the section, key of bias_eval.winomt.figures.summary)
+GAP_TESTS = (("f1_gap", "delta_g"), ("f1_masculine", "f1_male"), ("f1_feminine", "f1_female"))
+
+
+def _cells(judged: Sequence[tuple[str, str]]) -> np.ndarray:
+    """One row per sentence: its one-hot (gold, predicted) cell, as :func:`bias_eval.winomt.figures.summary` sums."""
+    out = np.zeros((len(judged), len(CELLS) + 4))
+    for row, cell in enumerate(judged):
+        out[row, CELLS.index(cell)] = 1
+    return out
+
+
+def gap_tests(
+    lang: str, judged: Sequence[Sequence[tuple[str, str]]], samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
+) -> list[dict[str, Any]]:
+    """The paired bootstrap (the same resamples of the sentences for both models) of ΔG, its size and each F1 from
+    ``judged`` (before, after: each sentence's gold and predicted gender); rows without a test (``missing``, with the
+    reason) when the bootstrap is refused."""
+    n = len(judged[0])
+    refused = bootstrap_refusal(n, samples, paired=False)
+    if refused or len(judged[1]) != n:
+        why = refused or "the two models' reports hold different numbers of sentences"
+        return [{"lang": lang, "figure": f, "test": "paired bootstrap", "missing": True, "refused": why}
+                for f, _ in (*GAP_TESTS, ("f1_gap_size", ""))]  # fmt: skip
+    cells = [_cells(j) for j in judged]
+    counts = {"all": resample_counts(language_rng(seed, f"winomt:{lang}"), n, samples)}
+    rows, kept = [], {}
+    for figure, key in GAP_TESTS:
+        per = [lambda c, x=x, k=key: summary(c["all"] @ x)[k] for x in cells]
+        kept[figure] = compare_figure(*per, {"all": n}, counts)
+    kept["f1_gap_size"] = size_change(kept["f1_gap"])
+    for figure, c in kept.items():
+        row = {"lang": lang, "figure": figure, "test": "paired bootstrap", "before": c.before, "after": c.after}
+        rows.append(row | {"change": c.change, "ci95": c.ci95, "p_value": c.p_value, "p_floor": c.p_floor})
+    return rows
+
+
+def gap_outcome(tests: Sequence[Mapping[str, Any]], after_ci: Sequence[float] | None) -> tuple[str, str | None]:
+    """ΔG's outcome by the verdict's rules (:func:`mtkit.evaluation.outcome.outcome`) from one language's decided
+    :func:`gap_tests` rows and the after model's own ΔG interval (its report's)."""
+    by = {r["figure"]: r for r in tests}
+    figures = {}
+    for figure, row in by.items():
+        entry = {"before": row.get("before"), "after": row.get("after"), "change": row.get("change")}
+        if not row.get("missing"):
+            entry |= {"change_ci95": row["ci95"], "finding": row["significant"], "p_value": row["p_value"]}
+        figures[figure] = entry
+    figures["f1_gap"]["after_ci95"] = after_ci
+    return outcome(figures, "f1")
+
+
 def change(before: Mapping[str, Any], after: Mapping[str, Any], right: Sequence[Sequence[bool]]) -> dict[str, Any]:
     """One language's change from ``before`` to ``after`` (their WinoMT ``metrics.json``): each headline figure's
     difference (``None`` where either is undefined), and McNemar's test of the accuracy on the sentences judged right
@@ -31,26 +96,37 @@ def change(before: Mapping[str, Any], after: Mapping[str, Any], right: Sequence[
         key: None if before[key] is None or after[key] is None else after[key] - before[key] for key in HEADLINE
     }
     test = mcnemar(*right)
-    out["accuracy_test"] = {"test": "mcnemar", "n": test.n, "before_only": test.before_only,
-                            "after_only": test.after_only, "p_value": test.p_value}  # fmt: skip
+    out["accuracy_test"] = {"test": "mcnemar", "figure": "winomt_accuracy", "n": test.n, "p_value": test.p_value}
+    out["accuracy_test"] |= {"before_only": test.before_only, "after_only": test.after_only, "change": out["accuracy"]}
     return out
 
 
 def winomt_section(
-    reports: Mapping[str, Mapping[str, Mapping[str, Any]]], right: Mapping[str, Mapping[str, Sequence[bool]]]
+    reports: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    right: Mapping[str, Mapping[str, Sequence[bool]]],
+    judged: Mapping[str, Mapping[str, Sequence[tuple[str, str]]]] | None = None,
+    rule: Rule = Rule(),
 ) -> dict[str, Any]:
     """``verdict.json``'s ``winomt``: ``reports`` are each model's WinoMT ``metrics.json`` by name and language,
-    ``right`` its per-sentence :func:`decisions` alike; the models' headline figures and the changes of
-    :data:`CHANGES` whose two models were scored."""
+    ``right`` its per-sentence :func:`decisions` alike and ``judged`` its :func:`judgements` (``None``: no test of
+    ΔG); the models' headline figures and the changes of :data:`CHANGES` whose two models were scored, each
+    comparison's tests decided by ``rule`` (Holm over its languages' tests by default)."""
     langs = sorted(set.intersection(*(set(by_lang) for by_lang in reports.values())))
     out: dict[str, Any] = {"languages": langs, "n": {lang: reports["mitigated"][lang]["n"] for lang in langs}}
     out["models"] = {name: {lang: headline(dict(by_lang[lang])) for lang in langs} for name, by_lang in reports.items()}
     for name, (before, after) in CHANGES.items():
-        if before in reports and after in reports:
-            out[name] = {
-                lang: change(reports[before][lang], reports[after][lang], (right[before][lang], right[after][lang]))
-                for lang in langs
-            }
-        else:
+        if before not in reports or after not in reports:
             out[name] = None
+            continue
+        found = {lang: change(reports[before][lang], reports[after][lang], (right[before][lang], right[after][lang]))
+                 for lang in langs}  # fmt: skip
+        tests = {lang: gap_tests(lang, (judged[before][lang], judged[after][lang])) if judged else [] for lang in langs}
+        rows = [t for lang in langs for t in (*tests[lang], found[lang]["accuracy_test"])]
+        decide(rows, rule)
+        for lang in langs:
+            if tests[lang]:
+                found[lang]["gap_tests"] = tests[lang]
+                said = gap_outcome(tests[lang], reports[after][lang].get("delta_g_ci95"))
+                found[lang]["gap_outcome"], found[lang]["levelled_down"] = said
+        out[name] = found
     return out

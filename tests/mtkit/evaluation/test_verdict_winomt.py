@@ -63,3 +63,40 @@ def test_without_a_control_and_on_the_page(tmp_path: Path) -> None:
     assert "### de (9 sentences)" in page
     assert f"| mitigated vs start | +66.7 (McNemar p = {binomial_p(0, 6):.3g}; 0 sentences lost, 6 won) |" in page
     assert winomt_table(None) == []
+
+
+def _f1(judged: list[tuple[str, str]], gender: str) -> float:
+    """F1 of one gender in percent, counted here: 2 right / (predictions of it + sentences of it)."""
+    right = sum(g == p == gender for g, p in judged)
+    return 100 * 2 * right / (sum(p == gender for _, p in judged) + sum(g == gender for g, _ in judged))
+
+
+def test_delta_g_outcomes_narrowed_widened_and_over_corrected() -> None:
+    """200 sentences, half male and half female. Start: every profession masculine (ΔG +66.7, F1 female 0, not n/a).
+    Mitigated right everywhere: ΔG narrowed. Masculine for 70% of the female sentences instead of all: against a
+    start that got them right, widened. Feminine everywhere, with its own ΔG interval below 0: over-corrected."""
+    gold = ["male" if i % 2 else "female" for i in range(200)]
+    start = [(g, "male") for g in gold]
+    right = [(g, g) for g in gold]
+    mostly = [(g, "male" if g == "female" and i % 10 < 7 else g) for i, g in enumerate(gold)]
+    feminine = [(g, "female") for g in gold]
+
+    def section(before, after, after_ci=None) -> dict:
+        def metrics(judged):
+            correct = [g == p for g, p in judged]
+            return _metrics(correct, _f1(judged, "male") - _f1(judged, "female"), 0.0)
+
+        reports = {"start": {"de": metrics(before)}, "mitigated": {"de": metrics(after) | {"delta_g_ci95": after_ci}}}
+        right_ = {n: {"de": [g == p for g, p in j]} for n, j in (("start", before), ("mitigated", after))}
+        judged = {"start": {"de": before}, "mitigated": {"de": after}}
+        return winomt_section(reports, right_, judged)["mitigated_vs_start"]["de"]
+
+    narrowed = section(start, right)
+    size = next(t for t in narrowed["gap_tests"] if t["figure"] == "f1_gap_size")
+    assert abs(size["before"] - (_f1(start, "male") - 0.0)) < 1e-9 and size["after"] == 0.0
+    assert narrowed["gap_outcome"] == "narrowed" and "p_adjusted" in size
+    assert section(right, mostly)["gap_outcome"] == "widened"
+    assert section(start, feminine, [-70.0, -60.0])["gap_outcome"] == "over-corrected"
+    page = "\n".join(winomt_table({"languages": ["de"], "n": {"de": 200}, "models": {},
+                                   "mitigated_vs_start": {"de": narrowed}}))  # fmt: skip
+    assert "narrowed beyond noise" in page
