@@ -10,6 +10,7 @@ from geneval_helpers import make_subset
 from testing_utils import FAST_RUN, MTGENEVAL, REPO, launch, train_in_process
 
 from mtkit.config import parse_config
+from mtkit.model.vocab import rounded, tokens_in_use
 from mtkit.train.build import build_model
 
 RECIPES = sorted((REPO / "recipes").glob("*.yaml"))
@@ -157,10 +158,11 @@ def test_the_papers_recipes_build_the_papers_models(recipe, vocab, d, ffn, layer
     with torch.device("meta"):  # shapes only
         model = build_model(cfg, Vocabulary(vocab))
     assert type(model).__name__ == "MarianMTModel"  # post-norm, sinusoidal positions
+    c = model.config  # the vocabulary rounded up to 64 rows, its extra ones never a token (mtkit/model/vocab.py)
+    assert c.vocab_size == rounded(vocab) and tokens_in_use(c) == vocab
     assert sum(p.numel() for p in model.parameters() if p.requires_grad) == paper_transformer_weights(
-        vocab, d, ffn, layers
+        rounded(vocab), d, ffn, layers
     )
-    c = model.config
     assert (c.encoder_attention_heads, c.decoder_attention_heads, c.encoder_layers, c.decoder_layers) == (
         heads,
         heads,

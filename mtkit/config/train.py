@@ -60,7 +60,15 @@ class TrainConfig:
         False, "Train even if the given tokenizer cannot write over 1 in 100 characters of a target language."
     )
     gradient_checkpointing: bool = key(False, "Recompute activations in the backward pass: less memory, ~30% slower.")
-    torch_compile: bool = key(False, "Compile the model with torch.compile.")
+    torch_compile: bool = key(False, "Compile the model with torch.compile (with the loss; dynamic shapes).")
+    torch_compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = key(
+        "default", "torch.compile's mode: reduce-overhead replays CUDA graphs (with --static_shapes)."
+    )
+    static_shapes: bool = key(
+        False,
+        "Batches from a few fixed shapes (pairs bucketed by length: 8, 16, 24, 32, 48, 64, 96, ... tokens; a fixed "
+        "number per bucket), compiled without dynamic shapes.",
+    )
     dataloader_num_workers: int | None = key(
         None, "Processes collating training batches (default: 2 on a GPU, 0 on a CPU)."
     )

@@ -105,6 +105,55 @@ def pack_batches(
     return plan
 
 
+def length_buckets(longest: int) -> np.ndarray:
+    """The lengths static-shape batches are padded to (``--static_shapes``): 8, 16, 24, 32, then steps of 1.5x and 4/3x
+    (48, 64, 96, 128, 192, 256, ...), up to the first that holds ``longest``: a few shapes, and beyond 32 tokens less
+    than a third of a batch's width in padding."""
+    out = [8, 16, 24, 32]
+    while out[-1] < longest:
+        out.append(out[-2] * 2)
+    return np.array(out, dtype=np.int64)
+
+
+def bucketed(lengths: Sequence[int] | np.ndarray, buckets: np.ndarray) -> np.ndarray:
+    """Each length rounded up to the smallest bucket that holds it (the largest bucket for longer ones)."""
+    at = np.searchsorted(buckets, np.asarray(lengths, dtype=np.int64), side="left")
+    return buckets[np.minimum(at, len(buckets) - 1)]
+
+
+def pack_buckets(
+    lengths: Sequence[int] | np.ndarray,
+    max_tokens: int,
+    buckets: np.ndarray,
+    *,
+    max_sentences: int | None = None,
+    seed: int | None = None,
+) -> BatchPlan:
+    """Static-shape batches: each pair in the bucket of its longer side, each bucket's pairs (shuffled if ``seed``) in
+    batches of ``min(max_sentences, max_tokens // bucket)`` (the last of a bucket smaller), the batches shuffled. A
+    batch's source and target are both padded to its bucket (:class:`Seq2SeqCollator`), so an epoch has at most two
+    shapes per bucket."""
+    width = bucketed(lengths, buckets)
+    if len(width) and np.max(lengths) > buckets[-1]:
+        raise UserError(f"--static_shapes: a pair of {np.max(lengths)} tokens is longer than the last bucket")
+    if len(width) and width.max() > max_tokens:
+        raise UserError(f"--max_tokens {max_tokens} is smaller than the longest bucket ({width.max()} tokens)")
+    rng = np.random.default_rng(seed) if seed is not None else None
+    order = rng.permutation(len(width)) if rng is not None else np.arange(len(width))
+    order = order[np.argsort(width[order], kind="stable")]
+    edges = np.flatnonzero(np.diff(width[order])) + 1
+    starts: list[int] = []
+    for lo, hi in zip([0, *edges.tolist()], [*edges.tolist(), len(order)]):
+        if hi > lo:
+            size = max(1, min(max_sentences or max_tokens, max_tokens // int(width[order[lo]])))
+            starts.extend(range(lo, hi, size))
+    begin = np.array(starts, dtype=np.int64)
+    plan = BatchPlan(order, begin, np.append(begin[1:], len(order)).astype(np.int64))
+    if rng is not None:
+        plan = plan[rng.permutation(len(plan))]
+    return plan
+
+
 def even_out(batches: BatchPlan, num_shards: int) -> BatchPlan:
     """Halve the largest batches (the first of equals) until their number divides by ``num_shards``."""
     while len(batches) % num_shards:
@@ -138,8 +187,10 @@ class TokenBatchSampler(Sampler[list[int]]):
         seed: int = 0,
         max_sentences: int | None = None,
         pad_to_multiple_of: int = 1,
+        buckets: np.ndarray | None = None,
     ) -> None:
         self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.buckets = buckets
         self.max_tokens = max_tokens
         self.pad_to_multiple_of = pad_to_multiple_of
         self.max_sentences = max_sentences
@@ -150,13 +201,18 @@ class TokenBatchSampler(Sampler[list[int]]):
     def set_epoch(self, epoch: int, skip: int = 0, segments: Sequence[Sequence[int]] = ()) -> None:
         self.epoch, self.skip = epoch, skip
         seed = self.seed * 100_003 + epoch if self.shuffle else None
-        batches = pack_batches(
-            self.lengths,
-            self.max_tokens,
-            max_sentences=self.max_sentences,
-            seed=seed,
-            pad_to_multiple_of=self.pad_to_multiple_of,
-        )
+        if self.buckets is not None:
+            batches = pack_buckets(
+                self.lengths, self.max_tokens, self.buckets, max_sentences=self.max_sentences, seed=seed
+            )
+        else:
+            batches = pack_batches(
+                self.lengths,
+                self.max_tokens,
+                max_sentences=self.max_sentences,
+                seed=seed,
+                pad_to_multiple_of=self.pad_to_multiple_of,
+            )
         for processes, rounds in segments:  # what earlier world sizes already trained on, in their dealing
             batches = even_out(batches, processes)[rounds * processes :]
         self._batches = even_out(batches, self.num_replicas)[self.rank :: self.num_replicas]
@@ -186,29 +242,41 @@ class Seq2SeqCollator:
     reaches the accelerator, so the training step never has to read them back from it.
     """
 
-    def __init__(self, pad_token_id: int, decoder_start_token_id: int, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF):
+    def __init__(
+        self,
+        pad_token_id: int,
+        decoder_start_token_id: int,
+        pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF,
+        buckets: np.ndarray | None = None,
+    ):
         self.pad_token_id, self.decoder_start_token_id = int(pad_token_id), int(decoder_start_token_id)
-        self.pad_to_multiple_of = pad_to_multiple_of
+        self.pad_to_multiple_of, self.buckets = pad_to_multiple_of, buckets
 
     @classmethod
-    def for_model(cls, tokenizer, model, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF) -> Seq2SeqCollator:
+    def for_model(
+        cls, tokenizer, model, pad_to_multiple_of: int = PAD_TO_MULTIPLE_OF, buckets: np.ndarray | None = None
+    ) -> Seq2SeqCollator:
         """The collator of ``model`` (its decoder start token) and ``tokenizer`` (its padding token)."""
         from mtkit.data.languages import decoder_start_token_id
 
-        return cls(tokenizer.pad_token_id, decoder_start_token_id(model), pad_to_multiple_of)
+        return cls(tokenizer.pad_token_id, decoder_start_token_id(model), pad_to_multiple_of, buckets)
 
-    def _padded(self, rows: list, value: int) -> tuple[torch.Tensor, np.ndarray]:
-        """``rows`` padded with ``value`` into one tensor (filled through numpy: no tensor per row), and their
-        lengths."""
+    def _padded(self, rows: list, value: int, longest: int) -> tuple[torch.Tensor, np.ndarray]:
+        """``rows`` padded with ``value`` into one tensor (filled through numpy: no tensor per row) as wide as
+        ``longest`` rounded up (to the bucket of it with static shapes), and their lengths."""
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        width = int(padded_lengths([lengths.max()], self.pad_to_multiple_of)[0])
+        if self.buckets is not None:
+            width = int(bucketed([longest], self.buckets)[0])
+        else:
+            width = int(padded_lengths([lengths.max()], self.pad_to_multiple_of)[0])
         out = np.full((len(rows), width), value, dtype=np.int64)
         out[np.arange(width) < lengths[:, None]] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
         return torch.from_numpy(out), lengths
 
     def __call__(self, features: list[dict]) -> dict:
-        input_ids, src_lengths = self._padded([f["input_ids"] for f in features], self.pad_token_id)
-        labels, tgt_lengths = self._padded([f["labels"] for f in features], -100)
+        longest = max(max(len(f["input_ids"]), len(f["labels"])) for f in features)  # a static shape's bucket
+        input_ids, src_lengths = self._padded([f["input_ids"] for f in features], self.pad_token_id, longest)
+        labels, tgt_lengths = self._padded([f["labels"] for f in features], -100, longest)
         decoder_input_ids = torch.full_like(labels, self.pad_token_id)
         decoder_input_ids[:, 0] = self.decoder_start_token_id
         decoder_input_ids[:, 1:] = labels[:, :-1]
@@ -217,8 +285,9 @@ class Seq2SeqCollator:
             "attention_mask": torch.from_numpy(np.arange(input_ids.shape[1]) < src_lengths[:, None]).long(),
             "labels": labels,
             "decoder_input_ids": decoder_input_ids.masked_fill_(decoder_input_ids == -100, self.pad_token_id),
-            "loss_rows": torch.from_numpy(np.flatnonzero(np.arange(labels.shape[1]) < tgt_lengths[:, None])),
         }
+        if self.buckets is None:  # static shapes: every row, since a count of rows that changes is a new shape
+            batch["loss_rows"] = torch.from_numpy(np.flatnonzero(np.arange(labels.shape[1]) < tgt_lengths[:, None]))
         batch["stats"] = {
             "sentences": len(features),
             "src_tokens": int(src_lengths.sum()),

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from mtkit.model.vocab import tokens_in_use
+
 #: Dense (no sparsity) bf16/fp16 tensor-core peak TFLOP/s per device, from vendor datasheets. Matched
 #: against ``torch.cuda.get_device_name()`` in this order (the more specific names first).
 PEAK_TFLOPS: list[tuple[str, float]] = [
@@ -85,7 +87,7 @@ class Architecture:
                 ffn_matrices=2,
                 encoder_layers=config.encoder_layers,
                 decoder_layers=config.decoder_layers,
-                vocab_size=config.vocab_size,
+                vocab_size=tokens_in_use(config),  # a vocabulary rounded up: its extra rows are not counted
             )
         if hasattr(config, "d_ff") and hasattr(config, "d_kv"):
             return cls(

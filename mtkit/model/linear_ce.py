@@ -31,66 +31,90 @@ def chunk_rows(vocab: int, chunk_elements: int = CHUNK_ELEMENTS) -> int:
     return max(1, chunk_elements // max(1, vocab))
 
 
-class LinearCrossEntropy(torch.autograd.Function):
-    """Summed label-smoothed cross-entropy of ``hidden @ weight.T (+ bias)`` against ``labels`` (``-100`` ignored),
-    a chunk of rows at a time, gradients made in the forward pass (see the module's docstring)."""
+@torch.library.custom_op("mtkit::linear_cross_entropy", mutates_args=())
+def _forward(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    labels: torch.Tensor,
+    smoothing: float,
+    vocab: int,
+    dtype: torch.dtype,
+    rows_per_chunk: int,
+    grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The summed loss and, with ``grad``, its gradients (hidden states, weight and bias; fp32 for the last two;
+    empty tensors without ``grad`` or a bias). One operator to ``torch.compile``, whatever the number of rows: the
+    chunks are its own business, so a batch of another size is no new graph."""
+    rows, size = hidden.shape[0], weight.shape[0]
+    keep = labels != IGNORE_INDEX
+    targets = labels.clamp(min=0)[:, None]
+    w = weight.to(dtype)
+    b = None if bias is None else bias.reshape(-1).float()
+    grad_hidden = torch.empty_like(hidden) if grad else hidden.new_empty(0)  # outputs never alias: one empty each
+    grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if grad else hidden.new_empty(0)
+    grad_bias = (
+        torch.zeros(size, dtype=torch.float32, device=weight.device) if grad and b is not None else hidden.new_empty(0)
+    )
+    total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+    for start in range(0, rows, rows_per_chunk):
+        part = slice(start, min(rows, start + rows_per_chunk))
+        h = hidden[part].to(dtype)
+        z = (h @ w.T).float()
+        if b is not None:
+            z += b
+        if vocab < size:
+            z[:, vocab:] = float("-inf")
+        lse = torch.logsumexp(z, dim=-1)
+        nll = lse - z.gather(1, targets[part]).squeeze(1)
+        smooth = lse - z[:, :vocab].mean(dim=-1)  # -(1/V) sum_j log p_j over the vocabulary in use
+        kept = keep[part]
+        total += torch.where(kept, (1 - smoothing) * nll + smoothing * smooth, 0.0).sum()
+        if not grad:
+            continue
+        z.sub_(lse[:, None]).exp_()  # the softmax, in place of the logits; 0 on the unused rows of the weight
+        z[:, :vocab].sub_(smoothing / vocab)
+        z.scatter_add_(1, targets[part], torch.full_like(z[:, :1], smoothing - 1))
+        z.mul_(kept[:, None])
+        g = z.to(dtype)
+        grad_hidden[part] = g @ w
+        grad_weight.add_(g.T @ h)  # a chunk's product in the compute dtype, summed over chunks in fp32
+        if b is not None:
+            grad_bias += z.sum(dim=0)
+    return total, grad_hidden, grad_weight, grad_bias
 
-    @staticmethod
-    def forward(ctx, hidden, weight, bias, labels, smoothing: float, vocab: int, dtype, rows_per_chunk: int, grad):
-        rows, _ = hidden.shape
-        size = weight.shape[0]
-        keep = labels != IGNORE_INDEX
-        targets = labels.clamp(min=0)[:, None]
-        w = weight.to(dtype)
-        b = None if bias is None else bias.reshape(-1).float()
-        grads = grad and any(ctx.needs_input_grad[:3])
-        grad_hidden = torch.empty_like(hidden) if grads and ctx.needs_input_grad[0] else None
-        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if grads else None
-        grad_bias = torch.zeros(size, dtype=torch.float32, device=weight.device) if grads and b is not None else None
-        total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-        for start in range(0, rows, rows_per_chunk):
-            part = slice(start, min(rows, start + rows_per_chunk))
-            h = hidden[part].to(dtype)
-            z = (h @ w.T).float()
-            if b is not None:
-                z += b
-            if vocab < size:
-                z[:, vocab:] = float("-inf")
-            lse = torch.logsumexp(z, dim=-1)
-            nll = lse - z.gather(1, targets[part]).squeeze(1)
-            smooth = lse - z[:, :vocab].mean(dim=-1)  # -(1/V) sum_j log p_j over the vocabulary in use
-            kept = keep[part]
-            total += torch.where(kept, (1 - smoothing) * nll + smoothing * smooth, 0.0).sum()
-            if not grads:
-                continue
-            z.sub_(lse[:, None]).exp_()  # the softmax, in place of the logits; 0 on masked rows of the weight
-            z[:, :vocab].sub_(smoothing / vocab)
-            z.scatter_add_(1, targets[part], torch.full_like(z[:, :1], smoothing - 1))
-            z.mul_(kept[:, None])
-            g = z.to(dtype)
-            if grad_hidden is not None:
-                grad_hidden[part] = g @ w
-            grad_weight.add_(g.T @ h)  # a chunk's product in the compute dtype, summed over chunks in fp32
-            if grad_bias is not None:
-                grad_bias += z.sum(dim=0)
-        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
-        ctx.weight_dtype = weight.dtype
-        ctx.bias_shape = None if bias is None else bias.shape
-        ctx.bias_dtype = None if bias is None else bias.dtype
-        return total
 
-    @staticmethod
-    def backward(ctx, grad_total):
-        grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
-        if grad_weight is None:
-            raise RuntimeError("LinearCrossEntropy: backward through a loss computed with grad=False")
-        needs = ctx.needs_input_grad
-        dh = grad_hidden * grad_total.to(grad_hidden.dtype) if needs[0] and grad_hidden is not None else None
-        dw = (grad_weight * grad_total).to(ctx.weight_dtype) if needs[1] else None
-        db = None
-        if needs[2] and grad_bias is not None:
-            db = (grad_bias * grad_total).reshape(ctx.bias_shape).to(ctx.bias_dtype)
-        return dh, dw, db, None, None, None, None, None, None
+@_forward.register_fake
+def _(hidden, weight, bias, labels, smoothing, vocab, dtype, rows_per_chunk, grad):
+    f32 = torch.float32
+    return (
+        hidden.new_empty((), dtype=f32),
+        torch.empty_like(hidden) if grad else hidden.new_empty(0),
+        weight.new_empty(weight.shape, dtype=f32) if grad else hidden.new_empty(0),
+        weight.new_empty((weight.shape[0],), dtype=f32) if grad and bias is not None else hidden.new_empty(0),
+    )
+
+
+def _setup(ctx, inputs, output) -> None:
+    hidden, weight, bias = inputs[:3]
+    ctx.save_for_backward(*output[1:])
+    ctx.dtypes = (hidden.dtype, weight.dtype, None if bias is None else bias.dtype)
+    ctx.bias_shape = None if bias is None else bias.shape
+    ctx.grad = inputs[-1]
+
+
+def _backward(ctx, grad_total, *_):
+    if not ctx.grad:
+        raise RuntimeError("linear_cross_entropy_sum: backward through a loss computed without gradients")
+    grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
+    hidden_dtype, weight_dtype, bias_dtype = ctx.dtypes
+    dh = grad_hidden * grad_total.to(hidden_dtype)
+    dw = (grad_weight * grad_total).to(weight_dtype)
+    db = None if bias_dtype is None else (grad_bias * grad_total).reshape(ctx.bias_shape).to(bias_dtype)
+    return dh, dw, db, None, None, None, None, None, None
+
+
+_forward.register_autograd(_backward, setup_context=_setup)
 
 
 def linear_cross_entropy_sum(
@@ -117,7 +141,6 @@ def linear_cross_entropy_sum(
     vocab = size if vocab is None else vocab
     if not 0 < vocab <= size:
         raise ValueError(f"vocab {vocab} outside 1..{size} (the weight's rows)")
+    grad = torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in (hidden, weight, bias))
     rows = chunk_rows(size, chunk_elements)
-    return LinearCrossEntropy.apply(
-        hidden, weight, bias, labels, float(label_smoothing), vocab, dtype, rows, torch.is_grad_enabled()
-    )
+    return _forward(hidden, weight, bias, labels, float(label_smoothing), vocab, dtype, rows, grad)[0]

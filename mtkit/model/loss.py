@@ -65,7 +65,7 @@ class Teacher:
     weight: float
 
 
-def _inputs(model, batch: dict) -> dict:
+def model_inputs(model, batch: dict) -> dict:
     """The model's inputs for ``batch``: masks in the form read without a sync, no decoder cache."""
     return {
         "input_ids": batch["input_ids"],
@@ -157,13 +157,13 @@ def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Te
     ``batch`` holds ``input_ids``, ``attention_mask``, ``decoder_input_ids`` and ``labels``, and may list the target
     tokens' flat positions in ``loss_rows`` (the collator's). ``model`` is a transformers model, bare or wrapped after
     :func:`install_token_loss` (which a bare one gets here)."""
-    inputs = _inputs(model, batch)
+    inputs = model_inputs(model, batch)
     if teacher is not None and teacher.weight:  # distillation needs the student's whole distribution: logits
         config = getattr(transformers_model(model), "config", None)
         used = tokens_in_use(config) if config is not None else None  # a rounded-up vocabulary's extra rows left out
         logits = model(**inputs).logits[..., :used]
         with torch.no_grad():
-            target = teacher.model(**_inputs(teacher.model, batch)).logits[..., :used].detach()
+            target = teacher.model(**model_inputs(teacher.model, batch)).logits[..., :used].detach()
         labels = batch["labels"]
         gold = F.cross_entropy(
             logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1), label_smoothing=label_smoothing,

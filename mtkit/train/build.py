@@ -13,7 +13,7 @@ from transformers import AutoConfig, AutoModelForSeq2SeqLM, get_scheduler
 
 from mtkit.allocator import cpu_note
 from mtkit.config import RunConfig
-from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array
+from mtkit.data.batching import Seq2SeqCollator, TokenBatchSampler, column_array, length_buckets
 from mtkit.distributed.deepspeed import configure_deepspeed, quiet_deepspeed_collective_warnings
 from mtkit.distributed.fsdp import reduce_gradients_in_fp32
 from mtkit.errors import UserError
@@ -106,6 +106,13 @@ def _load_model(cfg: RunConfig, tokenizer):
     return model
 
 
+def buckets(cfg: RunConfig):
+    """The length buckets of ``--static_shapes`` batches (up to the longest pair the data keeps), else ``None``."""
+    if not cfg.train.static_shapes:
+        return None
+    return length_buckets(max(cfg.data.max_source_length, cfg.data.max_target_length))
+
+
 def loader_workers(asked: int | None, cuda: bool) -> int:
     """DataLoader worker processes for training batches: ``--dataloader_num_workers``, else 2 on a GPU (collation
     off the loop's critical path) and 0 on a CPU (where workers would take cores from the model)."""
@@ -134,6 +141,7 @@ def build_loader(
         seed=cfg.train.seed,
         max_sentences=cfg.train.max_sentences if train else None,
         pad_to_multiple_of=collator.pad_to_multiple_of,
+        buckets=collator.buckets,
     )
     loader = DataLoader(
         dataset.select_columns(MODEL_COLUMNS),

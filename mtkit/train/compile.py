@@ -1,8 +1,11 @@
 """``--torch_compile``: the training forward compiled after ``accelerator.prepare``, evaluation left eager.
 
 Compiled after ``prepare`` so that DDP's wrapper is inside the graph (its optimizer splits it at the gradient
-buckets and the all-reduce overlaps the backward); with dynamic shapes from the start, so that token-budget batches,
-whose lengths change at every step, share one graph instead of recompiling to the cache limit. Validation and
+buckets and the all-reduce overlaps the backward), with the loss, which the model computes in its own forward
+(:mod:`mtkit.model.loss`); with dynamic shapes from the start, so that token-budget batches, whose lengths change at
+every step, share one graph instead of recompiling to the cache limit, or, with ``--static_shapes``, without them:
+one graph per shape of the few the batches then have, which ``--torch_compile_mode reduce-overhead`` replays as CUDA
+graphs. Validation and
 ``generate`` call the prepared model itself, never the compiled one (each new decoding shape would recompile it).
 The weights are the model's own: checkpoints and ``final/`` keep plain parameter names. Refused where it cannot
 work: under DeepSpeed ZeRO-3 and FSDP the parameters are gathered and freed by hooks around each layer.
@@ -28,6 +31,15 @@ def check_compile(accelerator: Accelerator) -> None:
         )
 
 
-def training_forward(model: torch.nn.Module, compile: bool) -> torch.nn.Module:
-    """What the training loop calls: ``model`` compiled (dynamic shapes, same parameters) or ``model`` itself."""
-    return torch.compile(model, dynamic=True) if compile else model
+#: Graphs one compiled forward may hold with ``--static_shapes``: two shapes per length bucket, and halved batches.
+STATIC_GRAPHS = 64
+
+
+def training_forward(model: torch.nn.Module, compile: bool, static: bool = False, mode: str = "default"):
+    """What the training loop calls: ``model`` compiled (same parameters; dynamic shapes, or one graph per shape of
+    ``--static_shapes``' few, in ``mode``) or ``model`` itself."""
+    if not compile:
+        return model
+    if static:
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, STATIC_GRAPHS)
+    return torch.compile(model, dynamic=not static, mode=None if mode == "default" else mode)

@@ -40,7 +40,7 @@ from mtkit.model.folders import check_pretrained_source
 from mtkit.model.loss import token_loss_sum
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
-from mtkit.train.build import build_accelerator, build_loader, build_model, build_optimizer
+from mtkit.train.build import buckets, build_accelerator, build_loader, build_model, build_optimizer
 from mtkit.train.checkpoint import CheckpointManager, TrainerState, newest_complete
 from mtkit.train.checks import check_bias_report, check_ct2, check_launch, check_position_limit, check_resume
 from mtkit.train.compile import check_compile, training_forward
@@ -120,7 +120,7 @@ class Trainer:
         if acc.is_main_process:
             atomic_write(self.out / DATA_COUNTS, json.dumps(self.counts, indent=2).encode("utf-8"))
         self._announce(model)
-        self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, cfg.train.pad_to_multiple_of)
+        self.collator = Seq2SeqCollator.for_model(self.tokenizer, model, cfg.train.pad_to_multiple_of, buckets(cfg))
         self.train_loader, self.sampler = build_loader(data["train"], cfg, acc, self.collator, train=True)
         self.valid_loader, self.valid_sampler = build_loader(data["validation"], cfg, acc, self.collator, train=False)
         shard_tied_embeddings(acc, model)  # FSDP only; before the optimizer sees the parameters
@@ -129,7 +129,9 @@ class Trainer:
         if cfg.train.torch_compile:
             check_compile(acc)
         self.model, self.optimizer, self.scheduler = acc.prepare(model, optimizer, scheduler)
-        self.train_forward = training_forward(self.model, cfg.train.torch_compile)  # evaluation: self.model
+        self.train_forward = training_forward(  # evaluation: self.model
+            self.model, cfg.train.torch_compile, cfg.train.static_shapes, cfg.train.torch_compile_mode
+        )
         self.mitigation = Mitigation(cfg, self.model, self.out)
 
     def _restore(self, discard: bool) -> None:

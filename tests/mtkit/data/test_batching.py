@@ -1,7 +1,18 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mtkit.data.batching import BatchPlan, Seq2SeqCollator, TokenBatchSampler, even_out, pack_batches, padded_lengths
+from mtkit.data.batching import (
+    BatchPlan,
+    Seq2SeqCollator,
+    TokenBatchSampler,
+    bucketed,
+    even_out,
+    length_buckets,
+    pack_batches,
+    padded_lengths,
+)
 from mtkit.errors import UserError
 
 
@@ -200,3 +211,53 @@ def test_collator_pads_as_transformers_does(family_dir, multiple):
     stats = ours["stats"]
     assert stats["src_tokens"] == sum(len(r["input_ids"]) for r in rows) and stats["sentences"] == 3
     assert (stats["src_len"], stats["tgt_len"]) == (ours["input_ids"].shape[1], ours["labels"].shape[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lens=st.lists(st.integers(1, 120), min_size=1, max_size=400),
+    budget=st.integers(128, 2000),
+    world=st.integers(1, 3),
+    cap=st.one_of(st.none(), st.integers(1, 50)),
+    epoch=st.integers(0, 3),
+)
+def test_static_shapes_see_every_sentence_once_an_epoch_in_few_shapes(lens, budget, world, cap, epoch):
+    """Bucketed batches (``--static_shapes``): across the processes every pair once an epoch, each batch within the
+    budget at its bucket's width, every batch of a bucket the same size but its last (and batches halved to deal
+    them evenly), so an epoch has few shapes."""
+    lens = np.array(lens)
+    buckets = length_buckets(int(lens.max()))
+    if len(lens) < world:
+        return
+    seen, shapes = [], set()
+    for rank in range(world):
+        sampler = TokenBatchSampler(lens, budget, num_replicas=world, rank=rank, seed=5, max_sentences=cap,
+                                    buckets=buckets)  # fmt: skip
+        sampler.set_epoch(epoch)
+        for batch in sampler:
+            width = int(bucketed(lens[batch], buckets).max())
+            assert (bucketed(lens[batch], buckets) == width).all()  # one bucket a batch
+            assert len(batch) * width <= budget and len(batch) <= (cap or budget)
+            shapes.add((len(batch), width))
+            seen += batch
+    assert sorted(seen) == list(range(len(lens)))
+    used = len(set(bucketed(lens, buckets).tolist()))
+    assert len(shapes) <= 2 * used + 2 * (world - 1)  # full and last batch of each bucket; halved to deal evenly
+
+
+def test_length_buckets_and_the_collators_static_widths():
+    """8, 16, 24, 32, then 1.5x/4/3x steps; source and target of a batch both padded to its bucket, every row of it in
+    the loss (no ``loss_rows``, whose count would change the shape)."""
+    assert length_buckets(200).tolist() == [8, 16, 24, 32, 48, 64, 96, 128, 192, 256]
+    assert bucketed([1, 8, 9, 33, 300], length_buckets(256)).tolist() == [8, 8, 16, 48, 256]
+    collate = Seq2SeqCollator(1, 0, buckets=length_buckets(64))
+    batch = collate([{"input_ids": [5] * 20, "labels": [6] * 3}, {"input_ids": [5] * 4, "labels": [6] * 30}])
+    assert batch["input_ids"].shape == batch["labels"].shape == (2, 32) and "loss_rows" not in batch
+    assert batch["stats"]["tgt_tokens"] == 33 and int((batch["labels"] != -100).sum()) == 33
+
+
+def test_the_collators_loss_rows_are_the_target_tokens():
+    """``loss_rows``: the flat positions whose label is a token, in order, counted on the host."""
+    batch = Seq2SeqCollator(1, 0)([{"input_ids": [5, 6], "labels": [7, 8, 9]}, {"input_ids": [5], "labels": [7]}])
+    flat = batch["labels"].reshape(-1)
+    assert batch["loss_rows"].tolist() == np.flatnonzero(flat.numpy() != -100).tolist() == [0, 1, 2, 3]

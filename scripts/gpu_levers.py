@@ -1,0 +1,154 @@
+"""Benchmark: each lever of the training step measured on one GPU, side by side and checked for exactness.
+
+One prepared command (docs/gpu.md; about 8 minutes on one H100, new variants stopped in time to stay within
+``--budget_s``): on the same fixed batches, with the weights reset to the same start for every variant,
+
+* transformer-base at Multi30k's lengths: the baseline (the step as it was: padding to a multiple of 8, the decoder
+  cache built, full fp32 logits into torch's cross-entropy, the tokenizer's vocabulary, eager), then each lever added
+  to the ones before it: padding to 1, no decoder cache, the fused loss on the target rows, the vocabulary rounded to
+  64 rows, ``torch.compile`` with dynamic shapes, static shapes (bucketed batches), CUDA graphs;
+* transformer-big at WMT14's lengths: the baseline and the fastest combination of the first part;
+* flan-t5-large's shape (eager, one process): the baseline, the fused loss, and T5's norms fused.
+
+Per variant one JSON line in ``<out>/gpu_levers.jsonl`` (``$OUT`` when set): ms per update, target tokens/s,
+``ratio`` (the baseline's ms over the variant's: > 1 is faster), TFLOP/s, MFU, target padding, peak memory, host
+syncs in one update (CUDA's sync debug mode), graphs compiled and graph breaks, and the exactness check: the first
+update's loss and gradient norm from the same weights, and their relative difference to the baseline's. The corpora
+are synthetic (random ids at each benchmark's length distribution): throughput depends on shapes alone.
+
+    python scripts/gpu_levers.py                 # on a GPU machine
+    python scripts/gpu_levers.py --smoke         # every variant two updates on the CPU with transformer-tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.levers import Levers, Workload, corpus, cumulative, exactness, initial_weights, measure
+
+from bias_eval.markdown import records_table
+from mtkit.errors import UserError, cli_entry
+
+WORKLOADS = {
+    "base": Workload("transformer-base, Multi30k lengths", "transformer-base", "multi30k", 25_000, 26_142),
+    "big": Workload("transformer-big, WMT14 lengths", "transformer-big", "wmt14", 25_000, 37_000),
+    "flan": Workload("flan-t5-large shape", "flan-t5-large", "wmt14", 12_000, 32_128),
+}
+_T5_TINY = (("num_layers", 1), ("num_decoder_layers", 1), ("d_model", 64), ("d_ff", 128), ("num_heads", 2),
+            ("vocab_size", 1_000))  # fmt: skip
+SMOKE = {
+    "base": Workload("transformer-tiny, Multi30k lengths", "transformer-tiny", "multi30k", 600, 1_000, 100),
+    "big": Workload("transformer-tiny, WMT14 lengths", "transformer-tiny", "wmt14", 1_200, 1_000, 100),
+    "flan": Workload("flan-t5 (1 layer, d 64)", "flan-t5-small", "multi30k", 600, 1_000, 100, _T5_TINY),
+}
+#: Each lever in the order it is added, as changes to :class:`Levers`.
+LEVERS = [
+    ("pad-1", {"pad": 1}),
+    ("no-cache", {"no_cache": True}),
+    ("fused-loss", {"fused": True}),
+    ("vocab-64", {"vocab64": True}),
+    ("compile-dynamic", {"compile": "dynamic"}),
+    ("compile-static", {"compile": "static"}),
+    ("cuda-graphs", {"compile": "cudagraphs"}),
+]
+T5_LEVERS = [("fused-loss", {"pad": 1, "no_cache": True, "fused": True}), ("fused-norms", {"fused_norms": True})]
+COLUMNS = [
+    ("workload", "workload", "{}"),
+    ("ms_per_update", "ms/update", "{:.1f}"),
+    ("tgt_tok_s", "tgt tok/s", "{:,.0f}"),
+    ("ratio", "x baseline", "{:.2f}"),
+    ("mfu", "MFU", "{:.1%}"),
+    ("peak_mem_gb", "peak GiB", "{:.1f}"),
+    ("host_syncs", "syncs", "{}"),
+    ("graph_breaks", "breaks", "{}"),
+    ("loss_diff", "loss diff", "{:.1e}"),
+    ("grad_norm_diff", "grad-norm diff", "{:.1e}"),
+]
+
+
+class Run:
+    """The variants of one invocation, written as they finish, within a time budget."""
+
+    def __init__(self, out: Path, budget_s: float, steps: int, warmup: int, smoke: bool) -> None:
+        self.path, self.deadline = out / "gpu_levers.jsonl", time.monotonic() + budget_s
+        self.steps, self.warmup, self.smoke = steps, warmup, smoke
+        self.records: list[dict] = []
+        self.longest = 0.0
+        self.path.write_text("", encoding="utf-8")
+
+    def workload(self, workload: Workload, variants: list[tuple[str, Levers]]) -> list[dict]:
+        """The baseline and each variant of ``workload``; a variant that would not end in time is skipped."""
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        pairs, weights = corpus(workload), initial_weights(workload)
+        from benchmarks.levers import batches
+
+        first = batches(workload, pairs, Levers(pad=1), 1)[0]
+        done: list[dict] = []
+        for name, levers in variants:
+            record = {"workload": workload.name, "variant": name, "levers": vars(levers)}
+            if time.monotonic() + self.longest * 1.2 > self.deadline:
+                record["status"] = "skipped: the time budget"
+            else:
+                started = time.monotonic()
+                loss, norm = exactness(workload, levers, weights, first, device)
+                record |= {"status": "ok", "loss": loss, "grad_norm": norm}
+                record |= measure(workload, levers, weights, pairs, steps=self.steps, warmup=self.warmup,
+                                  smoke=self.smoke)  # fmt: skip
+                self.longest = max(self.longest, time.monotonic() - started)
+                if done:
+                    base = done[0]
+                    record["ratio"] = base["ms_per_update"] / record["ms_per_update"]
+                    record["loss_diff"] = abs(loss - base["loss"]) / abs(base["loss"])
+                    record["grad_norm_diff"] = abs(norm - base["grad_norm"]) / abs(base["grad_norm"])
+                else:
+                    record |= {"ratio": 1.0, "loss_diff": 0.0, "grad_norm_diff": 0.0}
+                done.append(record)
+            self.records.append(record)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+            print(json.dumps({k: v for k, v in record.items() if k != "levers"}), flush=True)
+        return done
+
+
+@cli_entry
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="folder for gpu_levers.jsonl (default: $OUT, else runs/gpu_levers)")
+    ap.add_argument("--budget_s", type=float, default=500, help="start no variant that would end after this")
+    ap.add_argument("--steps", type=int, help="timed updates per variant (default 20; 2 with --smoke)")
+    ap.add_argument("--warmup", type=int, help="untimed updates first (default 5; 1 with --smoke)")
+    ap.add_argument("--smoke", action="store_true", help="every variant, two updates on the CPU, transformer-tiny")
+    args = ap.parse_args()
+    import torch
+
+    if not args.smoke and not torch.cuda.is_available():
+        raise UserError("gpu_levers: torch sees no CUDA GPU; --smoke runs the variants on the CPU")
+    steps = args.steps or (2 if args.smoke else 20)
+    warmup = args.warmup if args.warmup is not None else (1 if args.smoke else 5)
+    if steps < 1 or warmup < 0:
+        raise UserError("--steps must be at least 1 and --warmup at least 0")
+    out = Path(args.out or os.environ.get("OUT") or "runs/gpu_levers")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"--out {out}: cannot be created ({err.strerror})") from None
+    loads = SMOKE if args.smoke else WORKLOADS
+    run = Run(out, args.budget_s, steps, warmup, args.smoke)
+    base = run.workload(loads["base"], cumulative(LEVERS))
+    best = min(base, key=lambda r: r["ms_per_update"])
+    run.workload(loads["big"], [("baseline", Levers()), (f"best ({best['variant']})", Levers(**best["levers"]))])
+    run.workload(loads["flan"], cumulative(T5_LEVERS))
+    shown = [{k: v for k, v in r.items() if v is not None} for r in run.records if r["status"] == "ok"]
+    print(records_table(shown, COLUMNS, label="variant"))
+    print(f"records: {run.path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
