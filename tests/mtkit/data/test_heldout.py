@@ -185,8 +185,9 @@ def test_test_split_of_mtgeneval_is_loaded_when_present(two_splits):
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"target_lang": "xx"}, r"^--target_lang: language 'xx' not present for split dev"),
-        ({"target_langs": "de,xx"}, r"^--target_langs: language 'xx' not present for split dev"),
+        ({"target_lang": "kl"}, r"^--target_lang: language 'kl' not present for split dev"),
+        ({"target_langs": "de,kl"}, r"^--target_langs: language 'kl' not present for split dev"),
+        ({"target_lang": "xx"}, r"^--target_lang: 'xx' is not a language code"),
         ({"mtgeneval_split": "test"}, r"^--mtgeneval_split: split 'test' not present"),
         ({"validation_fraction": 0.0}, r"^--validation_fraction: must be between 0 and 1"),
         ({"mtgeneval_dir": "/nonexistent/mtgeneval"}, r"^--mtgeneval_dir: /nonexistent/mtgeneval is not a directory$"),
