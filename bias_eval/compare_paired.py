@@ -14,7 +14,7 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.decision import LEVEL, RULE_DEFINITION, Rule, decide
+from bias_eval.decision import LEVEL, RULE_DEFINITION, Rule, decide, resample_note
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
@@ -334,6 +334,9 @@ def _lines(paired: Mapping[str, Any], names: Sequence[str]) -> list[str]:
                                 minimum=MIN_BOOTSTRAP, rule=said)]  # fmt: skip
     refused = sorted({r["refused"] for r in paired["rows"] if r.get("refused")})
     lines += [f"Paired bootstrap not run: {why}." for why in refused]
+    tested = sum(1 for r in paired["rows"] if not r.get("missing"))
+    note = resample_note(paired["samples"], tested, Rule(rule["p_adjust"], rule["min_effect_points"]))
+    lines += [note] if note else []
     for name, flagged in (paired.get("over_correction") or {}).items():
         if flagged:
             lines.append(f"Over-correction in {name}: {flagged['message']}.")

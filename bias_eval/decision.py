@@ -5,6 +5,7 @@ unadjusted 95% interval of the same test, which excludes 0 exactly when the raw 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,21 @@ def decide(rows: Sequence[dict[str, Any]], rule: Rule) -> None:
     for row, p in zip(tested, adjusted):
         row["p_adjusted"] = p
         row["significant"] = finding(row, rule)
+
+
+def resample_note(samples: int, tests: int, rule: Rule) -> str | None:
+    """A sentence when Holm's adjustment over ``tests`` tests takes a paired bootstrap's smallest p, 2 / (B + 1), to
+    the level or above, so that a bootstrap row is a finding only when most other tests rank below it; ``None``
+    otherwise."""
+    if rule.p_adjust != "holm" or not samples or 2 * tests / (samples + 1) < rule.level:
+        return None
+    need = math.floor(2 * tests / rule.level)
+    return (
+        f"With {samples} bootstrap resamples the paired bootstrap's smallest p is {2 / (samples + 1):.2g}, and Holm's "
+        f"adjustment over {tests} tests multiplies the smallest p by {tests}: a bootstrap-tested change (a gap's size, "
+        f"BLEU) is a finding only when most other tests rank before it; reports made with --bootstrap_samples {need} "
+        "or more lift that floor."
+    )
 
 
 def finding(row: Mapping[str, Any], rule: Rule) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.bootstrap import language_rng, resample_counts
+from bias_eval.decision import Rule, resample_note
 from bias_eval.headline import over_correction_lines
 from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from bias_eval.paired import bootstrap_refusal, compare_figure, corpus_figure, ones
@@ -120,6 +121,10 @@ def verdict_document(
         said = headline_outcome(own["overall"], total["overall"], control["overall"] if control else None)
     doc["headline_outcome"] = said if own else total["overall"]["gap_outcome"]
     doc["rule"] = next((p["rule"] for p in paired.values() if p and p.get("rule")), None)
+    head = paired.get(doc["headline"]) or {}
+    tested = sum(1 for r in head.get("rows") or () if not r.get("missing"))
+    rule = Rule(doc["rule"]["p_adjust"], doc["rule"]["min_effect_points"]) if doc["rule"] else None
+    doc["resample_note"] = resample_note(head.get("samples") or 0, tested, rule) if rule else None
     doc["general_cost"] = costs.get("mitigated_vs_start")
     doc["general_cost_vs_control"] = costs.get("mitigated_vs_control")
     doc |= {"budget": dict(budget), "leakage": dict(leak)}

@@ -171,6 +171,7 @@ def summary(doc: Mapping[str, Any]) -> str:
     cost = doc.get("general_cost")
     if cost:
         parts.append(f"General test BLEU {_cost(cost['bleu'], cost)}.")
+    parts += [doc["resample_note"]] if doc.get("resample_note") else []
     if not (doc.get("decoding") or {"same": True})["same"]:
         parts.append("The models were decoded with different settings (see the page).")
     flag = doc.get("over_correction")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bias_eval.decision import Rule, decide, holm
+from bias_eval.decision import Rule, decide, holm, resample_note
 from bias_eval.errors import UserError
 
 
@@ -51,3 +51,12 @@ def test_a_change_below_the_minimum_effect_is_not_a_finding() -> None:
 def test_bad_rule_values_are_one_line_errors(kwargs: dict, flag: str) -> None:
     with pytest.raises(UserError, match=f"^{flag}: "):
         Rule(**kwargs)
+
+
+def test_the_note_says_when_holm_lifts_the_bootstrap_floor_to_the_level() -> None:
+    """1000 resamples: floor 2/1001; over 15 tests Holm keeps it below 0.05 (0.03), over 45 it does not (0.09): the
+    note names the resamples that would (2 x 45 / 0.05 = 1800); no note without Holm."""
+    assert resample_note(1000, 15, Rule()) is None and resample_note(1000, 45, Rule(p_adjust="none")) is None
+    said = resample_note(1000, 45, Rule())
+    assert said is not None and "--bootstrap_samples 1800 or more" in said
+    assert 2 * 45 / (1800 + 1) < 0.05 <= 2 * 45 / (1799 + 1)
