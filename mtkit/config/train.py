@@ -64,6 +64,9 @@ class TrainConfig:
     torch_compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = key(
         "default", "torch.compile's mode: reduce-overhead replays CUDA graphs (with --static_shapes)."
     )
+    fuse_norms: bool = key(
+        False, "GPU: run each T5 RMS norm as one compiled kernel (for ZeRO-3 and FSDP, where --torch_compile is refused)."
+    )
     static_shapes: bool = key(
         False,
         "Batches from a few fixed shapes (pairs bucketed by length: 8, 16, 24, 32, 48, 64, 96, ... tokens; a fixed "

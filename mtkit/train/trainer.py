@@ -38,6 +38,7 @@ from mtkit.evaluation.validation import translate_corpus, validation_loss
 from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.folders import check_pretrained_source
 from mtkit.model.loss import token_loss_sum
+from mtkit.model.norms import fuse_t5_norms
 from mtkit.model.precision import model_type, resolve_mixed_precision
 from mtkit.model.presets import check_model_shape
 from mtkit.train.build import buckets, build_accelerator, build_loader, build_model, build_optimizer
@@ -114,6 +115,9 @@ class Trainer:
         cfg, acc = self.cfg, self.accelerator
         with sharded_creation(acc):  # ZeRO-3: zero.Init here; every model created after the run is a plain one
             model = build_model(cfg, self.tokenizer, zero_stage(acc))
+        if cfg.train.fuse_norms:
+            fused = fuse_t5_norms(model) if acc.device.type == "cuda" else 0
+            acc.print(f"--fuse_norms: {fused} T5 norms fused" if fused else "--fuse_norms: no T5 norm on a GPU to fuse")
         self.arch = replace(Architecture.from_config(model.config), weight_gradients=not cfg.model.lora_r)
         self.train_data = data["train"]
         self.counts = language_counts(data, self.raw.left_out)  # what trains: long pairs dropped

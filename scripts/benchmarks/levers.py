@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from mtkit.data.batching import Seq2SeqCollator, length_buckets, pack_batches, pack_buckets, to_device
 from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.loss import install_token_loss, model_inputs, token_loss_sum
+from mtkit.model.norms import fuse_t5_norms
 from mtkit.model.presets import preset_config
 from mtkit.model.vocab import mask_extra_rows, tokens_in_use
 
@@ -90,21 +91,8 @@ def build(workload: Workload, levers: Levers, weights: dict[str, torch.Tensor] |
     if levers.fused:
         install_token_loss(model)
     if levers.fused_norms:
-        fuse_t5_norms(model)
+        fuse_t5_norms(model, "inductor" if torch.cuda.is_available() else "eager")  # on a CPU: the plumbing alone
     return model
-
-
-def fuse_t5_norms(model) -> int:
-    """Each of T5's RMS norms compiled into one kernel (eager it is ~6: square, mean, rsqrt, two products, a cast);
-    the module and its parameter stay as they are, so ZeRO-3's hooks still gather it. Returns how many."""
-    from transformers.models.t5.modeling_t5 import T5LayerNorm
-
-    norms = [m for m in model.modules() if isinstance(m, T5LayerNorm)]
-    backend = "inductor" if torch.cuda.is_available() else "eager"  # on a CPU: the plumbing alone
-    compiled = torch.compile(T5LayerNorm.forward, dynamic=True, backend=backend)
-    for norm in norms:
-        norm.forward = compiled.__get__(norm)
-    return len(norms)
 
 
 def batches(workload: Workload, pairs: list[dict], levers: Levers, count: int) -> list[dict]:
