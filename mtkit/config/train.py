@@ -65,7 +65,7 @@ class TrainConfig:
         "default", "torch.compile's mode: reduce-overhead replays CUDA graphs (with --static_shapes)."
     )
     fuse_norms: bool = key(
-        False, "GPU: run each T5 RMS norm as one compiled kernel (for ZeRO-3 and FSDP, where --torch_compile is refused)."
+        False, "GPU: run each T5 RMS norm as one compiled kernel (for ZeRO-3 and FSDP, which refuse --torch_compile)."
     )
     static_shapes: bool = key(
         False,
