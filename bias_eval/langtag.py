@@ -42,14 +42,14 @@ def _read(text: str) -> tuple[str, str | None, str | None] | None:
         language = langcodes.Language.get(base, normalize=True).prefer_macrolanguage()
     except langcodes.LanguageTagError:
         return None
-    if not language.is_valid() or language.language in (None, *NO_LANGUAGE) or language.territory or language.variants:
+    if not language.is_valid() or language.language in (None, *NO_LANGUAGE) or language.variants:
         return None
     script = script.title() if script else language.script  # a deprecated code's own script (sh -> sr-Latn)
     if script is not None and not langcodes.Language.make(script=script).is_valid():
         return None
     if region is not None and not langcodes.Language.make(territory=region.upper()).is_valid():
         return None
-    return language.language, script, region.upper() if region else None
+    return language.language, script, region.upper() if region else language.territory  # prs -> fa-AF
 
 
 @dataclass(frozen=True)

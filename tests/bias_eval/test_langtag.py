@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import langcodes
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bias_eval.langtag import LanguageTag, base_language, pair_readings
@@ -22,7 +22,8 @@ T = LanguageTag
      ("zh-HANS-cn", T("zh", "Hans", "CN")), ("deu_Latn", T("de", "Latn")), ("es-419", T("es", None, "419")),
      ("cmn_Hans", T("zh", "Hans")), ("ast", T("ast")), ("br", T("br")), ("iw", T("he")), (" fr ", T("fr")),
      ("ger", T("de")), ("GER", T("de")), ("fre", T("fr")), ("chi", T("zh")), ("chi-HK", T("zh", None, "HK")),
-     ("nob", T("nb")), ("NB", T("nb")), ("yue", T("yue")), ("sh", T("sr", "Latn")), ("arb", T("ar"))],
+     ("nob", T("nb")), ("NB", T("nb")), ("yue", T("yue")), ("sh", T("sr", "Latn")), ("arb", T("ar")),
+     ("prs", T("fa", None, "AF")), ("cnr", T("sr", None, "ME")), ("prs_BR", T("fa", None, "BR"))],
 )  # fmt: skip
 def test_tags(text, tag):
     assert LanguageTag.parse(text) == tag
@@ -95,19 +96,28 @@ def test_pairs_are_read_every_way_they_can_be():
     assert read("de") == read("English-German") == []
 
 
-#: registered languages, scripts and regions (BCP 47's private-use ranges and the codes that name no language out)
-LANGUAGES = sorted(
-    c for c in ("de deu ger fr fra fre zh chi zho cmn nb nob no yue pt por es spa ar arb ja jpn th ko ru sr sh ast "
-                "br iw he mo id in tl fil").split()
-)  # fmt: skip
-SCRIPTS = ["Latn", "Hant", "Hans", "Cyrl", "Arab", "Deva"]
-REGIONS = ["BR", "PT", "TW", "CN", "HK", "DE", "419", "US", "001", "NO"]
+def _registry(kind: str) -> list[str]:
+    """The IANA registry's subtags of ``kind`` (as ``langcodes`` ships it), private-use ranges and the special
+    languages (und, mul, zxx, mis) left out."""
+    from langcodes.registry_parser import parse_registry
+
+    return sorted(
+        item["Subtag"] for item in parse_registry()
+        if item.get("Type") == kind and ".." not in item["Subtag"] and item.get("Scope") != "special"
+        and "Private use" not in item.get("Description", [])
+    )  # fmt: skip
+
+
+LANGUAGES, SCRIPTS, REGIONS = _registry("language"), _registry("script"), _registry("region")
+#: ISO 639-2/B and other aliases CLDR maps to a registered language
+ALIASES = ["ger", "fre", "chi", "dut", "cze", "gre", "per", "rum", "slo", "wel", "alb", "arm", "baq", "bur", "ice"]
 
 
 @st.composite
 def spelled(draw):
-    """A registered tag's subtags, and the tag spelled with any separators and any case."""
-    parts = [draw(st.sampled_from(LANGUAGES))]
+    """A registered language (or an alias of one), maybe a registered script and region, spelled with any
+    separators and any case."""
+    parts = [draw(st.sampled_from(LANGUAGES) | st.sampled_from(ALIASES))]
     parts += [p for p in (draw(st.none() | st.sampled_from(SCRIPTS)), draw(st.none() | st.sampled_from(REGIONS))) if p]
     seps = [draw(st.sampled_from("_-")) for _ in parts[1:]]
     text = parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:]))
@@ -115,6 +125,7 @@ def spelled(draw):
     return parts, cased
 
 
+@settings(max_examples=300)
 @given(spelled())
 def test_every_valid_tag_round_trips_through_its_one_spelling(drawn):
     parts, text = drawn
@@ -126,6 +137,6 @@ def test_every_valid_tag_round_trips_through_its_one_spelling(drawn):
     script = next((p for p in subtags if len(p) == 4), None)
     region = next((p for p in subtags if len(p) != 4), None)
     own = langcodes.Language.get(parts[0], normalize=True)  # the registry's reading of the language alone
-    assert (tag.script, tag.region) == (script or own.script, region)
+    assert (tag.script, tag.region) == (script or own.script, region or own.territory)
     assert tag.base == own.prefer_macrolanguage().language == base_language(text)
     assert langcodes.tag_is_valid(str(tag))
