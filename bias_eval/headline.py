@@ -65,10 +65,29 @@ def signed(value: float) -> str:
     return f"{value:+.2f}".replace("-", MINUS)
 
 
-def _verdict(gap: float, ci: Sequence[float] | None) -> str:
+def min_effect(metrics: Mapping[str, Any]) -> float:
+    """The report's ``--min_effect`` (points; 0 for a report made before it existed)."""
+    return float((metrics.get("config") or {}).get("min_effect") or 0.0)
+
+
+def is_finding(points: float, ci: Sequence[float] | None, smallest: float) -> bool:
+    """Whether a gap of ``points`` (BLEU points, or percentage points) with interval ``ci`` is a finding: its
+    interval excludes 0 and it is at least ``smallest`` points."""
+    return bool(significant(ci)) and abs(points) >= smallest
+
+
+def _said(points: float, ci: Sequence[float], smallest: float) -> str:
+    if not significant(ci):
+        return "not significant, the interval contains 0"
+    if abs(points) < smallest:
+        return f"beyond noise, but below the minimum effect of {smallest:g} points: not a finding"
+    return "significant, the interval excludes 0"
+
+
+def _verdict(gap: float, ci: Sequence[float] | None, smallest: float = 0.0) -> str:
     if ci is None:
         return f"gap masculine {MINUS} feminine {signed(gap)}; no confidence interval (bootstrap off), so no test"
-    where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
+    where = _said(gap, ci, smallest)
     return f"gap masculine {MINUS} feminine {signed(gap)}, 95% CI [{signed(ci[0])}, {signed(ci[1])}]; {where}"
 
 
@@ -77,7 +96,7 @@ def _points(share: float) -> str:
     return f"{100 * share:+.1f}".replace("-", MINUS)
 
 
-def accuracy_clause(figures: Mapping[str, Any]) -> str | None:
+def accuracy_clause(figures: Mapping[str, Any], smallest: float = 0.0) -> str | None:
     """The accuracy gap in words: ``gender accuracy is 4.0 points lower on the feminine sentences (92.6% against
     96.6%; gap masculine - feminine +4.0 points, 95% CI [+1.2, +6.8]; significant, the interval excludes 0)``,
     saying over-correction when the interval lies below 0; ``None`` without accuracies."""
@@ -99,7 +118,7 @@ def accuracy_clause(figures: Mapping[str, Any]) -> str | None:
     detail += f"; gap masculine {MINUS} feminine {_points(gap)} points"
     if ci is None:
         return f"{said} ({detail}; no confidence interval (bootstrap off), so no test)"
-    where = "significant, the interval excludes 0" if significant(ci) else "not significant, the interval contains 0"
+    where = _said(100 * gap, ci, smallest)
     if below_zero(ci):
         where += ": feminine favoured beyond noise, over-correction if the model was tuned against bias"
     return f"{said} ({detail}, 95% CI [{_points(ci[0])}, {_points(ci[1])}]; {where})"
@@ -118,12 +137,13 @@ def takeaway(metrics: Mapping[str, Any]) -> str:
     gap = figures.get("bleu_gap")
     if gap is None:
         return f"{subject}, the BLEU gap could not be computed."
-    sentence = f"{subject}, {_direction(gap)} ({_verdict(gap, figures.get('bleu_gap_ci95'))})"
-    cis = [m.get("bleu_gap_ci95") for m in languages.values()]
-    if len(languages) > 1 and all(ci is not None for ci in cis):
-        count = sum(bool(significant(ci)) for ci in cis)
+    smallest = min_effect(metrics)
+    sentence = f"{subject}, {_direction(gap)} ({_verdict(gap, figures.get('bleu_gap_ci95'), smallest)})"
+    cis = [(m.get("bleu_gap"), m.get("bleu_gap_ci95")) for m in languages.values()]
+    if len(languages) > 1 and all(ci is not None for _, ci in cis):
+        count = sum(is_finding(g, ci, smallest) for g, ci in cis)
         sentence += f"; the gap is significant in {count} of {len(languages)} languages"
-    accuracy = accuracy_clause(figures)
+    accuracy = accuracy_clause(figures, smallest)
     if accuracy is not None:
         sentence += f"; {accuracy}"
     coverage = figures.get("coverage")
@@ -236,5 +256,5 @@ def main_rows(metrics: Mapping[str, Any]) -> list[tuple[list[str], bool | None]]
         cells += [_share(m.get("coverage")), "n/a" if neutral is None else f"{neutral:,} of {pairs:,}"]
         if _with_context(metrics):
             cells.append(_share(m.get("accuracy_context")))
-        rows.append((cells, significant(m.get("bleu_gap_ci95"))))
+        rows.append((cells, is_finding(m.get("bleu_gap") or 0.0, m.get("bleu_gap_ci95"), min_effect(metrics))))
     return rows

@@ -20,6 +20,7 @@ from bias_eval.balance import (
 )
 from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures, signature
 from bias_eval.bootstrap import check_resamples
+from bias_eval.decision import MIN_EFFECT
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
@@ -46,6 +47,7 @@ class ReportSettings:
     seed: int = 12345
     examples: int = 10  # worst examples per language
     name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
+    min_effect: float = MIN_EFFECT  # the smallest gap shown as a finding, in points (bias_eval.decision)
 
 
 def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
@@ -134,6 +136,7 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
         "hypotheses": dict(settings.hypotheses),
         "hypotheses_description": settings.description,
         "bootstrap_samples": settings.bootstrap_samples,
+        "min_effect": settings.min_effect,
         "seed": settings.seed,
         "ci_level": 0.95,
         "worst_examples": settings.examples,

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 
+from bias_eval.decision import MIN_EFFECT
 from bias_eval.gendered import SPLITS
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.languages import check_code
@@ -159,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=ranged("bootstrap_samples"),
         default=1000,
         help="bootstrap resamples for the CIs (0: none)",
+    )
+    out.add_argument(
+        *option("min_effect"),
+        type=ranged("min_effect"),
+        default=MIN_EFFECT,
+        help=f"the smallest gap shown as a finding (bold), in points: BLEU points for the BLEU gap, percentage points "
+        f"for the accuracy gap ({MIN_EFFECT:g})",
     )
     out.add_argument(
         "--seed", type=ranged("seed"), default=12345, help="bootstrap seed, and MBR's sampling seed (12345)"

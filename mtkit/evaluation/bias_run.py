@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from bias_eval.decision import MIN_EFFECT
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.make import ReportSettings, check_report_folder, make_report
 from bias_eval.textio import check_writable
@@ -62,6 +63,7 @@ class ReportRequest:
     epsilon: float | None = None
     top_p: float | None = None
     bootstrap_samples: int = 1000
+    min_effect: float = MIN_EFFECT
     seed: int = 12345
     examples: int = 10
     benchmark: str = "mtgeneval"  # or "winomt" (mtkit.evaluation.winomt_run)
@@ -134,6 +136,7 @@ def reproduce_command(args: ReportRequest, decoding: ReportDecoding | None) -> s
         parts += ["--force"] if args.force else []
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--examples", str(args.examples)]
+    parts += ["--min_effect", f"{args.min_effect:g}"] if args.min_effect != MIN_EFFECT else []
     parts += ["--name", args.name] if args.name else []
     return shlex.join(parts)
 
@@ -162,6 +165,7 @@ def report_settings(
         context=bool(args.context),
         max_samples=args.max_samples,
         bootstrap_samples=args.bootstrap_samples,
+        min_effect=args.min_effect,
         seed=args.seed,
         examples=args.examples,
         name=args.name,

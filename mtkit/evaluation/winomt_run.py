@@ -31,8 +31,8 @@ from mtkit.paths import check_apart
 WINOMT_DIR = "../shared/data/winomt"
 #: the figures of a WinoMT report a run's record, its card and a verdict show (``metrics.json`` keys)
 HEADLINE = ("accuracy", "delta_g", "delta_s")
-#: the MT-GenEval flags a WinoMT report does not take
-NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir")
+#: the MT-GenEval flags a WinoMT report does not take (its gaps have no bold findings: no --min_effect)
+NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir", "min_effect")
 
 
 def target_lang(args: ReportRequest) -> str:

@@ -85,3 +85,19 @@ def test_takeaway_gives_strict_accuracy_the_ratio_and_the_neutral_pairs(masculin
 def test_shares_print_as_measured(share: float, shown: str) -> None:
     """99.6% coverage is not 100%, nor 0.04% 0%."""
     assert percent(share) == shown
+
+
+def test_a_gap_below_the_minimum_effect_is_not_shown_as_a_finding() -> None:
+    """A BLEU gap of -0.01 [-0.02, -0.00]: beyond noise, bold and called significant with --min_effect 0; with
+    --min_effect 0.5 (BLEU points) it is neither bold nor a finding, and the takeaway says why."""
+    one = {"bleu_feminine": 30.01, "bleu_masculine": 30.0, "bleu_gap": -0.01, "bleu_gap_ci95": [-0.02, -0.001]}
+
+    def report(smallest: float) -> dict:
+        return {"languages": {"de": one}, "macro": one, "config": {"min_effect": smallest}}
+
+    ((_, bold),) = main_rows(report(0.0))
+    ((_, small),) = main_rows(report(0.5))
+    assert bold and not small
+    assert "significant, the interval excludes 0" in takeaway(report(0.0))
+    said = takeaway(report(0.5))
+    assert "below the minimum effect of 0.5 points: not a finding" in said and "significant, the" not in said
