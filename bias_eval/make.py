@@ -24,6 +24,7 @@ from bias_eval.decision import MIN_EFFECT
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
+from bias_eval.langtag import LanguageTag
 from bias_eval.memory import machine_memory
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
@@ -108,6 +109,31 @@ def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
     return found
 
 
+def _file_language(path: Path) -> str:
+    """The language a hypothesis file's name starts with, in its one spelling (``nob.feminine.txt``: ``nb``); the
+    name's own start when it is no language tag (the data then names it as a language it lacks)."""
+    start = path.name.split(".")[0]
+    tag = LanguageTag.read(start)
+    return str(tag) if tag is not None else start
+
+
+def hyp_dir_languages(hyp_dir: Path) -> list[str]:
+    """The languages of the ``<lang>.feminine.txt`` and ``<lang>.masculine.txt`` files in ``hyp_dir``, sorted (a
+    language with one of the two is listed: reading it names the missing one)."""
+    return sorted({_file_language(path) for g in GENDERS for path in hyp_dir.glob(f"*.{g}.txt")})
+
+
+def hyp_file(hyp_dir: Path, lang: str, kind: str) -> Path:
+    """``lang``'s file of ``kind`` hypotheses in ``hyp_dir``: ``<lang>.<kind>.txt``, the language spelled any way
+    that reads as its tag (``nob.feminine.txt`` or ``NB.feminine.txt`` for ``nb``); two spellings of one language
+    are refused in one line; none is ``<lang>.<kind>.txt`` (reading it names it)."""
+    found = sorted(p for p in hyp_dir.glob(f"*.{kind}.txt") if _file_language(p) == lang)
+    if len(found) > 1:
+        names = " and ".join(p.name for p in found)
+        raise UserError(f"--hyp_dir: {hyp_dir} holds {names}, two files of the {kind} hypotheses of {lang}; keep one")
+    return found[0] if found else hyp_dir / f"{lang}.{kind}.txt"
+
+
 def file_pairs(data: GenderedData, hyp_dir: Path | None) -> dict[str, dict[str, str]]:
     """Per language and gender, the reference and hypothesis files (when the references are plain files and the
     hypotheses are in ``hyp_dir``)."""
@@ -117,7 +143,7 @@ def file_pairs(data: GenderedData, hyp_dir: Path | None) -> dict[str, dict[str, 
             reference = Path(ld.side(gender).origin)
             if reference.is_file() and hyp_dir is not None:
                 pairs.setdefault(lang, {})[f"reference_{gender}"] = str(reference)
-                pairs[lang][f"hypothesis_{gender}"] = str(hyp_dir / f"{lang}.{gender}.txt")
+                pairs[lang][f"hypothesis_{gender}"] = str(hyp_file(hyp_dir, lang, gender))
     return pairs
 
 

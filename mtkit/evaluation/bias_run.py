@@ -12,7 +12,7 @@ from typing import Any
 
 from bias_eval.decision import MIN_EFFECT
 from bias_eval.gendered import GENDERS, GenderedData
-from bias_eval.make import ReportSettings, check_report_folder, make_report
+from bias_eval.make import ReportSettings, check_report_folder, hyp_dir_languages, make_report
 from bias_eval.textio import check_writable
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered_tables import load_table
@@ -23,7 +23,7 @@ from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding, resolve_report
-from mtkit.evaluation.hyps import hyp_dir_languages, no_hyp_files, read_hyp_dir, translate_dataset
+from mtkit.evaluation.hyps import no_hyp_files, read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source

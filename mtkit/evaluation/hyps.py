@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_eval.gendered import GENDERS, SEP, GenderedData
-from bias_eval.langtag import LanguageTag
+from bias_eval.make import hyp_file
 from bias_eval.textio import atomic_write, normal_lines, read_sentences, split_lines
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding
@@ -28,31 +28,6 @@ def sources_to_translate(data: GenderedData) -> dict[str, dict[str, list[str]]]:
         if ld.context is not None:
             out[lang]["context"] = [" ".join(s.replace(SEP, " ").split()) for s in ld.context.sources]
     return out
-
-
-def _file_language(path: Path) -> str:
-    """The language a hypothesis file's name starts with, in its one spelling (``nob.feminine.txt``: ``nb``); the
-    name's own start when it is no language tag (the data then names it as a language it lacks)."""
-    start = path.name.split(".")[0]
-    tag = LanguageTag.read(start)
-    return str(tag) if tag is not None else start
-
-
-def hyp_dir_languages(hyp_dir: Path) -> list[str]:
-    """The languages of the ``<lang>.feminine.txt`` and ``<lang>.masculine.txt`` files in ``hyp_dir``, sorted (a
-    language with one of the two is listed: reading it names the missing one); none is :func:`no_hyp_files`."""
-    return sorted({_file_language(path) for g in GENDERS for path in hyp_dir.glob(f"*.{g}.txt")})
-
-
-def hyp_file(hyp_dir: Path, lang: str, kind: str) -> Path:
-    """``lang``'s file of ``kind`` hypotheses in ``hyp_dir``: ``<lang>.<kind>.txt``, the language spelled any way
-    that reads as its tag (``nob.feminine.txt`` or ``NB.feminine.txt`` for ``nb``); two spellings of one language
-    are refused in one line; none is ``<lang>.<kind>.txt`` (reading it names it)."""
-    found = sorted(p for p in hyp_dir.glob(f"*.{kind}.txt") if _file_language(p) == lang)
-    if len(found) > 1:
-        names = " and ".join(p.name for p in found)
-        raise UserError(f"--hyp_dir: {hyp_dir} holds {names}, two files of the {kind} hypotheses of {lang}; keep one")
-    return found[0] if found else hyp_dir / f"{lang}.{kind}.txt"
 
 
 def no_hyp_files(hyp_dir: Path) -> UserError:

@@ -252,7 +252,8 @@ def test_good_small_run_then_bad_runs_leave_it_untouched(
     assert status == 0 and "macro" in stdout
     before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     figures = {f"figures/{n}.{f}" for n in ("gap", "bleu_by_gender", "accuracy") for f in ("svg", "pdf", "png")}
-    files = {"metrics.json", "report.md", "report.html", "report.tex", "de.details.jsonl", "es.details.jsonl"}
+    files = {"metrics.json", "report.md", "report.html", "report.tex", "references.bib", "de.details.jsonl",
+             "es.details.jsonl"}  # fmt: skip
     assert set(before) == {*files, *figures}
     (good_hyps / "es.masculine.txt").write_text("only one line\n", encoding="utf-8")
     status, _, err = run_cli(*_geneval_args(small_geneval, good_hyps, out))
@@ -506,6 +507,9 @@ def test_a_language_is_one_tag_from_the_flag_to_the_files(run_cli, small_geneval
     assert status == 0, err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert list(metrics["languages"]) == ["de"] and metrics["languages"]["de"]["bleu"] == pytest.approx(100.0)
+    files = metrics["config"]["files"]["de"]  # the files read, as the page's sacrebleu commands name them
+    assert (files["hypothesis_feminine"], files["hypothesis_masculine"]) == (
+        str(folder / "GER.feminine.txt"), str(folder / "deu.masculine.txt"))  # fmt: skip
     (folder / "de.feminine.txt").write_text("".join(x + "\n" for x in hyps["feminine"]), encoding="utf-8")
     status, _, err = run_cli(*args[:-1], str(tmp_path / "again"))
     _assert_clean_failure(status, err, tmp_path / "again", "GER.feminine.txt and de.feminine.txt", "keep one")
