@@ -185,7 +185,7 @@ def accuracy_figure(metrics: Mapping[str, Any]) -> Figure | None:
                         label=name if n == 0 else None)  # fmt: skip
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of hypotheses")
-    ax.set_title("Gender accuracy (MT-GenEval) and coverage, 95% CI", fontsize=10)
+    ax.set_title("Gender accuracy (MT-GenEval) and coverage, 95% Wilson intervals", fontsize=10)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=2, frameon=False)
     return fig
 
