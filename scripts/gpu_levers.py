@@ -8,7 +8,9 @@ One prepared command (docs/gpu.md; about 8 minutes on one H100, new variants sto
   to the ones before it: padding to 1, no decoder cache, the fused loss on the target rows, the vocabulary rounded to
   64 rows, ``torch.compile`` with dynamic shapes, static shapes (bucketed batches), CUDA graphs;
 * transformer-big at WMT14's lengths: the baseline and the fastest combination of the first part;
-* flan-t5-large's shape (eager, one process): the baseline, the fused loss, and T5's norms fused.
+* flan-t5-large's shape (eager, one process): the baseline, the fused loss, and T5's norms fused; then, with the time
+  left, under DeepSpeed ZeRO-3 on the one GPU (``scripts/benchmark_step.py`` under ``accelerate launch``, the
+  toolkit's own loop, without and with ``--fuse_norms``; not in a ``--smoke`` run).
 
 Per variant one JSON line in ``<out>/gpu_levers.jsonl`` (``$OUT`` when set): ms per update, target tokens/s,
 ``ratio`` (the baseline's ms over the variant's: > 1 is faster), TFLOP/s, MFU, target padding, peak memory, host
@@ -110,11 +112,59 @@ class Run:
                 else:
                     record |= {"ratio": 1.0, "loss_diff": 0.0, "grad_norm_diff": 0.0}
                 done.append(record)
-            self.records.append(record)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
-            print(json.dumps({k: v for k, v in record.items() if k != "levers"}), flush=True)
+            self._write(record)
         return done
+
+    def _write(self, record: dict) -> None:
+        self.records.append(record)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+        print(json.dumps({k: v for k, v in record.items() if k != "levers"}), flush=True)
+
+    def zero3(self, workload: Workload, fuse: bool) -> None:
+        """``workload`` under DeepSpeed ZeRO-3 on the one GPU through the toolkit's loop (GPU runs only)."""
+        import subprocess
+
+        from benchmarks.levers import write_text_corpus
+
+        record = {"workload": f"{workload.name}, ZeRO-3", "variant": "fuse-norms" if fuse else "eager"}
+        left = self.deadline - time.monotonic()
+        if self.smoke:
+            record["status"] = "skipped: a GPU run's variant (a DeepSpeed launch)"
+        elif left < 150:
+            record["status"] = "skipped: the time budget"
+        else:
+            work = self.path.parent / "zero3"
+            data = write_text_corpus(workload, work / "data")
+            report = work / f"{record['variant']}.json"
+            command = zero3_command(workload, data, work / record["variant"], fuse, report)
+            try:
+                done = subprocess.run(command, timeout=left, capture_output=True, text=True)
+                ok = done.returncode == 0 and report.is_file()
+            except subprocess.TimeoutExpired:
+                ok, done = False, None
+            if ok:
+                figures = json.loads(report.read_text(encoding="utf-8"))
+                record |= {"status": "ok", "ms_per_update": figures["step_ms"], "tgt_tok_s": figures["tgt_tok_s"],
+                           "mfu": figures.get("mfu"), "peak_mem_gb": figures.get("peak_mem_gb")}  # fmt: skip
+            else:
+                tail = done.stderr.strip().splitlines()[-1:] if done is not None else ["timed out"]
+                record["status"] = f"failed: {tail[0] if tail else done.returncode}"
+        self._write(record)
+
+
+def zero3_command(workload: Workload, data: Path, work: Path, fuse: bool, report: Path) -> list[str]:
+    """The toolkit's own loop on ``workload``'s model under ZeRO-3 on one GPU: ``benchmark_step.py`` launched."""
+    repo = Path(__file__).resolve().parents[1]
+    return [
+        sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+        str(repo / "accelerate_configs" / "deepspeed_zero3.yaml"), "--num_processes", "1", "--mixed_precision", "bf16",
+        str(repo / "scripts" / "benchmark_step.py"), "--data_dir", str(data), "--source_lang", "en", "--target_lang",
+        "de", "--validation_split", "valid", "--test_split", "none", "--model", workload.preset, "--vocab_size", "8000",
+        "--max_tokens", str(workload.max_tokens), "--steps", "10", "--warmup", "3", "--report_to", "none",
+        "--disable_tqdm", "--eval_steps", "100000", "--json", str(report), "--output_dir", str(work),
+        *(["--fuse_norms"] if fuse else []),
+    ]  # fmt: skip
 
 
 @cli_entry
@@ -145,6 +195,8 @@ def main() -> None:
     best = min(base, key=lambda r: r["ms_per_update"])
     run.workload(loads["big"], [("baseline", Levers()), (f"best ({best['variant']})", Levers(**best["levers"]))])
     run.workload(loads["flan"], cumulative(T5_LEVERS))
+    for fuse in (False, True):
+        run.zero3(loads["flan"], fuse)
     shown = [{k: v for k, v in r.items() if v is not None} for r in run.records if r["status"] == "ok"]
     print(records_table(shown, COLUMNS, label="variant"))
     print(f"records: {run.path}", file=sys.stderr)

@@ -145,9 +145,9 @@ def install_token_loss(model) -> None:
     setattr(inner, INSTALLED, True)
     weight = inner.get_output_embeddings().weight
     if hasattr(weight, "ds_id"):  # a ZeRO-3 partitioned parameter
-        from deepspeed.zero import register_external_parameter
+        import deepspeed
 
-        register_external_parameter(inner, weight)
+        deepspeed.zero.register_external_parameter(inner, weight)
 
 
 def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Teacher | None = None) -> torch.Tensor:

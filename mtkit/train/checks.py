@@ -197,6 +197,8 @@ RESUMABLE: dict[str, str] = {
     "max_nonfinite_updates": "read at every update: how many non-finite updates in a row stop the run",
     "gradient_checkpointing": "memory only: activations are recomputed in the backward pass, the gradients are equal",
     "torch_compile": "speed only: the model is compiled in place, its weights and their names stay",
+    "torch_compile_mode": "speed only: how the compiled model runs, not what it computes",
+    "fuse_norms": "speed only: T5's norms compiled in place, the same outputs",
     "dataloader_num_workers": "speed only: the same batches in the same order, collated in other processes",
 }
 

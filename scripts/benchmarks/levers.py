@@ -65,6 +65,24 @@ def corpus(workload: Workload, seed: int = 0) -> list[dict]:
     return [{"input_ids": ids(s), "labels": ids(t)} for s, t in zip(src, tgt)]
 
 
+def write_text_corpus(workload: Workload, folder, pairs: int = 4_000):
+    """Plain-text train/valid files (``<split>.en``, ``<split>.de``) of made-up words at the workload's lengths, for
+    the toolkit's own loop (which trains its tokenizer on them); returns the folder."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), rng.integers(2, 9))) for _ in range(3000)]
+    median, spread, longest = LENGTHS[workload.lengths]
+    for split, n in (("train", pairs), ("valid", 50)):
+        lengths = np.clip(rng.lognormal(math.log(median / 1.3), spread, n), 2, longest / 1.3).astype(int)
+        for lang in ("en", "de"):
+            lines = (" ".join(rng.choice(words, k)) for k in lengths)
+            (folder / f"{split}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
 def initial_weights(workload: Workload) -> dict[str, torch.Tensor]:
     """The weights every variant starts from (seed 0, the tokenizer's vocabulary size)."""
     torch.manual_seed(0)
