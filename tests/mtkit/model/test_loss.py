@@ -113,6 +113,7 @@ def test_a_plain_batch_gives_the_loss_of_the_collated_one():
 
 def test_a_wrapped_model_without_the_loss_installed_is_refused():
     """A wrapper (as DDP's: the model in ``.module``) around a model that was not given the loss before wrapping."""
+
     class Wrapper(torch.nn.Module):
         def __init__(self, module):
             super().__init__()
