@@ -177,7 +177,7 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
     for scope in [*metrics["languages"].values(), metrics["macro"]]:
         for key in SHARES:
             lo, hi = scope[f"{key}_ci95"]
-            cell = f"{scope[key]:.3f} [{lo:.3f}, {hi:.3f}]"
+            cell = f"{100 * scope[key]:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"  # shares in percent
             assert cell in md and cell in html, cell
     definitions = metrics["config"]["definitions"]
     assert "distinguishing" in definitions["coverage"] and "Wilson score interval" in definitions["accuracy_ci95"]
