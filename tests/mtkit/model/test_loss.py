@@ -177,3 +177,42 @@ def test_distillation_shares_each_tokens_loss_with_the_teachers_distribution(wei
     assert ours.item() == pytest.approx(ref.item(), rel=1e-6)
     torch.testing.assert_close(x.grad, y.grad, rtol=1e-5, atol=1e-7)
     assert t.grad is None and (x.grad[~keep] == 0).all()
+
+
+def test_one_update_with_every_lever_equals_the_update_without_them():
+    """From the same weights, one update the old way (padding to a multiple of 8, the decoder cache, the full fp32
+    logits into torch's loss, the tokenizer's vocabulary, eager) and one with every lever (padding to the longest, the
+    fused loss on the target rows, the vocabulary rounded to 256 rows, compiled by dynamo) give the same weights. By
+    SGD: Adam's first step divides each gradient by its own size, so a rounding difference in a gradient that is zero
+    but for rounding (the key projections' biases) would become a whole step."""
+    import copy
+
+    from transformers import AutoModelForSeq2SeqLM
+
+    from mtkit.data.batching import Seq2SeqCollator
+    from mtkit.model.loss import install_token_loss
+    from mtkit.model.vocab import sliced_state_dict, unpadded_config
+
+    padded = tiny("transformer-tiny")  # dropout off (eval), gradients on
+    with unpadded_config(padded.config):
+        plain = AutoModelForSeq2SeqLM.from_config(copy.deepcopy(padded.config)).eval()
+    plain.load_state_dict(sliced_state_dict(padded.config, padded.state_dict()))
+    g = torch.Generator().manual_seed(3)
+    features = [{"input_ids": torch.randint(3, 200, (n,), generator=g).tolist(),
+                 "labels": torch.randint(3, 200, (k,), generator=g).tolist()} for n, k in [(5, 9), (11, 3), (2, 6)]]  # fmt: skip
+    old = Seq2SeqCollator(1, padded.config.decoder_start_token_id, pad_to_multiple_of=8)(features)
+    new = Seq2SeqCollator(1, padded.config.decoder_start_token_id)(features)
+    assert old["labels"].shape[1] == 16 and new["labels"].shape[1] == 9 and plain.config.vocab_size == 200
+
+    def update(model, loss) -> None:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        loss().backward()
+        optimizer.step()
+
+    update(plain, lambda: reference_loss(plain, old, 0.1, 200))
+    install_token_loss(padded)
+    compiled = torch.compile(padded, dynamic=True, backend="eager")
+    update(padded, lambda: token_loss_sum(compiled, new, 0.1))
+    after = sliced_state_dict(padded.config, padded.state_dict())
+    for name, tensor in plain.state_dict().items():
+        torch.testing.assert_close(after[name], tensor, rtol=1e-6, atol=1e-6, msg=name)
