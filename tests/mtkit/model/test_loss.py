@@ -198,8 +198,8 @@ def test_one_update_with_every_lever_equals_the_update_without_them():
         plain = AutoModelForSeq2SeqLM.from_config(copy.deepcopy(padded.config)).eval()
     plain.load_state_dict(sliced_state_dict(padded.config, padded.state_dict()))
     g = torch.Generator().manual_seed(3)
-    features = [{"input_ids": torch.randint(3, 200, (n,), generator=g).tolist(),
-                 "labels": torch.randint(3, 200, (k,), generator=g).tolist()} for n, k in [(5, 9), (11, 3), (2, 6)]]  # fmt: skip
+    ids = lambda n: torch.randint(3, 200, (n,), generator=g).tolist()  # noqa: E731
+    features = [{"input_ids": ids(n), "labels": ids(k)} for n, k in [(5, 9), (11, 3), (2, 6)]]
     old = Seq2SeqCollator(1, padded.config.decoder_start_token_id, pad_to_multiple_of=8)(features)
     new = Seq2SeqCollator(1, padded.config.decoder_start_token_id)(features)
     assert old["labels"].shape[1] == 16 and new["labels"].shape[1] == 9 and plain.config.vocab_size == 200
