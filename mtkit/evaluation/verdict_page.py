@@ -142,10 +142,9 @@ def summary(doc: Mapping[str, Any]) -> str:
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
                      f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
         if doc.get("headline_outcome") not in (None, own["overall"]["gap_outcome"]):
-            parts.append(f"That is no mitigation: the control widened the gap against the start "
-                         f"({said('control_vs_start')[:-1]}), and against the start the mitigated model's gap "
-                         f"{SAID.get(doc['headline_outcome'], 'did not narrow beyond noise')}; it is no better than "
-                         "the start.")  # fmt: skip
+            parts.append("That is no mitigation: the control widened the gap against the start (below), and against "
+                         f"the start the mitigated model's gap {SAID.get(doc['headline_outcome'], 'did not narrow')}"
+                         ": it is no better than the start.")  # fmt: skip
     parts.append(f"Against the start: {said('mitigated_vs_start')}")
     if doc.get("attribution") == CONTROL:
         parts.append(f"The control explains the change: trained as long on the general data alone, "
