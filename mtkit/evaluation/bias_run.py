@@ -85,7 +85,7 @@ def check_model_flags(args: ReportRequest) -> None:
     defaults = {f.name: f.default for f in fields(ReportRequest)}
     for name in MODEL_FLAGS:
         if getattr(args, name) != defaults[name]:
-            raise UserError(f"--{name}: only used with --model (--hyp_dir's hypotheses are read, not translated)")
+            raise UserError(f"--{name}: only used with --model")
 
 
 def load_data(args: ReportRequest) -> GenderedData:

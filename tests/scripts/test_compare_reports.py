@@ -226,7 +226,7 @@ def test_bad_input(reports: tuple[Path, Path], tmp_path: Path) -> None:
     _fails(str(before), str(after), "--names", "only-one", fragment="error: --names:", out=out)
     afile = tmp_path / "afile"
     afile.write_text("x", encoding="utf-8")
-    _fails(str(before), str(after), "--out", str(afile), fragment="error: --out:")
+    _fails(str(before), str(after), "--out", str(afile), fragment=f"error: --out {afile}: exists and is not a folder")
     assert afile.read_text(encoding="utf-8") == "x"
 
 
