@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.comparability import HEADING
+from bias_eval.decision import points
 from bias_eval.errors import UserError
 from bias_eval.intervals import difference_interval
 from bias_eval.markdown import escape, table
@@ -40,9 +41,10 @@ CHANGE_NOTE = (
     "change = {after} - {before}, computed before rounding. changed: for a figure with a 95% CI in both reports, "
     "'yes' when the 95% interval of the change made from the two CIs excludes 0 (MOVER: change - sqrt(({after} - "
     "its low)^2 + ({before}'s high - {before})^2) to change + sqrt(({after}'s high - {after})^2 + ({before} - its "
-    "low)^2)), otherwise 'no'; 'n/a' for figures without a CI (BLEU, BLEU f, BLEU m, fair BLEU) or missing from "
-    "either report. It takes the two reports as independent, so on the same sentences it is a conservative screen, "
-    "not the test: the paired tests are. macro: each report's unweighted mean over its languages."
+    "low)^2)) and the change is at least --min_effect points, otherwise 'no'; 'n/a' for figures without a CI (BLEU, "
+    "BLEU f, BLEU m, fair BLEU) or missing from either report. It takes the two reports as independent, so on the "
+    "same sentences it is a conservative screen, not the test: the paired tests are. macro: each report's unweighted "
+    "mean over its languages."
 )
 
 
@@ -57,6 +59,7 @@ class Row:
     before_ci: list[float] | None
     after: float | None
     after_ci: list[float] | None
+    min_effect: float = 0.0  # points (bias_eval.decision): a smaller change is not marked changed
 
     @property
     def change(self) -> float | None:
@@ -65,8 +68,9 @@ class Row:
 
     @property
     def changed(self) -> bool | None:
-        """See :func:`changed_beyond_noise`."""
-        return changed_beyond_noise(self.before, self.before_ci, self.after, self.after_ci)
+        """See :func:`changed_beyond_noise`; ``False`` as well when the change is below :attr:`min_effect` points."""
+        beyond = changed_beyond_noise(self.before, self.before_ci, self.after, self.after_ci)
+        return beyond and abs(points(self.key, self.change or 0.0)) >= self.min_effect
 
 
 def changed_beyond_noise(
@@ -124,7 +128,7 @@ def report_names(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[st
     return names if all(names) and names[0] != names[1] else ["before", "after"]
 
 
-def _figure_rows(scope: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Row]:
+def _figure_rows(scope: str, before: Mapping[str, Any], after: Mapping[str, Any], smallest: float) -> list[Row]:
     figures = list(FIGURES)
     if "accuracy_context" in before or "accuracy_context" in after:
         figures.append(("acc context", "accuracy_context"))
@@ -137,25 +141,30 @@ def _figure_rows(scope: str, before: Mapping[str, Any], after: Mapping[str, Any]
             _interval(before.get(f"{key}_ci95")),
             _number(after.get(key)),
             _interval(after.get(f"{key}_ci95")),
+            smallest,
         )
         for title, key in figures
     ]
 
 
-def compare(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence[str]) -> tuple[list[Row], list[str]]:
-    """Rows per common language (sorted), then macro; and notes on what differs between the reports."""
+def compare(
+    before: Mapping[str, Any], after: Mapping[str, Any], names: Sequence[str], min_effect: float = 0.0
+) -> tuple[list[Row], list[str]]:
+    """Rows per common language (sorted), then macro (a change below ``min_effect`` points not marked changed); and
+    notes on what differs between the reports."""
     langs_b, langs_a = set(before["languages"]), set(after["languages"])
     common = sorted(langs_b & langs_a)
     if not common:
         shown = f"BEFORE: {' '.join(sorted(langs_b))}; AFTER: {' '.join(sorted(langs_a))}"
         raise UserError(f"AFTER: no language in common with BEFORE ({shown})")
-    rows = [r for lang in common for r in _figure_rows(lang, before["languages"][lang], after["languages"][lang])]
+    languages = before["languages"], after["languages"]
+    rows = [r for lang in common for r in _figure_rows(lang, *(x[lang] for x in languages), min_effect)]
     notes = []
     for name, only in ((names[0], langs_b - langs_a), (names[1], langs_a - langs_b)):
         if only:
             notes.append(f"Languages only in {name}, left out: {' '.join(sorted(only))}.")
     if langs_b == langs_a and len(common) > 1:  # one language: its rows are the whole comparison
-        rows += _figure_rows("macro", before["macro"], after["macro"])
+        rows += _figure_rows("macro", before["macro"], after["macro"], min_effect)
     elif langs_b != langs_a:
         notes.append("No macro rows: the two reports average over different languages.")
     config_b, config_a = before.get("config") or {}, after.get("config") or {}

@@ -57,7 +57,7 @@ def compare_reports(
     from bias_eval.compare_plot import CAPTION, comparison_figures  # matplotlib: not for every importer's start
 
     names = list(names)
-    rows, notes = compare(before, after, names)
+    rows, notes = compare(before, after, names, rule.min_effect)
     sources = describe_sources([str(f) for f in folders], [before, after], names)
     common = sorted(set(before["languages"]) & set(after["languages"]))
     paired = paired_tests([Path(f) for f in folders], [before, after], names, common, rule)

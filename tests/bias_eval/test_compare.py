@@ -91,3 +91,14 @@ def test_macro_rows_only_over_several_languages() -> None:
     assert [row.scope for row in rows] == ["de"] * 13 + ["es"] * 13 + ["macro"] * 13
     gap = next(row for row in rows if row.key == "accuracy_gap")
     assert cells(gap)[2:4] == ["+4.0 pts", "[+1.0 pts, +7.0 pts]"]
+
+
+def test_a_change_below_the_minimum_effect_is_not_marked_changed() -> None:
+    """A BLEU gap of -0.01 whose two intervals are tight enough for MOVER to exclude 0: 'changed' (and highlighted)
+    with --min_effect 0, not with --min_effect 0.5 BLEU points."""
+    before = _metrics({"de": {"bleu_gap": 0.0, "bleu_gap_ci95": [-0.001, 0.001]}})
+    after = _metrics({"de": {"bleu_gap": -0.01, "bleu_gap_ci95": [-0.011, -0.009]}})
+    for smallest, expected in ((0.0, True), (0.5, False)):
+        rows, _ = compare(before, after, ["a", "b"], smallest)
+        gap = next(row for row in rows if row.key == "bleu_gap")
+        assert gap.changed is expected and cells(gap)[-1] == ("yes" if expected else "no")
