@@ -65,7 +65,7 @@ def mcnemar_interval(test: McNemar, before: float, level: float = LEVEL) -> list
     discordant = test.before_only + test.after_only
     k = next(k for k in range(discordant // 2 + 1) if mcnemar_p(k, discordant - k) >= level)
     change, half = (test.after_only - test.before_only) / test.n, (discordant - 2 * k) / test.n
-    return [max(-before, change - half), min(1 - before, change + half)]
+    return [max(change - half, -before) + 0.0, min(change + half, 1 - before) + 0.0]  # + 0.0: never -0.0
 
 
 def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemar:
