@@ -545,6 +545,7 @@ APART_EXEMPT = {
     "benchmark_batching.py": "writes nothing: it prints its table",
     "benchmark_step.py": "train.py's flags and check (check_run_apart): train.py's cases stand for it",
     "gpu_report.py": "checks --out against --data with check_apart; a GPU host's report, not run here",
+    "gpu_levers.py": "reads no input: it measures on a synthetic corpus it makes itself",
 }
 #: the script behind each name of :data:`SCRIPTS` (and the developer scripts whose checks are tested elsewhere)
 SCRIPT_FILES = {
