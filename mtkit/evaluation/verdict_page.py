@@ -24,13 +24,11 @@ from mtkit.evaluation.outcome import (
     OVER_CORRECTED,
     UNDECIDED,
     WIDENED,
+    better_served_fell,
 )
 
-SAID = {
-    NARROWED: "narrowed beyond noise",
-    LEVELLED_DOWN: "narrowed beyond noise, by levelling down",
-    WIDENED: "widened beyond noise",
-}
+SAID = {NARROWED: "narrowed beyond noise", LEVELLED_DOWN: "narrowed beyond noise, by levelling down",
+        WIDENED: "widened beyond noise"}  # fmt: skip
 NO_CONTROL = (
     "No control arm was trained (--control none): these figures cannot separate the mitigation from further "
     "training on the general data."
@@ -54,9 +52,9 @@ def _share(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
-    """The judged accuracy's gap of two models (``sides``: their names), its size's paired test and the outcome; over
-    several languages, the mean of the languages' sizes and each language's outcome."""
+def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str], verdict: str | None = None) -> str:
+    """The judged accuracy's gap of two models (``sides``: their names), its size's paired test and the outcome (or
+    ``verdict`` in its place); over several languages, the mean of the languages' sizes and each language's outcome."""
     o = comparison["overall"]
     key = f"{o['measure']}_gap"
     gap, size, said = o[key], o[f"{key}_size"], o["gap_outcome"]
@@ -76,7 +74,7 @@ def gap_sentence(comparison: Mapping[str, Any], sides: Sequence[str]) -> str:
         where = [lang for lang, x in (by or {}).items() if x == OVER_CORRECTED]
         return f"{went}: over-corrected{' in ' + ', '.join(where) if where else ''}, the gap changed sign and its " \
             "interval after lies on the other side of 0."  # fmt: skip
-    return f"{went}: {SAID.get(said, 'did not narrow beyond noise')}."
+    return f"{went}: {verdict or SAID.get(said, 'did not narrow beyond noise')}."
 
 
 def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
@@ -87,17 +85,11 @@ def _levelled(comparison: Mapping[str, Any], against: str) -> list[str]:
     if where:  # several languages: each language's own accuracy that fell
         fell = [(lang, comparison["languages"][lang]) for lang in where]
         said = "; ".join(f"in {lang}, {s[key]['label']} fell {100 * -s[key]['change']:.1f} points (p {_p(s[key])})"
-                         for lang, s in fell for key in [s["levelled_down"] or _served(s)])  # fmt: skip
+                         for lang, s in fell for key in [better_served_fell(s, s["measure"])])  # fmt: skip
         return [f"Levelling down against the {against}: {said}, beyond noise; the gap closed from that side."]
     fell = o[o["levelled_down"]]
     return [f"Levelling down against the {against}: {fell['label']} fell {100 * -fell['change']:.1f} points beyond "
             f"noise (p {_p(fell)}); the gap closed from that side."]  # fmt: skip
-
-
-def _served(scope: Mapping[str, Any]) -> str:
-    """The better-served gender's accuracy key of a scope (the gender its judged gap favoured before)."""
-    measure = scope["measure"]
-    return f"{measure}_masculine" if (scope[f"{measure}_gap"]["before"] or 0) > 0 else f"{measure}_feminine"
 
 
 #: what it means when the accuracy the verdict does not judge falls for a gender, by that accuracy
@@ -138,13 +130,16 @@ def summary(doc: Mapping[str, Any]) -> str:
 
     kept_start = (doc.get("budget") or {}).get("chosen_step") == 0
     parts = [KEPT_START.format(measure=doc["measure"].replace("_", " "))] if kept_start else []
-    if own:
+    if own:  # a narrowing against a control that widened the gap is no mitigation when the start is no worse
+        head = doc.get("headline_outcome") or own["overall"]["gap_outcome"]
+        verdict = (
+            None
+            if head == own["overall"]["gap_outcome"]
+            else "smaller than the control's only because the "
+            f"control widened it against the start (below); against the start it {SAID.get(head, head)}: no mitigation"
+        )
         parts.append("The mitigation's own share, against the control (the same start trained as many updates on the "
-                     f"replay alone): {said('mitigated_vs_control')}")  # fmt: skip
-        if doc.get("headline_outcome") not in (None, own["overall"]["gap_outcome"]):
-            parts.append("That is no mitigation: the control widened the gap against the start (below), and against "
-                         f"the start the mitigated model's gap {SAID.get(doc['headline_outcome'], 'did not narrow')}"
-                         ": it is no better than the start.")  # fmt: skip
+                     f"replay alone): {gap_sentence(own, COMPARISONS['mitigated_vs_control'], verdict)}")  # fmt: skip
     parts.append(f"Against the start: {said('mitigated_vs_start')}")
     if doc.get("attribution") == CONTROL:
         parts.append(f"The control explains the change: trained as long on the general data alone, "
