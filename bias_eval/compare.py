@@ -105,6 +105,11 @@ def load_metrics(folder: str, argument: str) -> dict[str, Any]:
     if not path.is_dir():
         raise UserError(f"{argument}: {path} is not a folder (expected a bias report folder)")
     file = path / "metrics.json"
+    languages = sorted(f.parent.name for f in path.glob("*/metrics.json"))
+    if not file.is_file() and languages:  # a folder of one WinoMT report per language
+        found = {lang: load_metrics(str(path / lang), argument) for lang in languages}
+        if all(m.get("benchmark") == "winomt" and m.get("language") == lang for lang, m in found.items()):
+            return {"benchmark": "winomt", "languages": found}
     if not file.is_file():
         raise UserError(f"{argument}: {path} has no metrics.json (not a scripts/bias_report.py output folder)")
     try:
@@ -113,6 +118,8 @@ def load_metrics(folder: str, argument: str) -> dict[str, Any]:
         raise UserError(f"{argument}: {file}: invalid UTF-8") from None
     except json.JSONDecodeError as err:
         raise UserError(f"{argument}: {file}: invalid JSON (line {err.lineno}, column {err.colno})") from None
+    if isinstance(metrics, dict) and metrics.get("benchmark") == "winomt" and isinstance(metrics.get("language"), str):
+        return metrics  # one language's WinoMT report (bias_eval.compare_winomt)
     for part in ("languages", "macro"):
         if not isinstance(metrics, dict) or not isinstance(metrics.get(part), dict):
             raise UserError(f"{argument}: {file} is not a bias report's metrics.json (no {part!r} object)")

@@ -93,15 +93,21 @@ class Sentences:
 FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct", "bleu_stats", "chrf_stats")
 
 
-def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
-    """The sentences of ``folder``'s ``<lang>.details.jsonl``; :class:`Refused` when it is missing or unreadable."""
+def read_details(folder: Path, lang: str, argument: str) -> list[dict[str, Any]]:
+    """The rows of ``folder``'s ``<lang>.details.jsonl`` (either benchmark's); :class:`Refused` when it is missing or
+    unreadable."""
     path = folder / f"{lang}.details.jsonl"
     if not path.exists():
         raise Refused(f"{argument}: {path} is missing (the per-sentence details the paired tests need)")
     try:
-        rows = [row for _, row in read_jsonl(path)]
+        return [row for _, row in read_jsonl(path)]
     except UserError as err:
         raise Refused(f"{argument}: {err}") from None
+
+
+def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
+    """The sentences of ``folder``'s ``<lang>.details.jsonl``; :class:`Refused` when it is missing or unreadable."""
+    rows = read_details(folder, lang, argument)
     paired = bool(rows) and "gender" not in rows[0]
     out = Sentences(paired, {g: {key: [] for key in (*FIELDS, "correct_pair")} for g in GENDERS})
     for row in rows:
@@ -323,15 +329,16 @@ def paired_cells(row: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _lines(paired: Mapping[str, Any], names: Sequence[str]) -> list[str]:
-    """The section's sentences: the refusal, or the note and the over-correction flags."""
+def _lines(paired: Mapping[str, Any], names: Sequence[str], note: str = PAIRED_NOTE) -> list[str]:
+    """The section's sentences: the refusal, or the ``note`` (a benchmark's own: WinoMT's) and the over-correction
+    flags."""
     if paired["refused"]:
         return [f"Paired tests not run: {paired['refused']}."]
     rule = paired.get("rule") or Rule().describe()
     said = RULE_DEFINITION.replace("--p_adjust holm, the default", f"--p_adjust {rule['p_adjust']}")
     said = said.replace("0 by default", f"here {rule['min_effect_points']:g}")
-    lines = [PAIRED_NOTE.format(before=names[0], after=names[1], samples=paired["samples"], seed=paired["seed"],
-                                minimum=MIN_BOOTSTRAP, rule=said)]  # fmt: skip
+    lines = [note.format(before=names[0], after=names[1], samples=paired["samples"], seed=paired["seed"],
+                         minimum=MIN_BOOTSTRAP, rule=said)]  # fmt: skip
     refused = sorted({r["refused"] for r in paired["rows"] if r.get("refused")})
     lines += [f"Paired bootstrap not run: {why}." for why in refused]
     tested = sum(1 for r in paired["rows"] if not r.get("missing"))
@@ -343,18 +350,18 @@ def _lines(paired: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     return lines
 
 
-def paired_markdown(paired: Mapping[str, Any], names: Sequence[str]) -> str:
+def paired_markdown(paired: Mapping[str, Any], names: Sequence[str], note: str = PAIRED_NOTE) -> str:
     """The markdown section of the paired tests."""
     out = ["## Paired tests on the same sentences", ""]
     if not paired["refused"]:
         head = [h.format(before=names[0], after=names[1]) for h in HEADER]
         out += table(head, [paired_cells(r) for r in paired["rows"]], right_from=2)
         out.append("")
-    out += [f"{line}" for line in _lines(paired, names)]
+    out += [f"{line}" for line in _lines(paired, names, note)]
     return "\n".join(out) + "\n"
 
 
-def paired_html(paired: Mapping[str, Any], names: Sequence[str]) -> str:
+def paired_html(paired: Mapping[str, Any], names: Sequence[str], note: str = PAIRED_NOTE) -> str:
     """The HTML section of the paired tests (findings, :func:`bias_eval.decision.finding`, highlighted)."""
     e = html.escape
     parts = ["<h2>Paired tests on the same sentences</h2>"]
@@ -368,5 +375,5 @@ def paired_html(paired: Mapping[str, Any], names: Sequence[str]) -> str:
             body += "".join(f'<td class="num">{e(c)}</td>' for c in cells[2:])
             parts.append(f"<tr{mark}>{body}</tr>")
         parts.append("</tbody></table>")
-    parts += [f"<p>{e(line)}</p>" for line in _lines(paired, names)]
+    parts += [f"<p>{e(line)}</p>" for line in _lines(paired, names, note)]
     return "\n".join(parts)

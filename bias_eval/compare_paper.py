@@ -133,7 +133,9 @@ def _p_cell(test: Mapping[str, Any], key: str) -> str:
     return latex.escape(p_text(test.get(key, test["p_value"]), test.get("p_floor")))
 
 
-def render_latex(rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str]) -> str:
+def render_latex(
+    rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str], layout: latex.Layout = latex.Layout()
+) -> str:
     """``comparison.tex``: per language and macro, the figures of :data:`TABLED` of both systems with their 95%
     intervals, the change with its paired 95% interval and its p-value (``n/a`` where no paired test ran)."""
     tests = {(r["lang"], r["figure"]): r for r in paired.get("rows", []) if "missing" not in r}
@@ -153,13 +155,13 @@ def render_latex(rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence
     header = ["Language", "Figure", f"{names[0]} [95% CI]", f"{names[1]} [95% CI]", "Change [95% CI]", "p", "p adj."]
     adjusted = "Holm's step-down adjustment over the comparison's paired tests" if (paired.get("rule") or {}).get(
         "p_adjust", "holm") == "holm" else "not adjusted"  # fmt: skip
-    caption = (
+    caption = layout.caption(
         f"{names[1]} against {names[0]}, per language. Intervals: accuracies, Wilson score; accuracy gaps, Newcombe's "
         "paired hybrid score; BLEU gaps, percentile bootstrap; change of an accuracy, the changes McNemar's exact "
         "test does not reject; other changes, paired bootstrap over the same sentences. p: McNemar's exact test for "
         f"accuracies, paired bootstrap otherwise; p adj.: {adjusted}. Accuracies in percent, gaps and changes in "
         "points."
     )
-    return (
-        "\n".join(latex.table(header, body, caption=caption, label="tab:gender-bias-comparison", right_from=2)) + "\n"
-    )
+    label = layout.label_or("tab:gender-bias-comparison")
+    lines = latex.table(header, body, caption=caption, label=label, right_from=2, wide=layout.wide)
+    return "\n".join(lines) + "\n"

@@ -38,7 +38,9 @@ def _points(value: Any) -> float:
     return float("nan") if value is None else 100.0 * float(value)
 
 
-def _draw(ax: Axes, x: float, value: Any, ci: Sequence[float] | None, colour: str, system: int, label: str) -> None:
+def draw_point(
+    ax: Axes, x: float, value: Any, ci: Sequence[float] | None, colour: str, system: int, label: str
+) -> None:
     """One figure of one system: a point in the system's marker (hollow or filled) with its interval."""
     marker, filled = SYSTEM_MARKERS[system]
     y = _points(value)
@@ -65,8 +67,8 @@ def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names
     for xi, (_, *pair) in zip(x, rows):
         for system, m in enumerate(pair):
             label = names[system] if xi == 0 else None
-            _draw(gap_ax, xi + (system - 0.5) * 0.3, m.get("accuracy_gap"), m.get("accuracy_gap_ci95"), INK, system,
-                  label)  # fmt: skip
+            where = xi + (system - 0.5) * 0.3
+            draw_point(gap_ax, where, m.get("accuracy_gap"), m.get("accuracy_gap_ci95"), INK, system, label)
     gap_ax.set_ylabel("accuracy gap, masculine \u2212 feminine (points)")
     gap_ax.set_title("Accuracy gap with 95% CI", fontsize=10)
     if gap_ax.get_legend_handles_labels()[0]:  # a report without accuracies has no points
@@ -81,7 +83,7 @@ def comparison_figure(before: Mapping[str, Any], after: Mapping[str, Any], names
             m = pair[system]
             label = f"{gender}, {names[system]}" if xi == 0 else None
             ci = m.get(f"accuracy_{gender}_ci95")
-            _draw(acc_ax, xi + (k - 1.5) * 0.17, m.get(f"accuracy_{gender}"), ci, colour, system, label)
+            draw_point(acc_ax, xi + (k - 1.5) * 0.17, m.get(f"accuracy_{gender}"), ci, colour, system, label)
             lows.append(_points(ci[0] if ci else m.get(f"accuracy_{gender}")))
     low = np.nanmin(lows) if not np.all(np.isnan(lows)) else 0.0
     acc_ax.set_ylim(max(-3.0, low - 0.15 * max(100.0 - low, 2.0)), 102.0)

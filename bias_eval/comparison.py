@@ -16,6 +16,7 @@ from bias_eval.compare import Row, compare, describe_sources, render_html, rende
 from bias_eval.compare_paired import paired_html, paired_markdown, paired_tests
 from bias_eval.compare_paper import render_latex, summary
 from bias_eval.decision import Rule
+from bias_eval.latex import Layout
 from bias_eval.report import write_report
 
 #: the files :func:`compare_reports` writes, the figure's aside
@@ -50,10 +51,12 @@ def compare_reports(
     names: Sequence[str],
     out: Path | None = None,
     rule: Rule = Rule(),
+    layout: Layout = Layout(),
 ) -> Comparison:
     """Compare the reports ``before`` and ``after`` (their ``metrics.json``, from the report folders ``folders``,
     whose details the paired tests read) under ``names``, each paired change decided by ``rule``
-    (:mod:`bias_eval.decision`); with ``out``, write the comparison's files there."""
+    (:mod:`bias_eval.decision`); with ``out``, write the comparison's files there (the LaTeX table laid out by
+    ``layout``)."""
     from bias_eval.compare_plot import CAPTION, comparison_figures  # matplotlib: not for every importer's start
 
     names = list(names)
@@ -72,7 +75,8 @@ def compare_reports(
         figure = comparison_figures(before, after, names)
         page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged, summary=said,
                            figure=(figure["svg"], caption))  # fmt: skip
-        texts = (markdown, page, json.dumps(done.document(), indent=2) + "\n", render_latex(rows, paired, names))
+        tex = render_latex(rows, paired, names, layout)
+        texts = (markdown, page, json.dumps(done.document(), indent=2) + "\n", tex)
         files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}
         write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES})
     return done

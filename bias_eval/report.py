@@ -107,11 +107,20 @@ TABLE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: the prefix of a WinoMT figure's key in a comparison (``winomt_accuracy``, ``winomt_delta_g``, ...), and those of
+#: its differences (ΔG, ΔS), signed like gaps
+WINOMT_PREFIX = "winomt_"
+WINOMT_DIFFERENCES = ("winomt_delta_g", "winomt_delta_s")
+
+
 def figure_value(key: str, value: float, change: bool = False) -> str:
     """One unit per kind of figure, on every page and table: an accuracy (a share) in percent, a gap of accuracies,
     its size and any change of them in points, a score (BLEU, chrF), its gaps and changes in its own points; gaps
-    and changes signed."""
-    signed = "+" if change or key.endswith("_gap") else ""
+    and changes signed. A WinoMT figure (:data:`WINOMT_PREFIX`) is already in percent or points."""
+    difference = key.endswith("_gap") or key.startswith(WINOMT_DIFFERENCES) and not key.endswith("_size")
+    signed = "+" if change or difference else ""
+    if key.startswith(WINOMT_PREFIX):  # already in percent (accuracies, F1) and points (ΔG, ΔS), as WinoMT's
+        return f"{value:{signed}.1f} pts" if signed or key.endswith("_size") else f"{value:.1f}%"
     if key.startswith(SHARE_PREFIXES):
         return f"{100 * value:{signed}.1f} pts" if signed or key.endswith("_size") else f"{100 * value:.1f}%"
     return f"{value:{signed}.2f}"

@@ -17,7 +17,7 @@ from bias_eval.report import clean_json, jsonl, write_report
 from bias_eval.textio import NORMAL_FORM
 from bias_eval.winomt.anchors import anchor, published_line, whole
 from bias_eval.winomt.data import Translations, WinoMT
-from bias_eval.winomt.figures import DEFINITIONS, figures, fmt_figure, fmt_interval
+from bias_eval.winomt.figures import CELLS, DEFINITIONS, cells, figures, fmt_figure, fmt_interval
 from bias_eval.winomt.gender import PREDICTIONS
 from bias_eval.winomt.languages import check_language
 from bias_eval.winomt.page import render_html, render_latex
@@ -131,9 +131,11 @@ def render_markdown(metrics: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def details(scored: Sequence[Scored]) -> list[dict[str, Any]]:
-    """One row per translation: its source, gold, translation, the words aligned to the profession and the
-    prediction."""
+def details(scored: Sequence[Scored], data: WinoMT) -> list[dict[str, Any]]:
+    """One row per translation: its source, gold, translation, the words aligned to the profession, the prediction
+    and, for ΔS, the [right, items] it counts for in the pro- and anti-stereotypical files (``pro``, ``anti``:
+    :func:`bias_eval.winomt.figures.cells`), so that a comparison can resample ΔS from the details alone."""
+    halves = cells(scored, data)[:, len(CELLS) :].astype(int).tolist()
     return [
         {
             "line": number,
@@ -144,12 +146,14 @@ def details(scored: Sequence[Scored]) -> list[dict[str, Any]]:
             "profession_words": list(s.profession_words),
             "predicted": s.predicted,
             "correct": s.correct,
+            "pro": half[:2],
+            "anti": half[2:],
         }
-        for number, s in enumerate(scored, start=1)
+        for number, (s, half) in enumerate(zip(scored, halves), start=1)
     ]
 
 
-def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored]) -> dict[str, bytes]:
+def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored], data: WinoMT) -> dict[str, bytes]:
     """Every file of the report by its name in the report folder (figures under ``figures/``)."""
     from bias_eval.winomt.plots import make_figures  # matplotlib: not for every importer's start
 
@@ -164,7 +168,7 @@ def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored]) -> dict[s
         "report.tex": render_latex(metrics, title(metrics)).encode("utf-8"),
         FILE: bibtex("winomt"),
         "professions.tsv": "".join("\t".join(r) + "\n" for r in [header, *rows]).encode("utf-8"),
-        f"{metrics['language']}.details.jsonl": jsonl(details(scored)).encode("utf-8"),
+        f"{metrics['language']}.details.jsonl": jsonl(details(scored, data)).encode("utf-8"),
     }
     for name, formats in rendered.items():
         files.update({figure_path(name, fmt): data for fmt, data in formats.items()})
@@ -204,7 +208,7 @@ def make_winomt_report(
     }
     found["anchor"] = anchor(lang)
     metrics = clean_json({"benchmark": "winomt", "language": lang, **found, "config": config})
-    files = report_files(metrics, scored)
+    files = report_files(metrics, scored, data)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))

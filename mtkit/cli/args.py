@@ -80,6 +80,14 @@ def add_rule_args(group) -> None:
                        help=_help("min_effect") + f" (default: {MIN_EFFECT:g})")  # fmt: skip
 
 
+def add_latex_args(group) -> None:
+    """``--label`` and ``--table_star``: how a paper takes the LaTeX tables (:class:`bias_eval.latex.Layout`)."""
+    group.add_argument("--label", metavar="LABEL", help="the LaTeX table's \\label (default: the table's own); give "
+                       "each table of one paper its own")  # fmt: skip
+    group.add_argument(*option("table_star"), action="store_true", help="set the LaTeX table as a table* across "
+                       "both columns of a two-column paper (default: one column, \\linewidth)")  # fmt: skip
+
+
 def _help(key: str) -> str:
     """The help text of the run-config field ``key``."""
     return FIELDS[key][1].metadata["help"].rstrip(".")

@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_eval.compare import load_metrics, report_names
-from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES, compare_reports
+from bias_eval.compare_any import benchmark, comparison_for
+from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES
 from bias_eval.decision import Rule
+from bias_eval.latex import Layout
 from bias_eval.textio import check_writable
-from mtkit.cli.args import Parser, add_rule_args
+from mtkit.cli.args import Parser, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
 from mtkit.paths import check_apart
@@ -32,12 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         lists=("names",),
         prog="compare_reports.py",
-        description="Compare two gender-bias reports of scripts/bias_report.py: every figure per language and "
-        "macro-averaged, its change, and whether the change lies outside both bootstrap 95% CIs; then, when both "
-        "reports hold the same sentences, paired tests of each change (McNemar for accuracies, paired bootstrap for "
-        "BLEU, chrF and the gaps; Holm-adjusted p beside the raw one), written to comparison.json too.",
+        description="Compare two gender-bias reports of scripts/bias_report.py (both MT-GenEval or both WinoMT): "
+        "every figure per language and macro-averaged, its change, and whether the change lies outside both "
+        "bootstrap 95% CIs; then, when both reports hold the same sentences, paired tests of each change (McNemar for "
+        "accuracies, paired bootstrap for BLEU, chrF, the gaps, WinoMT's F1, ΔG and ΔS; Holm-adjusted p beside the "
+        "raw one), written to comparison.json too.",
     )
-    parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system")
+    parser.add_argument("before", metavar="BEFORE", help="report folder (with metrics.json) of the first system; "
+                        "for WinoMT, one language's report or a folder of <lang>/ reports")  # fmt: skip
     parser.add_argument("after", metavar="AFTER", help="report folder of the second system")
     parser.add_argument("--out", metavar="DIR", help="write comparison.md, .html, .json, .tex and the figure "
                         "(figures/comparison.svg, .pdf, .png) here (default: print the markdown)")  # fmt: skip
@@ -47,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         "before,after)",
     )
     add_rule_args(parser)
+    add_latex_args(parser)
     return parser
 
 
@@ -62,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = names or report_names(before, after)
     out = None if args.out is None else Path(args.out)
     rule = Rule(args.p_adjust, args.min_effect)
-    done = compare_reports(before, after, [args.before, args.after], names, out, rule)
+    layout = Layout(args.label, args.table_star)
+    done = comparison_for(before, after)(before, after, [args.before, args.after], names, out, rule, layout)
     if done.paired["refused"]:
         print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
     if out is None:
@@ -71,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in done.cautions:
             print(f"warning: {line}", file=sys.stderr)
         print(f"comparison written to {args.out}/: " + ", ".join(sorted([*COMPARISON_FILES, *FIGURE_FILES])))
+    if benchmark(after) != "mtgeneval":  # the model card takes MT-GenEval's before/after table only
+        return 0
     model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))
     if model_dir is not None:  # AFTER's model, when it is a folder here: its card gets the before/after table
         try:
