@@ -29,6 +29,7 @@ from transformers import BertConfig, BertModel
 
 from mtkit.cli.average_checkpoints import main as average_main
 from mtkit.cli.bias_report import main as bias_report_main
+from mtkit.cli.bias_study import main as study_main
 from mtkit.cli.compare_reports import main as compare_main
 from mtkit.cli.demo_corpus import main as demo_corpus_main
 from mtkit.cli.export_ct2 import main as export_ct2_main
@@ -52,6 +53,7 @@ SCRIPTS = {
     "benchmark": benchmark.main,
     "push": push_main,
     "compare": compare_main,
+    "study": study_main,
     "prepare_text": lambda argv: cli_entry(prepare_text_main)(argv),
 }
 
@@ -384,6 +386,10 @@ def cases(d: Path, run: Path) -> list[Case]:
              "b.json: lies inside the input --model"),
         Case("output", "comparison inside a report", "compare", [str(d / "ok"), str(d / "taken"), "--out",
              str(d / "ok" / "cmp")], "cmp: lies inside the input BEFORE"),
+        Case("output", "study over a system", "study", ["--systems", f"a={d / 'ok'},b={d / 'hyps'}", "--langs", "de",
+             "--out", str(d / "ok")], f"--out {d / 'ok'}: is the input --systems a"),
+        Case("output", "study inside a system", "study", ["--systems", f"a={d / 'ok'},b={d / 'hyps'}", "--langs",
+             "de", "--out", str(d / "hyps" / "study")], "study: lies inside the input --systems b"),
         Case("output", "output_dir in use", "train", [*ok_args, "--output_dir", str(d / "held")],
              "in use by another run (host "),
         Case("output", "preprocess beside a run", "preprocess", [*ok_args, "--output_dir", str(d / "held")],
@@ -552,6 +558,7 @@ SCRIPT_FILES = {
     "train": "train.py", "preprocess": "preprocess.py", "translate": "translate.py", "export": "export_model.py",
     "average": "average_checkpoints.py", "export_ct2": "export_ct2.py", "bias_report": "bias_report.py",
     "compare": "compare_reports.py", "benchmark": "benchmark.py", "prepare_text": "prepare_text.py",
+    "study": "bias_study.py",
 }  # fmt: skip
 
 

@@ -1,0 +1,203 @@
+"""A bias study in one process: every system's report on every benchmark and language, each system compared with the
+first on each benchmark, one index page linking them all and ``study.tex`` with the headline table.
+
+A system's hypothesis folder (``--systems name=DIR``) holds, per benchmark:
+
+- ``DIR/mtgeneval/<lang>.feminine.txt`` and ``<lang>.masculine.txt``: MT-GenEval's hypotheses, one per line of the
+  split's source files, as ``scripts/bias_report.py --hyp_dir`` reads them;
+- ``DIR/winomt/<lang>.txt``: WinoMT's translations, as ``--hyp_file`` reads them (``source ||| translation`` lines or
+  one translation per line of ``en.txt``).
+
+The study folder then holds ``<system>/mtgeneval/`` (one report of all languages), ``<system>/winomt/<lang>/`` (one
+report per language), ``compare/<benchmark>/<first>_vs_<other>/``, ``index.html`` and ``study.tex``. Everything is
+written into a staging folder beside ``out`` and moved in place at the end, so that bad input or a failure leaves
+nothing half-written."""
+
+from __future__ import annotations
+
+import html
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bias_eval import latex
+from bias_eval.compare import load_metrics
+from bias_eval.compare_any import comparison_for
+from bias_eval.comparison import Comparison
+from bias_eval.decision import Rule
+from bias_eval.latex import Layout
+from bias_eval.textio import check_writable
+from bias_eval.winomt.languages import LANGUAGES as WINOMT_LANGUAGES
+from mtkit.errors import UserError
+from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.winomt_run import run_winomt
+from mtkit.paths import check_apart
+
+BENCHMARKS = ("mtgeneval", "winomt")
+
+
+@dataclass(frozen=True)
+class Study:
+    """What a study scores: systems by name (their hypothesis folders, the first the baseline), benchmarks,
+    languages, the benchmarks' data, the bootstrap and the decision rule."""
+
+    systems: Mapping[str, Path]
+    benchmarks: Sequence[str]
+    langs: Sequence[str]
+    mtgeneval_dir: Path | None = None
+    winomt_dir: Path | None = None
+    split: str = "dev"
+    bootstrap_samples: int = 1000
+    seed: int = 12345
+    rule: Rule = field(default_factory=Rule)
+    layout: Layout = field(default_factory=Layout)
+
+
+def hypothesis_files(study: Study, name: str, benchmark: str) -> list[Path]:
+    """The files system ``name`` needs for ``benchmark`` (see the module docstring)."""
+    folder = study.systems[name] / benchmark
+    if benchmark == "winomt":
+        return [folder / f"{lang}.txt" for lang in study.langs]
+    return [folder / f"{lang}.{g}.txt" for lang in study.langs for g in ("feminine", "masculine")]
+
+
+def check_study(study: Study, out: Path) -> None:
+    """Every problem found before anything is read or written, as one line."""
+    if len(study.systems) < 2:
+        raise UserError("--systems: give at least two systems (name=DIR,name=DIR), the first the baseline")
+    inputs = {f"--systems {name}": folder for name, folder in study.systems.items()}
+    check_apart(inputs | {"--mtgeneval_dir": study.mtgeneval_dir, "--winomt_dir": study.winomt_dir}, {"--out": out})
+    check_writable(out, "--out")
+    unknown = [b for b in study.benchmarks if b not in BENCHMARKS]
+    if unknown or not study.benchmarks:
+        raise UserError(f"--benchmarks: expected some of {', '.join(BENCHMARKS)}, got {', '.join(unknown) or 'none'}")
+    if "winomt" in study.benchmarks:
+        bad = [lang for lang in study.langs if lang not in WINOMT_LANGUAGES]
+        if bad:
+            raise UserError(f"--langs: WinoMT scores {', '.join(WINOMT_LANGUAGES)}, not {', '.join(bad)}")
+    for benchmark, folder in (("mtgeneval", study.mtgeneval_dir), ("winomt", study.winomt_dir)):
+        if benchmark in study.benchmarks and (folder is None or not folder.is_dir()):
+            raise UserError(f"--{benchmark}_dir: {folder}: not a folder (the {benchmark} benchmark's data)")
+    for name in study.systems:
+        for benchmark in study.benchmarks:
+            missing = next((f for f in hypothesis_files(study, name, benchmark) if not f.is_file()), None)
+            if missing is not None:
+                raise UserError(f"--systems: {name}: {missing} is missing (see docs/bias_evaluation.md#a-study)")
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"--out: {out} already holds files; give a new or empty folder")
+
+
+def _reports(study: Study, name: str, root: Path) -> dict[str, dict[str, Any]]:
+    """System ``name``'s reports into ``root/<name>/``: its ``metrics.json`` per benchmark (WinoMT's as a set)."""
+    folder, found = study.systems[name], {}
+    common = {"bootstrap_samples": study.bootstrap_samples, "seed": study.seed, "name": name}
+    if "mtgeneval" in study.benchmarks:
+        request = ReportRequest(out=str(root / name / "mtgeneval"), mtgeneval_dir=str(study.mtgeneval_dir),
+                                split=study.split, target_langs=list(study.langs),
+                                hyp_dir=str(folder / "mtgeneval"), **common)  # fmt: skip
+        found["mtgeneval"] = run_report(request)
+    if "winomt" in study.benchmarks:
+        by_lang = {}
+        for lang in study.langs:
+            request = ReportRequest(out=str(root / name / "winomt" / lang), benchmark="winomt",
+                                    winomt_dir=str(study.winomt_dir), target_langs=[lang],
+                                    hyp_file=str(folder / "winomt" / f"{lang}.txt"), **common)  # fmt: skip
+            by_lang[lang] = run_winomt(request)
+        found["winomt"] = {"benchmark": "winomt", "languages": by_lang}
+    return found
+
+
+def run_study(study: Study, out: Path) -> dict[str, Any]:
+    """Run ``study`` into ``out``; return each system's reports and each comparison by benchmark."""
+    check_study(study, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        reports = {name: _reports(study, name, staging) for name in study.systems}
+        names = list(study.systems)
+        comparisons: dict[str, dict[str, Comparison]] = {}
+        for benchmark in study.benchmarks:
+            for other in names[1:]:
+                folders = [staging / n / benchmark for n in (names[0], other)]
+                metrics = [load_metrics(str(f), arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
+                where = staging / "compare" / benchmark / f"{names[0]}_vs_{other}"
+                compare = comparison_for(*metrics)
+                done = compare(*metrics, folders, [names[0], other], where, study.rule, study.layout)
+                comparisons.setdefault(benchmark, {})[other] = done
+        (staging / "index.html").write_text(index_page(study, comparisons), encoding="utf-8")
+        (staging / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
+        if out.exists():
+            out.rmdir()  # empty: checked above
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return {"reports": reports, "comparisons": comparisons}
+
+
+def _link(path: str, text: str) -> str:
+    return f'<a href="{html.escape(path)}">{html.escape(text)}</a>'
+
+
+def index_page(study: Study, comparisons: Mapping[str, Mapping[str, Comparison]]) -> str:
+    """``index.html``: every report and comparison linked, each comparison's first paragraph beside its link."""
+    names = list(study.systems)
+    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8" /><title>Bias study</title></head><body>',
+             f"<h1>Bias study: {html.escape(', '.join(names))}</h1>", "<h2>Reports</h2><ul>"]  # fmt: skip
+    for name in names:
+        links = []
+        for benchmark in study.benchmarks:
+            if benchmark == "mtgeneval":
+                links.append(_link(f"{name}/mtgeneval/report.html", "MT-GenEval"))
+            else:
+                links += [_link(f"{name}/winomt/{lang}/report.html", f"WinoMT {lang}") for lang in study.langs]
+        parts.append(f"<li>{html.escape(name)}: {' · '.join(links)}</li>")
+    parts.append("</ul><h2>Comparisons</h2>")
+    for benchmark, by_other in comparisons.items():
+        for other, done in by_other.items():
+            path = f"compare/{benchmark}/{names[0]}_vs_{other}/comparison.html"
+            parts.append(f"<h3>{_link(path, f'{benchmark}: {other} against {names[0]}')}</h3>")
+            parts.append(f"<p>{html.escape(done.summary)}</p>")
+    parts.append(f"<p>{_link('study.tex', 'study.tex')}: the headline table for a paper.</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _fmt(value: Any, scale: float = 1.0, signed: bool = False) -> str:
+    return (
+        "n/a" if value is None else latex.escape(f"{scale * value:{'+' if signed else ''}.1f}".replace("-", "\u2212"))
+    )
+
+
+def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """``study.tex``: per system and language, BLEU and the accuracy gap on MT-GenEval, accuracy, ΔG and ΔS on
+    WinoMT (the benchmarks scored)."""
+    header = ["System", "Language"]
+    header += ["BLEU", "Acc. gap"] if "mtgeneval" in study.benchmarks else []
+    header += ["WinoMT acc.", "ΔG", "ΔS"] if "winomt" in study.benchmarks else []
+    rows: list[list[str] | None] = []
+    for name, found in reports.items():
+        rows += [None] if rows else []
+        for lang in study.langs:
+            row = [latex.escape(name), latex.escape(lang)]
+            if "mtgeneval" in found:
+                m = found["mtgeneval"]["languages"][lang]
+                row += [_fmt(m.get("bleu")), _fmt(m.get("accuracy_gap"), 100, True)]
+            if "winomt" in found:
+                w = found["winomt"]["languages"][lang]
+                row += [
+                    _fmt(w.get("accuracy")),
+                    _fmt(w.get("delta_g"), signed=True),
+                    _fmt(w.get("delta_s"), signed=True),
+                ]
+            rows.append(row)
+    caption = study.layout.caption(
+        "Gender bias per system and language. MT-GenEval: BLEU and the accuracy gap (masculine \u2212 feminine, "
+        "points); WinoMT: accuracy (percent), ΔG (F1 male \u2212 F1 female) and ΔS (pro- \u2212 anti-stereotypical "
+        "accuracy), in points. Intervals and paired tests: the comparisons of the study's index page."
+    )
+    lines = latex.table(header, rows, caption=caption, label=study.layout.label_or("tab:bias-study"), right_from=2,
+                        wide=study.layout.wide)  # fmt: skip
+    return "\n".join(lines) + "\n"

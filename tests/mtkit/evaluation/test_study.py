@@ -1,0 +1,156 @@
+"""scripts/bias_study.py end to end, in this process, on two tiny systems: MT-GenEval (60 dev pairs of de and es; a:
+the references as hypotheses, b: the masculine reference for every other feminine sentence) and WinoMT (Google's de
+and es outputs on a stratified subset; b: its female-gold lines made masculine). Every figure checked against an
+independent computation: BLEU by sacrebleu called here, MT-GenEval's accuracy by its rule, McNemar by the binomial
+sum and F1 by hand from the reports' details; the index page's links, study.tex, and bad input refused in one line
+with nothing written."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import string
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from geneval_helpers import geneval_file, make_subset, read_plain, write_hyps
+from testing_utils import MTGENEVAL, WINOMT, script_in_process
+from winomt_helpers import GOOGLE, systems
+
+from mtkit.cli.bias_study import main
+
+LANGS = ("de", "es")
+GENDERS = ("feminine", "masculine")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    if not (MTGENEVAL / "sentences" / "dev").is_dir() or not (GOOGLE / "en-es.txt").is_file():
+        pytest.skip("the shared MT-GenEval or WinoMT data is not there")
+    root = tmp_path_factory.mktemp("study")
+    geneval = make_subset(MTGENEVAL, root / "geneval", LANGS, 60, split="dev")
+    refs = {lang: {g: read_plain(geneval_file(geneval, lang, g, lang)) for g in GENDERS} for lang in LANGS}
+    swapped = {lang: {"feminine": [m if i % 2 else f for i, (f, m) in enumerate(zip(*refs[lang].values()))],
+                      "masculine": refs[lang]["masculine"]} for lang in LANGS}  # fmt: skip
+    write_hyps(root / "a" / "mtgeneval", refs)
+    write_hyps(root / "b" / "mtgeneval", swapped)
+    for lang in LANGS:
+        data, good, bad, _ = systems(150, lang=lang)
+        for name, translations in (("a", good), ("b", bad)):
+            lines = [f"{s} ||| {t}" for s, t in zip(translations.sources, translations.targets)]
+            (root / name / "winomt").mkdir(parents=True, exist_ok=True)
+            (root / name / "winomt" / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = root / "out"
+    done = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'b'}", "--benchmarks", "mtgeneval,winomt",
+                             "--langs", "de,es", "--out", str(out), "--mtgeneval_dir", str(geneval), "--winomt_dir",
+                             str(WINOMT), "--bootstrap_samples", "200", "--name", "Tiny study")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return root, out, {"a": refs, "b": swapped}
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _words(text: str) -> set[str]:
+    """MT-GenEval's normalisation: lowercase, ASCII punctuation to spaces, split."""
+    return set(text.lower().translate(str.maketrans(string.punctuation, " " * len(string.punctuation))).split())
+
+
+def _mcnemar(b: int, c: int) -> float:
+    n = b + c
+    return float(min(Fraction(1), 2 * sum(Fraction(math.comb(n, k), 2**n) for k in range(min(b, c) + 1))))
+
+
+def test_bleu_by_sacrebleu_and_accuracy_by_the_rule(study) -> None:
+    root, out, hyps = study
+    refs = hyps["a"]
+    for name in ("a", "b"):
+        metrics = _json(out / name / "mtgeneval" / "metrics.json")["languages"]
+        for lang in LANGS:
+            system = hyps[name][lang]
+            whole = sacrebleu.corpus_bleu(system["feminine"] + system["masculine"],
+                                          [refs[lang]["feminine"] + refs[lang]["masculine"]])  # fmt: skip
+            assert metrics[lang]["bleu"] == pytest.approx(whole.score, abs=1e-9)
+            fem = sacrebleu.corpus_bleu(system["feminine"], [refs[lang]["feminine"]])
+            assert metrics[lang]["bleu_feminine"] == pytest.approx(fem.score, abs=1e-9)
+    comparison = _json(out / "compare" / "mtgeneval" / "a_vs_b" / "comparison.json")
+    rows = {(r["lang"], r["figure"]): r for r in comparison["paired"]["rows"]}
+    for lang in LANGS:
+        f, m = refs[lang]["feminine"], refs[lang]["masculine"]
+        wrong = sum(1 for i, (x, y) in enumerate(zip(f, m)) if i % 2 and _words(y) - _words(x))
+        metrics = _json(out / "b" / "mtgeneval" / "metrics.json")["languages"][lang]
+        assert metrics["accuracy_feminine"] == pytest.approx(1 - wrong / len(f))
+        row = rows[(lang, "accuracy_feminine")]
+        assert (row["before_only"], row["after_only"]) == (wrong, 0)
+        assert row["p_value"] == pytest.approx(_mcnemar(wrong, 0), rel=1e-12)
+
+
+def _f1(rows: list[dict], gender: str) -> float:
+    hits = sum(r["gold"] == r["predicted"] == gender for r in rows)
+    return 100 * 2 * hits / (sum(r["predicted"] == gender for r in rows) + sum(r["gold"] == gender for r in rows))
+
+
+def test_winomt_by_hand(study) -> None:
+    _, out, _ = study
+    comparison = _json(out / "compare" / "winomt" / "a_vs_b" / "comparison.json")
+    assert comparison["benchmark"] == "winomt"
+    rows = {(r["lang"], r["figure"]): r for r in comparison["paired"]["rows"]}
+    for lang in LANGS:
+        details = {n: [json.loads(x) for x in (out / n / "winomt" / lang / f"{lang}.details.jsonl").read_text(
+            encoding="utf-8").splitlines()] for n in ("a", "b")}  # fmt: skip
+        b = sum(x["correct"] and not y["correct"] for x, y in zip(details["a"], details["b"]))
+        c = sum(y["correct"] and not x["correct"] for x, y in zip(details["a"], details["b"]))
+        row = rows[(lang, "winomt_accuracy")]
+        assert (row["before_only"], row["after_only"]) == (b, c) and b > c
+        assert row["p_value"] == pytest.approx(_mcnemar(b, c), rel=1e-12)
+        for side, name in (("before", "a"), ("after", "b")):
+            gap = _f1(details[name], "male") - _f1(details[name], "female")
+            assert rows[(lang, "winomt_delta_g")][side] == pytest.approx(gap)
+            assert _json(out / name / "winomt" / lang / "metrics.json")["delta_g"] == pytest.approx(gap)
+
+
+def test_index_and_study_tex(study) -> None:
+    _, out, hyps = study
+    page = (out / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="([^"]+)"', page)
+    assert len(links) == 2 * (1 + len(LANGS)) + 2 + 1  # reports, comparisons, study.tex
+    assert all((out / link).is_file() for link in links), links
+    tex = (out / "study.tex").read_text(encoding="utf-8")
+    assert "\\caption{Tiny study. " in tex and "\\label{tab:bias-study}" in tex
+    bleu = _json(out / "b" / "mtgeneval" / "metrics.json")["languages"]["de"]["bleu"]
+    assert f"{bleu:.1f}" in tex
+
+
+def test_bad_input_one_line_and_nothing_written(study, tmp_path: Path) -> None:
+    root, _, _ = study
+    out = tmp_path / "bad"
+    missing = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'nowhere'}", "--langs", "de",
+                                "--out", str(out), "--mtgeneval_dir", str(root / "geneval"))  # fmt: skip
+    assert missing.returncode != 0 and len(missing.stderr.strip().splitlines()) == 1
+    assert "b:" in missing.stderr and "is missing" in missing.stderr
+    one = script_in_process(main, "--systems", f"a={root / 'a'}", "--langs", "de", "--out", str(out))
+    assert one.returncode != 0 and "at least two systems" in one.stderr
+    (root / "b" / "winomt" / "es.txt").rename(root / "b" / "winomt" / "es.keep")
+    try:
+        broken = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'b'}", "--langs", "de,es",
+                                   "--benchmarks", "winomt", "--out", str(out))  # fmt: skip
+    finally:
+        (root / "b" / "winomt" / "es.keep").rename(root / "b" / "winomt" / "es.txt")
+    assert broken.returncode != 0 and "es.txt is missing" in broken.stderr
+    assert not out.exists() and not list(tmp_path.glob(".bad.*"))
+
+
+def test_a_failure_midway_leaves_nothing(study, tmp_path: Path) -> None:
+    root, _, _ = study
+    shutil.copytree(root / "a" / "winomt", tmp_path / "c" / "winomt")
+    (tmp_path / "c" / "winomt" / "es.txt").write_text("Not a sentence of WinoMT. ||| Nada.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    done = script_in_process(main, "--systems", f"a={root / 'a'},c={tmp_path / 'c'}", "--langs", "de,es",
+                             "--benchmarks", "winomt", "--out", str(out), "--bootstrap_samples", "50")  # fmt: skip
+    assert done.returncode != 0 and "es.txt: line 1" in done.stderr.strip().splitlines()[-1]
+    assert not out.exists() and not list(tmp_path.glob(".out.*"))
