@@ -19,6 +19,7 @@ import pytest
 from testing_utils import REPO
 
 from mtkit.cli import bias_report as bias_cli
+from mtkit.cli import bias_study as study_cli
 from mtkit.cli import compare_reports as compare_cli
 from mtkit.cli import push_to_hub as push_cli
 from mtkit.cli import translate
@@ -80,6 +81,7 @@ def parsers() -> dict[str, Callable[[list[str]], object]]:
     found: dict[str, Callable[[list[str]], object]] = dict.fromkeys(TRAIN_SCRIPTS, _parse_train)
     found["scripts/bias_report.py"] = _argparse(bias_cli.build_parser)
     found["scripts/compare_reports.py"] = _argparse(compare_cli.build_parser)
+    found["scripts/bias_study.py"] = _argparse(study_cli.build_parser)
     found["scripts/translate.py"] = _argparse(translate.build_parser)
     found["scripts/push_to_hub.py"] = _argparse(push_cli.build_parser)
     launch = _launch_parse_args()
