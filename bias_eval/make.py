@@ -25,6 +25,7 @@ from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS, GenderedData
 from bias_eval.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
 from bias_eval.langtag import LanguageTag
+from bias_eval.latex import Layout
 from bias_eval.memory import machine_memory
 from bias_eval.metrics import ACCURACY_DEFINITION, CHRF_METRIC, COVERAGE_DEFINITION, FAIR_BLEU_DEFINITION
 from bias_eval.page import report_files
@@ -49,6 +50,7 @@ class ReportSettings:
     examples: int = 10  # worst examples per language
     name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
     min_effect: float = MIN_EFFECT  # the smallest gap shown as a finding, in points (bias_eval.decision)
+    layout: Layout = Layout()  # how report.tex is set for a paper: its label, table* (bias_eval.latex)
 
 
 def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
@@ -221,7 +223,7 @@ def make_report(
         data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
     )
     metrics = metrics_document(results, macro, report_config(data, settings))
-    files = report_files(results, metrics, make_figures(metrics))
+    files = report_files(results, metrics, make_figures(metrics), settings.layout)
     write_report(out, files)
     if log is not None:
         log(summary_table(metrics))

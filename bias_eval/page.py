@@ -27,6 +27,7 @@ from bias_eval.headline import (
     title,
     warnings,
 )
+from bias_eval.latex import Layout
 from bias_eval.references import BIBTEX, FILE, bibtex
 from bias_eval.report import (
     NOT_PAIRED,
@@ -232,13 +233,16 @@ def bibtex_html(benchmark: str) -> list[str]:
     return ["<h2>Cite the benchmark</h2>", f"<pre>{_e(bibtex(benchmark).decode('utf-8'))}</pre>"]
 
 
-def report_files(results: Sequence[LanguageResult], metrics: Mapping[str, Any], figures: Figures) -> dict[str, bytes]:
-    """Every output file of the report, by name relative to OUTDIR (figures under ``figures/``)."""
+def report_files(
+    results: Sequence[LanguageResult], metrics: Mapping[str, Any], figures: Figures, layout: Layout = Layout()
+) -> dict[str, bytes]:
+    """Every output file of the report, by name relative to OUTDIR (figures under ``figures/``; ``report.tex`` laid
+    out by ``layout``)."""
     files = {
         "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
         "report.md": render_markdown(results, metrics, figures).encode("utf-8"),
         "report.html": render_html(results, metrics, figures).encode("utf-8"),
-        "report.tex": render_latex(metrics).encode("utf-8"),
+        "report.tex": render_latex(metrics, layout).encode("utf-8"),
     }
     if metrics["config"].get("dataset_kind") in BIBTEX:  # MT-GenEval's paper; none for a table of one's own
         files[FILE] = bibtex(metrics["config"]["dataset_kind"])

@@ -259,18 +259,24 @@ def render_markdown(results: Sequence[LanguageResult], metrics: Mapping[str, Any
     return "\n".join(out) + "\n"
 
 
-def render_latex(metrics: Mapping[str, Any]) -> str:
-    """``report.tex``: the main table (:func:`~bias_eval.headline.main_rows`) as a booktabs table for a paper, the
-    gap in bold where its interval excludes 0, the macro row below a rule; the caption the title and the table's
-    note."""
+def render_latex(metrics: Mapping[str, Any], layout: latex.Layout = latex.Layout()) -> str:
+    """``report.tex``: the compact table (:func:`bias_eval.paper_tables.compact_table`, labelled ``<label>-compact``)
+    and the main table (:func:`~bias_eval.headline.main_rows`, labelled ``layout``'s label, ``tab:gender-bias`` by
+    default) as booktabs tables for a paper, the gap in bold where its interval excludes 0, the macro row below a
+    rule; each caption the title and the table's note; ``table*`` with ``layout.wide``."""
+    from bias_eval.paper_tables import compact_table
+
     rows: list[list[str] | None] = []
     for cells, sig in main_rows(metrics):
         rows.append([latex.escape(c) for c in cells])
         rows[-1][3] = latex.bold(rows[-1][3]) if sig else rows[-1][3]
     if len(rows) > 1:
         rows.insert(-1, None)
-    caption = f"{title(metrics['config'])}. {MAIN_NOTE}"
-    return "\n".join(latex.table(main_header(metrics), rows, caption=caption, label="tab:gender-bias")) + "\n"
+    named, label = title(metrics["config"]), layout.label_or("tab:gender-bias")
+    compact = compact_table(metrics, named, layout, f"{label}-compact")
+    full = latex.table(main_header(metrics), rows, caption=layout.caption(f"{named}. {MAIN_NOTE}"), label=label,
+                       wide=layout.wide)  # fmt: skip
+    return "\n".join([full[0], *compact[1:], "", *full[1:]]) + "\n"  # one preamble comment, the full table's
 
 
 def decision(detail: Mapping[str, Any], gender: str) -> str:

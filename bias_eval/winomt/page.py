@@ -81,7 +81,7 @@ LATEX_ROWS = (
 )
 
 
-def render_latex(metrics: Mapping[str, Any], title: str, label: str = "tab:winomt") -> str:
+def render_latex(metrics: Mapping[str, Any], title: str, layout: latex.Layout = latex.Layout()) -> str:
     """``report.tex``: one row per figure (:data:`LATEX_ROWS`) with its 95% interval and, where the whole benchmark
     was scored, the published figure; four columns, not scaled, so that it fits ``\\linewidth`` of a two-column
     paper."""
@@ -98,4 +98,5 @@ def render_latex(metrics: Mapping[str, Any], title: str, label: str = "tab:winom
         "(2019), Table 2."
     )
     header = ["", "value", "95% CI", "paper"]
-    return "\n".join(latex.table(header, rows, caption=caption, label=label, fit=False)) + "\n"
+    label = layout.label_or("tab:winomt")
+    return "\n".join(latex.table(header, rows, caption=caption, label=label, fit=False, wide=layout.wide)) + "\n"

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bias_eval.latex import Layout
 from bias_eval.make import ReportSettings
 from bias_eval.markdown import escape, table
 from bias_eval.page import figure_path
@@ -153,8 +154,11 @@ def details(scored: Sequence[Scored], data: WinoMT) -> list[dict[str, Any]]:
     ]
 
 
-def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored], data: WinoMT) -> dict[str, bytes]:
-    """Every file of the report by its name in the report folder (figures under ``figures/``)."""
+def report_files(
+    metrics: Mapping[str, Any], scored: Sequence[Scored], data: WinoMT, layout: Layout = Layout()
+) -> dict[str, bytes]:
+    """Every file of the report by its name in the report folder (figures under ``figures/``; ``report.tex`` laid out
+    by ``layout``)."""
     from bias_eval.winomt.plots import make_figures  # matplotlib: not for every importer's start
 
     header, rows = profession_rows(metrics)
@@ -165,7 +169,7 @@ def report_files(metrics: Mapping[str, Any], scored: Sequence[Scored], data: Win
         "metrics.json": (json.dumps(metrics, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
         "report.md": render_markdown(metrics).encode("utf-8"),
         "report.html": render_html(metrics, rendered, parts).encode("utf-8"),
-        "report.tex": render_latex(metrics, title(metrics)).encode("utf-8"),
+        "report.tex": render_latex(metrics, title(metrics), layout).encode("utf-8"),
         FILE: bibtex("winomt"),
         "professions.tsv": "".join("\t".join(r) + "\n" for r in [header, *rows]).encode("utf-8"),
         f"{metrics['language']}.details.jsonl": jsonl(details(scored, data)).encode("utf-8"),
@@ -208,7 +212,7 @@ def make_winomt_report(
     }
     found["anchor"] = anchor(lang)
     metrics = clean_json({"benchmark": "winomt", "language": lang, **found, "config": config})
-    files = report_files(metrics, scored, data)
+    files = report_files(metrics, scored, data, settings.layout)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))

@@ -10,7 +10,7 @@ from dataclasses import fields
 
 from bias_eval.decision import MIN_EFFECT
 from bias_eval.gendered import SPLITS
-from mtkit.cli.args import Parser, add_decoding_args, ranged
+from mtkit.cli.args import Parser, add_decoding_args, add_latex_args, ranged
 from mtkit.data.languages import check_code
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.decode.engines import ENGINES
@@ -172,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=ranged("seed"), default=12345, help="bootstrap seed, and MBR's sampling seed (12345)"
     )
     out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
+    add_latex_args(out)
     out.add_argument(
         *option("update_card"),
         action="store_true",

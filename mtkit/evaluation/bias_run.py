@@ -12,6 +12,7 @@ from typing import Any
 
 from bias_eval.decision import MIN_EFFECT
 from bias_eval.gendered import GENDERS, GenderedData
+from bias_eval.latex import Layout
 from bias_eval.make import ReportSettings, check_report_folder, hyp_dir_languages, make_report
 from bias_eval.textio import check_writable
 from mtkit.data.coverage import check_model
@@ -70,6 +71,8 @@ class ReportRequest:
     winomt_dir: str | None = None
     hyp_file: str | None = None
     name: str | None = None
+    label: str | None = None
+    table_star: bool = False
 
 
 #: the fields of :class:`ReportRequest` that say how ``--model`` translates: ignored, so refused, with ``--hyp_dir``
@@ -138,7 +141,17 @@ def reproduce_command(args: ReportRequest, decoding: ReportDecoding | None) -> s
     parts += ["--examples", str(args.examples)]
     parts += ["--min_effect", f"{args.min_effect:g}"] if args.min_effect != MIN_EFFECT else []
     parts += ["--name", args.name] if args.name else []
-    return shlex.join(parts)
+    return shlex.join(parts + latex_flags(args))
+
+
+def latex_flags(args: ReportRequest) -> list[str]:
+    """The flags that set ``report.tex`` (``--label``, ``--table_star``), as the command that rebuilds it gives them."""
+    return ["--label", args.label] * bool(args.label) + ["--table_star"] * args.table_star
+
+
+def layout(args: ReportRequest) -> Layout:
+    """How ``report.tex`` is set: ``--label`` and ``--table_star``."""
+    return Layout(args.label, args.table_star)
 
 
 def report_settings(
@@ -169,6 +182,7 @@ def report_settings(
         seed=args.seed,
         examples=args.examples,
         name=args.name,
+        layout=layout(args),
     )
 
 

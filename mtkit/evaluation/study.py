@@ -16,10 +16,11 @@ nothing half-written."""
 from __future__ import annotations
 
 import html
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from bias_eval.compare_any import comparison_for
 from bias_eval.comparison import Comparison
 from bias_eval.decision import Rule
 from bias_eval.latex import Layout
+from bias_eval.paper_tables import figure_text
 from bias_eval.textio import check_writable
 from bias_eval.winomt.languages import LANGUAGES as WINOMT_LANGUAGES
 from mtkit.errors import UserError
@@ -90,21 +92,30 @@ def check_study(study: Study, out: Path) -> None:
         raise UserError(f"--out: {out} already holds files; give a new or empty folder")
 
 
+def label(study: Study, *parts: str) -> str:
+    """A table's LaTeX label in the study, unique to it: ``--label`` (default ``tab:study``) and ``parts``, each
+    character a label would not take as a hyphen."""
+    return re.sub(r"[^A-Za-z0-9:.-]", "-", "-".join((study.layout.label or "tab:study", *parts)))
+
+
 def _reports(study: Study, name: str, root: Path) -> dict[str, dict[str, Any]]:
     """System ``name``'s reports into ``root/<name>/``: its ``metrics.json`` per benchmark (WinoMT's as a set)."""
     folder, found = study.systems[name], {}
-    common = {"bootstrap_samples": study.bootstrap_samples, "seed": study.seed, "name": name}
+    common = {"bootstrap_samples": study.bootstrap_samples, "seed": study.seed, "name": name,
+              "table_star": study.layout.wide}  # fmt: skip
     if "mtgeneval" in study.benchmarks:
         request = ReportRequest(out=str(root / name / "mtgeneval"), mtgeneval_dir=str(study.mtgeneval_dir),
                                 split=study.split, target_langs=list(study.langs),
-                                hyp_dir=str(folder / "mtgeneval"), **common)  # fmt: skip
+                                hyp_dir=str(folder / "mtgeneval"), label=label(study, name, "mtgeneval"),
+                                **common)  # fmt: skip
         found["mtgeneval"] = run_report(request)
     if "winomt" in study.benchmarks:
         by_lang = {}
         for lang in study.langs:
             request = ReportRequest(out=str(root / name / "winomt" / lang), benchmark="winomt",
                                     winomt_dir=str(study.winomt_dir), target_langs=[lang],
-                                    hyp_file=str(folder / "winomt" / f"{lang}.txt"), **common)  # fmt: skip
+                                    hyp_file=str(folder / "winomt" / f"{lang}.txt"),
+                                    label=label(study, name, "winomt", lang), **common)  # fmt: skip
             by_lang[lang] = run_winomt(request)
         found["winomt"] = {"benchmark": "winomt", "languages": by_lang}
     return found
@@ -125,7 +136,8 @@ def run_study(study: Study, out: Path) -> dict[str, Any]:
                 metrics = [load_metrics(str(f), arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
                 where = staging / "compare" / benchmark / f"{names[0]}_vs_{other}"
                 compare = comparison_for(*metrics)
-                done = compare(*metrics, folders, [names[0], other], where, study.rule, study.layout)
+                laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
+                done = compare(*metrics, folders, [names[0], other], where, study.rule, laid)
                 comparisons.setdefault(benchmark, {})[other] = done
         (staging / "index.html").write_text(index_page(study, comparisons), encoding="utf-8")
         (staging / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
@@ -165,12 +177,6 @@ def index_page(study: Study, comparisons: Mapping[str, Mapping[str, Comparison]]
     return "\n".join(parts) + "\n"
 
 
-def _fmt(value: Any, scale: float = 1.0, signed: bool = False) -> str:
-    return (
-        "n/a" if value is None else latex.escape(f"{scale * value:{'+' if signed else ''}.1f}".replace("-", "\u2212"))
-    )
-
-
 def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
     """``study.tex``: per system and language, BLEU and the accuracy gap on MT-GenEval, accuracy, ΔG and ΔS on
     WinoMT (the benchmarks scored)."""
@@ -184,13 +190,13 @@ def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
             row = [latex.escape(name), latex.escape(lang)]
             if "mtgeneval" in found:
                 m = found["mtgeneval"]["languages"][lang]
-                row += [_fmt(m.get("bleu")), _fmt(m.get("accuracy_gap"), 100, True)]
+                row += [figure_text(m.get("bleu")), figure_text(m.get("accuracy_gap"), 100, True)]
             if "winomt" in found:
                 w = found["winomt"]["languages"][lang]
                 row += [
-                    _fmt(w.get("accuracy")),
-                    _fmt(w.get("delta_g"), signed=True),
-                    _fmt(w.get("delta_s"), signed=True),
+                    figure_text(w.get("accuracy")),
+                    figure_text(w.get("delta_g"), signed=True),
+                    figure_text(w.get("delta_s"), signed=True),
                 ]
             rows.append(row)
     caption = study.layout.caption(
@@ -198,6 +204,6 @@ def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
         "points); WinoMT: accuracy (percent), ΔG (F1 male \u2212 F1 female) and ΔS (pro- \u2212 anti-stereotypical "
         "accuracy), in points. Intervals and paired tests: the comparisons of the study's index page."
     )
-    lines = latex.table(header, rows, caption=caption, label=study.layout.label_or("tab:bias-study"), right_from=2,
+    lines = latex.table(header, rows, caption=caption, label=study.layout.label_or("tab:study"), right_from=2,
                         wide=study.layout.wide)  # fmt: skip
     return "\n".join(lines) + "\n"

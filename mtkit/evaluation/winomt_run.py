@@ -20,7 +20,7 @@ from mtkit.data.languages import ModelLanguages
 from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
-from mtkit.evaluation.bias_run import ReportRequest, describe_generation
+from mtkit.evaluation.bias_run import ReportRequest, describe_generation, latex_flags, layout
 from mtkit.evaluation.generation import ReportDecoding, resolve_report
 from mtkit.evaluation.hyps import translate_lines
 from mtkit.hubcheck import check_hub_source
@@ -69,7 +69,7 @@ def reproduce_command(args: ReportRequest, lang: str, decoding: ReportDecoding |
         parts += ["--model", args.model, *decoding.flags()]
     parts += ["--out", args.out, "--bootstrap_samples", str(args.bootstrap_samples), "--seed", str(args.seed)]
     parts += ["--name", args.name] if args.name else []
-    return shlex.join(parts)
+    return shlex.join(parts + latex_flags(args))
 
 
 def translate(args: ReportRequest, data: WinoMT, lang: str) -> tuple[Translations, ReportDecoding, dict[str, str]]:
@@ -112,6 +112,7 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
         bootstrap_samples=args.bootstrap_samples,
         seed=args.seed,
         name=args.name,
+        layout=layout(args),
     )
     return make_winomt_report(data, translations, lang, settings, out)
 

@@ -265,18 +265,24 @@ def test_a_hyp_dir_without_target_langs_scores_its_languages_under_a_name(
     run_cli, shared_geneval: Path, tmp_path: Path
 ) -> None:
     """A folder of de and es hypotheses for data that also has fr: de and es are scored, stderr says so, and the
-    command that rebuilds the report names them; --name is the report's title and metrics.json's name."""
+    command that rebuilds the report names them; --name is the report's title, metrics.json's name and in each
+    caption of report.tex, whose two tables take --label (the compact one with -compact) and --table_star."""
     root = make_subset(shared_geneval, tmp_path / "geneval", ("de", "es", "fr"), 25)
     hyps = write_hyps(tmp_path / "hyps", reference_hyps(root, ("de", "es"), "test", lambda g: g))
     out = tmp_path / "report"
     args = ("--mtgeneval_dir", str(root), "--split", "test", "--hyp_dir", str(hyps), "--out", str(out))
-    status, _, err = run_cli(*args, "--bootstrap_samples", "0", "--name", "system A & B")
+    status, _, err = run_cli(*args, "--bootstrap_samples", "0", "--name", "system A & B", "--label", "tab:ab",
+                             "--table_star")  # fmt: skip
     assert status == 0, err
     assert "--hyp_dir: scoring de, es" in err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert sorted(metrics["languages"]) == ["de", "es"] and metrics["config"]["name"] == "system A & B"
     command = metrics["config"]["command"]
     assert "--target_langs de es" in command and "--name 'system A & B'" in command
+    assert command.endswith("--label tab:ab --table_star")
+    tex = (out / "report.tex").read_text(encoding="utf-8")  # the compact table, then the full one, each named
+    assert tex.count("\\begin{table*}") == 2 and tex.count("\\caption{Gender bias of system A \\& B on") == 2
+    assert tex.index("\\label{tab:ab-compact}") < tex.index("\\label{tab:ab}")
     title = "Gender bias of system A & B on MT-GenEval test, EN\u2192de, es"
     assert (out / "report.md").read_text(encoding="utf-8").startswith(f"# {title}\n")
     assert f"<h1>{title.replace('&', '&amp;')}</h1>" in (out / "report.html").read_text(encoding="utf-8")

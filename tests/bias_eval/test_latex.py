@@ -25,7 +25,7 @@ N = 60
 
 
 @pytest.fixture(scope="module")
-def tables(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def tables(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """report.tex of the references as hypotheses, and comparison.tex against the masculine form for every third
     feminine sentence (the paired tests read the two systems' details)."""
     whole = load_mtgeneval(shared_geneval, "dev", ["de"]).languages["de"]
@@ -42,12 +42,13 @@ def tables(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> di
         (folders[-1] / "de.details.jsonl").write_text(jsonl(result.details), encoding="utf-8")
     done = compare_reports(*metrics, folders, NAMES)
     assert done.paired["refused"] is None
-    return {"report": render_latex(metrics[0]), "comparison": comparison_latex(done.rows, done.paired, NAMES)}
+    return {"report": render_latex(metrics[0]), "comparison": comparison_latex(done.rows, done.paired, NAMES),
+            "metrics": metrics[0]}  # fmt: skip
 
 
 def test_tables_are_well_formed_and_escaped(tables: dict[str, str]) -> None:
     """A syntax check that needs no TeX: environments closed in order, braces balanced, no bare special character."""
-    for name, text in tables.items():
+    for name, text in ((k, v) for k, v in tables.items() if isinstance(v, str)):
         opened = []
         for kind, env in re.findall(r"\\(begin|end)\{(\w+)\}", text):
             if kind == "begin":
@@ -64,7 +65,7 @@ def test_tables_are_well_formed_and_escaped(tables: dict[str, str]) -> None:
 
 @pytest.mark.skipif(PDFLATEX is None, reason="no pdflatex on this machine (a clean CI clone has no TeX)")
 def test_tables_compile_with_pdflatex(tables: dict[str, str], tmp_path: Path) -> None:
-    for name, text in tables.items():
+    for name, text in ((k, v) for k, v in tables.items() if isinstance(v, str)):
         (tmp_path / f"{name}.tex").write_text(text, encoding="utf-8")
     (tmp_path / "paper.tex").write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n"
@@ -90,3 +91,35 @@ def test_a_one_language_comparison_has_no_macro_block(tables: dict[str, str]) ->
     assert "macro" not in tables["comparison"] and "\\textbf" not in tables["comparison"]
     assert "p adj." in tables["comparison"] and "Holm" in tables["comparison"]
     assert "Newcombe" in tables["comparison"] and "Wilson" in tables["comparison"]
+
+
+def _compile(tmp_path: Path, tables: dict[str, str], options: str = "") -> str:
+    """pdflatex's log of a paper that inputs every table of ``tables``; the log is the stdout."""
+    for name, text in tables.items():
+        (tmp_path / f"{name}.tex").write_text(text, encoding="utf-8")
+    body = "".join(f"\\input{{{name}.tex}}\n" for name in tables)
+    (tmp_path / "paper.tex").write_text(
+        f"\\documentclass[{options}]{{article}}\n\\usepackage{{booktabs}}\n\\usepackage{{graphicx}}\n"
+        f"\\begin{{document}}\n{body}\\end{{document}}\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(PDFLATEX is None, reason="no pdflatex on this machine (a clean CI clone has no TeX)")
+def test_a_two_column_paper_with_labels_and_table_star(tables: dict[str, str], tmp_path: Path) -> None:
+    """Every table in a two-column paper, the report's compact table beside its full one, a second copy of each
+    under its own --label and as table*: no overfull box, no label defined twice."""
+    from bias_eval.latex import Layout
+
+    metrics = tables["metrics"]
+    again = render_latex(metrics, Layout("tab:second", wide=True))
+    assert "\\begin{table*}" in again and "\\label{tab:second-compact}" in again and "\\label{tab:second}" in again
+    texts = {"report": tables["report"], "comparison": tables["comparison"], "second": again}
+    log = _compile(tmp_path, texts, "twocolumn")
+    assert "Overfull \\hbox" not in log and "multiply defined" not in log, log[-3000:]
+    assert tables["report"].count("\\begin{table}") == 2  # the compact table and the full one

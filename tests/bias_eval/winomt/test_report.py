@@ -115,3 +115,16 @@ def test_the_table_fits_a_column_of_a_two_column_paper(report, tmp_path: Path) -
     log = (tmp_path / "paper.log").read_text(encoding="latin-1")
     assert run.returncode == 0, log[-2000:]
     assert "Overfull" not in log
+
+
+def test_latex_label_and_table_star(report) -> None:
+    """--label and --table_star (a Layout) reach report.tex: the label given and a table* across both columns."""
+    from bias_eval.latex import Layout
+    from bias_eval.winomt.page import render_latex
+    from bias_eval.winomt.report import title
+
+    out, metrics = report
+    assert "\\label{tab:winomt}" in (out / "report.tex").read_text(encoding="utf-8")
+    tex = render_latex(metrics, title(metrics), Layout("tab:wino-a", wide=True))
+    assert "\\begin{table*}" in tex and "\\end{table*}" in tex and "\\label{tab:wino-a}" in tex
+    assert "system A" in tex.split("\\caption{", 1)[1]

@@ -121,7 +121,7 @@ def test_index_and_study_tex(study) -> None:
     assert len(links) == 2 * (1 + len(LANGS)) + 2 + 1  # reports, comparisons, study.tex
     assert all((out / link).is_file() for link in links), links
     tex = (out / "study.tex").read_text(encoding="utf-8")
-    assert "\\caption{Tiny study. " in tex and "\\label{tab:bias-study}" in tex
+    assert "\\caption{Tiny study. " in tex and "\\label{tab:study}" in tex
     bleu = _json(out / "b" / "mtgeneval" / "metrics.json")["languages"]["de"]["bleu"]
     assert f"{bleu:.1f}" in tex
 
