@@ -30,6 +30,7 @@ from bias_eval.compare_any import comparison_for
 from bias_eval.comparison import Comparison
 from bias_eval.decision import Rule
 from bias_eval.latex import Layout
+from bias_eval.page import CSS
 from bias_eval.paper_tables import figure_text
 from bias_eval.textio import check_writable
 from bias_eval.winomt.languages import LANGUAGES as WINOMT_LANGUAGES
@@ -157,8 +158,10 @@ def _link(path: str, text: str) -> str:
 def index_page(study: Study, comparisons: Mapping[str, Mapping[str, Comparison]]) -> str:
     """``index.html``: every report and comparison linked, each comparison's first paragraph beside its link."""
     names = list(study.systems)
-    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8" /><title>Bias study</title></head><body>',
-             f"<h1>Bias study: {html.escape(', '.join(names))}</h1>", "<h2>Reports</h2><ul>"]  # fmt: skip
+    parts = ['<!DOCTYPE html>\n<html lang="en" xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8" />'
+             f"<title>Bias study</title><style>{CSS}</style></head><body>",
+             f"<h1>{html.escape(study.layout.caption('Bias study'))}: {html.escape(', '.join(names))}</h1>",
+             "<h2>Reports</h2><ul>"]  # fmt: skip
     for name in names:
         links = []
         for benchmark in study.benchmarks:

@@ -103,9 +103,10 @@ def _compile(tmp_path: Path, tables: dict[str, str], options: str = "") -> str:
         f"\\begin{{document}}\n{body}\\end{{document}}\n",
         encoding="utf-8",
     )
-    done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:]
+    for _ in range(2):  # the second run reads the labels of the first: a label defined twice is reported then
+        done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:]
     return done.stdout
 
 
@@ -121,5 +122,5 @@ def test_a_two_column_paper_with_labels_and_table_star(tables: dict[str, str], t
     assert "\\begin{table*}" in again and "\\label{tab:second-compact}" in again and "\\label{tab:second}" in again
     texts = {"report": tables["report"], "comparison": tables["comparison"], "second": again}
     log = _compile(tmp_path, texts, "twocolumn")
-    assert "Overfull \\hbox" not in log and "multiply defined" not in log, log[-3000:]
+    assert "Overfull \\hbox" not in log and "multiply" not in log, log[-3000:]
     assert tables["report"].count("\\begin{table}") == 2  # the compact table and the full one

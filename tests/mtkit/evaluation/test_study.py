@@ -12,6 +12,8 @@ import math
 import re
 import shutil
 import string
+import subprocess
+import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
 
@@ -117,6 +119,8 @@ def test_winomt_by_hand(study) -> None:
 def test_index_and_study_tex(study) -> None:
     _, out, hyps = study
     page = (out / "index.html").read_text(encoding="utf-8")
+    ET.fromstring(page)  # well-formed
+    assert "<h1>Tiny study. Bias study: a, b</h1>" in page
     links = re.findall(r'href="([^"]+)"', page)
     assert len(links) == 2 * (1 + len(LANGS)) + 2 + 1  # reports, comparisons, study.tex
     assert all((out / link).is_file() for link in links), links
@@ -154,3 +158,22 @@ def test_a_failure_midway_leaves_nothing(study, tmp_path: Path) -> None:
                              "--benchmarks", "winomt", "--out", str(out), "--bootstrap_samples", "50")  # fmt: skip
     assert done.returncode != 0 and "es.txt: line 1" in done.stderr.strip().splitlines()[-1]
     assert not out.exists() and not list(tmp_path.glob(".out.*"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex on this machine")
+def test_every_table_of_the_study_in_one_two_column_paper(study, tmp_path: Path) -> None:
+    """Every .tex the study wrote (each report's, each comparison's, study.tex) in one two-column article: it
+    compiles, with no label defined twice and no overfull box."""
+    _, out, _ = study
+    tables = sorted(out.rglob("*.tex"))
+    assert len(tables) == 2 * (1 + len(LANGS)) + 2 + 1
+    body = "".join(f"\\input{{{t}}}\n\\clearpage\n" for t in tables)
+    (tmp_path / "paper.tex").write_text("\\documentclass[twocolumn]{article}\n\\usepackage{booktabs}\n"
+                                        "\\usepackage{graphicx}\n\\begin{document}\n" + body + "\\end{document}\n",
+                                        encoding="utf-8")  # fmt: skip
+    for _ in range(2):  # the second run reads the labels of the first
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:]
+    assert "multiply" not in done.stdout and "Overfull \\hbox" not in done.stdout, done.stdout[-3000:]
