@@ -23,7 +23,7 @@ from bias_eval.winomt.figures import CELLS, summary
 #: (title, key of :func:`~bias_eval.winomt.figures.summary`) of the figures tested with the paired bootstrap
 BOOTSTRAPPED = (("ΔG", "delta_g"), ("F1 male", "f1_male"), ("F1 female", "f1_female"), ("ΔS", "delta_s"))
 #: (title, key) of the differences whose size, |after| - |before|, is tested too
-SIZES = (("|ΔG| size", "delta_g"), ("|ΔS| size", "delta_s"))
+SIZES = (("ΔG size", "delta_g"), ("ΔS size", "delta_s"))
 #: the figures that need the pro/anti columns of the details (reports of earlier versions lack them)
 HALVES = ("delta_s",)
 PREFIX = "winomt_"
@@ -35,7 +35,7 @@ NOTE = (
     "figure recomputed from every resampled line's gold and predicted gender (and, for ΔS, the pro- and "
     "anti-stereotypical items it counts for); p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on the smaller "
     "side of 0, and the 95% interval runs from the j-th smallest to the j-th largest change, j = ceil(0.05 (B + 1) / "
-    "2) - 1, so that it excludes 0 exactly when p < 0.05. |ΔG| and |ΔS| rows: the change of the size, |after| - "
+    "2) - 1, so that it excludes 0 exactly when p < 0.05. ΔG size and ΔS size rows: the change of the size, |after| - "
     "|before|, on each resample (below 0: the difference shrank, whichever side it favours). Accuracies and F1 in "
     "percent, ΔG, ΔS and changes in points. {rule}"
 )
