@@ -140,9 +140,12 @@ def test_earlier_details_without_halves(reports, tmp_path: Path) -> None:
 
 def test_the_command_line_and_two_benchmarks_refused(reports, tmp_path: Path) -> None:
     a, b, _, _ = reports
-    done = script_in_process(compare_main, str(a / "de"), str(b / "de"))  # the markdown on stdout
+    cli = tmp_path / "cli"
+    done = script_in_process(compare_main, str(a), str(b), "--out", str(cli), "--label", "tab:x", "--table_star")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("# WinoMT comparison") and "McNemar exact" in done.stdout
+    assert (cli / "comparison.md").read_text(encoding="utf-8").startswith("# WinoMT comparison")
+    tex = (cli / "comparison.tex").read_text(encoding="utf-8")
+    assert "\\label{tab:x}" in tex and "\\begin{table*}" in tex
     geneval = tmp_path / "geneval"
     geneval.mkdir()
     (geneval / "metrics.json").write_text(json.dumps({"languages": {"de": {"n": 1}}, "macro": {}}), encoding="utf-8")
