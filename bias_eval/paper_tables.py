@@ -18,11 +18,14 @@ NOTE = (
 )
 
 
+def figure_plain(value: float | None, scale: float = 1.0, signed: bool = False) -> str:
+    """A figure times ``scale`` with one decimal (signed for a gap), a minus sign; ``n/a`` when undefined."""
+    return "n/a" if value is None else f"{scale * value:{'+' if signed else ''}.1f}".replace("-", "\u2212")
+
+
 def figure_text(value: float | None, scale: float = 1.0, signed: bool = False) -> str:
-    """A figure with one decimal (signed for a gap), LaTeX's minus; ``n/a`` when undefined."""
-    return (
-        "n/a" if value is None else latex.escape(f"{scale * value:{'+' if signed else ''}.1f}".replace("-", "\u2212"))
-    )
+    """:func:`figure_plain` as LaTeX."""
+    return latex.escape(figure_plain(value, scale, signed))
 
 
 def _interval(ci: Sequence[float] | None, scale: float = 1.0) -> str:

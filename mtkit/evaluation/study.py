@@ -31,7 +31,7 @@ from bias_eval.comparison import Comparison
 from bias_eval.decision import Rule
 from bias_eval.latex import Layout
 from bias_eval.page import CSS
-from bias_eval.paper_tables import figure_text
+from bias_eval.paper_tables import figure_plain
 from bias_eval.textio import check_writable
 from bias_eval.winomt.languages import LANGUAGES as WINOMT_LANGUAGES
 from mtkit.errors import UserError
@@ -140,7 +140,7 @@ def run_study(study: Study, out: Path) -> dict[str, Any]:
                 laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
                 done = compare(*metrics, folders, [names[0], other], where, study.rule, laid)
                 comparisons.setdefault(benchmark, {})[other] = done
-        (staging / "index.html").write_text(index_page(study, comparisons), encoding="utf-8")
+        (staging / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
         (staging / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty: checked above
@@ -155,13 +155,16 @@ def _link(path: str, text: str) -> str:
     return f'<a href="{html.escape(path)}">{html.escape(text)}</a>'
 
 
-def index_page(study: Study, comparisons: Mapping[str, Mapping[str, Comparison]]) -> str:
-    """``index.html``: every report and comparison linked, each comparison's first paragraph beside its link."""
+def index_page(
+    study: Study, reports: Mapping[str, Mapping[str, Any]], comparisons: Mapping[str, Mapping[str, Comparison]]
+) -> str:
+    """``index.html``: the headline table, every report and comparison linked, each comparison's first paragraph
+    beside its link."""
     names = list(study.systems)
     parts = ['<!DOCTYPE html>\n<html lang="en" xmlns="http://www.w3.org/1999/xhtml"><head><meta charset="utf-8" />'
              f"<title>Bias study</title><style>{CSS}</style></head><body>",
              f"<h1>{html.escape(study.layout.caption('Bias study'))}: {html.escape(', '.join(names))}</h1>",
-             "<h2>Reports</h2><ul>"]  # fmt: skip
+             headline_html(study, reports), "<h2>Reports</h2><ul>"]  # fmt: skip
     for name in names:
         links = []
         for benchmark in study.benchmarks:
@@ -180,33 +183,52 @@ def index_page(study: Study, comparisons: Mapping[str, Mapping[str, Comparison]]
     return "\n".join(parts) + "\n"
 
 
-def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """``study.tex``: per system and language, BLEU and the accuracy gap on MT-GenEval, accuracy, ΔG and ΔS on
-    WinoMT (the benchmarks scored)."""
+#: the headline table's caption (``study.tex``, the index page)
+CAPTION = (
+    "Gender bias per system and language. MT-GenEval: BLEU and the accuracy gap (masculine \u2212 feminine, points); "
+    "WinoMT: accuracy (percent), ΔG (F1 male \u2212 F1 female) and ΔS (pro- \u2212 anti-stereotypical accuracy), in "
+    "points. Intervals and paired tests: the comparisons."
+)
+
+
+def headline(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The headline table, as text: per system and language, BLEU and the accuracy gap on MT-GenEval, accuracy, ΔG
+    and ΔS on WinoMT (the benchmarks scored)."""
     header = ["System", "Language"]
     header += ["BLEU", "Acc. gap"] if "mtgeneval" in study.benchmarks else []
     header += ["WinoMT acc.", "ΔG", "ΔS"] if "winomt" in study.benchmarks else []
-    rows: list[list[str] | None] = []
+    rows = []
     for name, found in reports.items():
-        rows += [None] if rows else []
         for lang in study.langs:
-            row = [latex.escape(name), latex.escape(lang)]
+            row = [name, lang]
             if "mtgeneval" in found:
                 m = found["mtgeneval"]["languages"][lang]
-                row += [figure_text(m.get("bleu")), figure_text(m.get("accuracy_gap"), 100, True)]
+                row += [figure_plain(m.get("bleu")), figure_plain(m.get("accuracy_gap"), 100, True)]
             if "winomt" in found:
                 w = found["winomt"]["languages"][lang]
                 row += [
-                    figure_text(w.get("accuracy")),
-                    figure_text(w.get("delta_g"), signed=True),
-                    figure_text(w.get("delta_s"), signed=True),
+                    figure_plain(w.get("accuracy")),
+                    *(figure_plain(w.get(k), signed=True) for k in ("delta_g", "delta_s")),
                 ]
             rows.append(row)
-    caption = study.layout.caption(
-        "Gender bias per system and language. MT-GenEval: BLEU and the accuracy gap (masculine \u2212 feminine, "
-        "points); WinoMT: accuracy (percent), ΔG (F1 male \u2212 F1 female) and ΔS (pro- \u2212 anti-stereotypical "
-        "accuracy), in points. Intervals and paired tests: the comparisons of the study's index page."
-    )
-    lines = latex.table(header, rows, caption=caption, label=study.layout.label_or("tab:study"), right_from=2,
-                        wide=study.layout.wide)  # fmt: skip
+    return header, rows
+
+
+def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """``study.tex``: the :func:`headline` table, a rule between the systems."""
+    header, plain = headline(study, reports)
+    rows: list[list[str] | None] = []
+    for k, row in enumerate(plain):
+        rows += [None] if k and row[0] != plain[k - 1][0] else []
+        rows.append([latex.escape(cell) for cell in row])
+    lines = latex.table(header, rows, caption=study.layout.caption(CAPTION), label=study.layout.label_or("tab:study"),
+                        right_from=2, wide=study.layout.wide)  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def headline_html(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """The :func:`headline` table on the index page."""
+    header, rows = headline(study, reports)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p>{html.escape(CAPTION)}</p>"

@@ -127,7 +127,8 @@ def test_index_and_study_tex(study) -> None:
     tex = (out / "study.tex").read_text(encoding="utf-8")
     assert "\\caption{Tiny study. " in tex and "\\label{tab:study}" in tex
     bleu = _json(out / "b" / "mtgeneval" / "metrics.json")["languages"]["de"]["bleu"]
-    assert f"{bleu:.1f}" in tex
+    assert f"{bleu:.1f}" in tex and tex.count("\\midrule") == 2  # under the header, between the two systems
+    assert f"<td>{bleu:.1f}</td>" in page  # the headline table on the index page too
 
 
 def test_bad_input_one_line_and_nothing_written(study, tmp_path: Path) -> None:
