@@ -52,7 +52,7 @@ def side_rows(
     langs: Sequence[str],
     min_effect: float,
 ) -> list[Row]:
-    """Each figure of each common language in both reports, then their means (``macro``, no intervals) when both
+    """Each figure of each common language in both reports, then their means (``mean``, no intervals) when both
     have the same languages, more than one."""
 
     def row(scope: str, title: str, key: str, b: Mapping[str, Any], a: Mapping[str, Any]) -> Row:
@@ -63,7 +63,7 @@ def side_rows(
     if len(langs) > 1 and set(before) == set(after):
         for title, key in FIGURES:
             means = [_mean([side[lang][0].get(key) for lang in langs]) for side in (before, after)]
-            rows.append(row("macro", title, key, {key: means[0]}, {key: means[1]}))
+            rows.append(row("mean", title, key, {key: means[0]}, {key: means[1]}))
     return rows
 
 
@@ -118,7 +118,8 @@ def compare_winomt(
     try:
         judged = {lang: [read_judged(s[lang][1], lang, arg) for s, arg in zip(sets, ("BEFORE", "AFTER"))]
                   for lang in langs}  # fmt: skip
-        paired = winomt_paired(judged, names, sets[0][langs[0]][0].get("config") or {}, rule)
+        same = set(sets[0]) == set(sets[1])
+        paired = winomt_paired(judged, names, sets[0][langs[0]][0].get("config") or {}, rule, mean=same)
     except Refused as why:
         paired = {"refused": str(why), "rows": [], "level": rule.level, "rule": rule.describe()}
     said, sources = summary(paired, names), _sources(sets, names)

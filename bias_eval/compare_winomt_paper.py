@@ -68,7 +68,8 @@ def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
     said = []
     for lang, figures in by_lang.items():
         clauses = [_clause(figures[key], name) for key, name in STATED if key in figures]
-        said += [f"On WinoMT {lang}, {after} " + "; ".join(clauses) + "."] if clauses else []
+        where = "Averaged over the languages" if lang == "mean" else f"On WinoMT {lang}"
+        said += [f"{where}, {after} " + "; ".join(clauses) + "."] if clauses else []
     rule = paired.get("rule") or Rule().describe()
     test = f"{'Holm-adjusted ' if rule['p_adjust'] == 'holm' else ''}p < {paired['level']:g}" + (
         f" and a change of at least {rule['min_effect_points']:g} points" if rule["min_effect_points"] else ""

@@ -17,7 +17,15 @@ import numpy as np
 from bias_eval.bootstrap import language_rng, resample_counts
 from bias_eval.compare_paired import DEFAULT_SAMPLES, DEFAULT_SEED, Refused, read_details
 from bias_eval.decision import Rule, decide
-from bias_eval.paired import Change, bootstrap_refusal, compare_figure, mcnemar, mcnemar_interval, size_change
+from bias_eval.paired import (
+    Change,
+    bootstrap_refusal,
+    compare_figure,
+    mcnemar,
+    mcnemar_interval,
+    mean_change,
+    size_change,
+)
 from bias_eval.winomt.figures import CELLS, summary
 
 #: (title, key of :func:`~bias_eval.winomt.figures.summary`) of the figures tested with the paired bootstrap
@@ -36,7 +44,9 @@ NOTE = (
     "anti-stereotypical items it counts for); p = min(1, 2 (k + 1) / (B + 1)) with k the resamples on the smaller "
     "side of 0, and the 95% interval runs from the j-th smallest to the j-th largest change, j = ceil(0.05 (B + 1) / "
     "2) - 1, so that it excludes 0 exactly when p < 0.05. ΔG size and ΔS size rows: the change of the size, |after| - "
-    "|before|, on each resample (below 0: the difference shrank, whichever side it favours). Accuracies and F1 in "
+    "|before|, on each resample (below 0: the difference shrank, whichever side it favours). mean (both reports of "
+    "the same languages): each figure's unweighted mean over the languages, tested by the mean of their bootstrap "
+    "changes (the accuracy's too; a size's mean is the mean of the languages' sizes). Accuracies and F1 in "
     "percent, ΔG, ΔS and changes in points. {rule}"
 )
 
@@ -99,15 +109,18 @@ def accuracy_test(lang: str, before: Judged, after: Judged) -> dict[str, Any]:
     return row | {"ci95": [100 * low, 100 * high], "p_value": test.p_value, "p_floor": None}
 
 
-def language_tests(lang: str, before: Judged, after: Judged, samples: int, seed: int) -> list[dict[str, Any]]:
-    """Every paired test of one language (the sentences already checked to be the same)."""
+def language_tests(
+    lang: str, before: Judged, after: Judged, samples: int, seed: int, keep: dict[str, Change] | None = None
+) -> list[dict[str, Any]]:
+    """Every paired test of one language (the sentences already checked to be the same); each bootstrapped
+    :class:`~bias_eval.paired.Change` (the accuracy's too, for the mean over languages) also goes into ``keep``."""
     rows = [accuracy_test(lang, before, after)]
     n = len(before.sources)
     refused = bootstrap_refusal(n, samples, paired=False)
     counts = {} if refused else {"all": resample_counts(language_rng(seed, f"winomt:{lang}"), n, samples)}
     earlier = "a report's details lack the pro/anti items of each line (a report of an earlier version)"
     changes: dict[str, Change] = {}
-    for _, key in BOOTSTRAPPED:
+    for _, key in (*BOOTSTRAPPED, ("accuracy", "accuracy")):
         why = refused or (earlier if key in HALVES and not (before.halves and after.halves) else None)
         if why:
             continue
@@ -122,15 +135,34 @@ def language_tests(lang: str, before: Judged, after: Judged, samples: int, seed:
                          "missing": True, "refused": why})  # fmt: skip
         else:
             rows.append(_row(lang, title, key, "paired bootstrap", found))
+    if keep is not None:
+        keep.update(changes | sizes)
+    return rows
+
+
+def mean_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]]:
+    """The ``mean`` rows: each figure's unweighted mean over the languages and the paired bootstrap of its change
+    (:func:`bias_eval.paired.mean_change`; the accuracy's too, McNemar testing one set of sentences; a size's mean
+    is the mean of the languages' sizes), where every language has the figure's test."""
+    rows = []
+    for title, key in (("accuracy", "accuracy"), *BOOTSTRAPPED, *((t, f"{k}_size") for t, k in SIZES)):
+        changes = [figures.get(key) for figures in kept.values()]
+        if all(c is not None for c in changes):
+            rows.append(_row("mean", title, key, "paired bootstrap", mean_change(changes)))  # type: ignore[arg-type]
     return rows
 
 
 def winomt_paired(
-    judged: Mapping[str, Sequence[Judged]], names: Sequence[str], config: Mapping[str, Any], rule: Rule = Rule()
+    judged: Mapping[str, Sequence[Judged]],
+    names: Sequence[str],
+    config: Mapping[str, Any],
+    rule: Rule = Rule(),
+    mean: bool = False,
 ) -> dict[str, Any]:
     """``comparison.json``'s ``paired`` of WinoMT reports: ``judged`` holds each language's two :class:`Judged`
     (before, after), checked here to be the same sentences; resampled with ``config``'s (BEFORE's) bootstrap
-    settings; every row decided by ``rule`` over all the comparison's tests."""
+    settings; with ``mean`` (both reports of the same languages, several), the :func:`mean_tests` too; every row
+    decided by ``rule`` over all the comparison's tests."""
     samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
     seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
     out: dict[str, Any] = {"samples": samples, "seed": seed, "level": rule.level, "refused": None, "rows": []}
@@ -141,7 +173,9 @@ def winomt_paired(
     except Refused as why:
         out["refused"] = str(why)
         return out
+    kept: dict[str, dict[str, Change]] = {lang: {} for lang in judged}
     for lang, pair in judged.items():
-        out["rows"] += language_tests(lang, *pair, samples=samples, seed=seed)
+        out["rows"] += language_tests(lang, *pair, samples=samples, seed=seed, keep=kept[lang])
+    out["rows"] += mean_tests(kept) if mean and len(judged) > 1 else []
     decide(out["rows"], rule)
     return out

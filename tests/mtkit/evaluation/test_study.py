@@ -114,6 +114,10 @@ def test_winomt_by_hand(study) -> None:
             gap = _f1(details[name], "male") - _f1(details[name], "female")
             assert rows[(lang, "winomt_delta_g")][side] == pytest.approx(gap)
             assert _json(out / name / "winomt" / lang / "metrics.json")["delta_g"] == pytest.approx(gap)
+    for side, name in (("before", "a"), ("after", "b")):  # the mean over the languages, tested as one figure
+        accuracies = [_json(out / name / "winomt" / lang / "metrics.json")["accuracy"] for lang in LANGS]
+        assert rows[("mean", "winomt_accuracy")][side] == pytest.approx(sum(accuracies) / len(LANGS))
+    assert rows[("mean", "winomt_accuracy")]["test"] == "paired bootstrap" and ("mean", "winomt_delta_g_size") in rows
 
 
 def test_index_and_study_tex(study) -> None:
