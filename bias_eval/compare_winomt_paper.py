@@ -94,7 +94,9 @@ def _p_cell(test: Mapping[str, Any], key: str) -> str:
     return latex.escape(p_text(test.get(key, test["p_value"]), test.get("p_floor")))
 
 
-def render_latex(rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str], layout=latex.Layout()) -> str:
+def render_latex(
+    rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str], layout: latex.Layout = latex.Layout()
+) -> str:
     """``comparison.tex``: per language (and the means), each figure of both systems with its 95% interval, the
     change with its paired 95% interval and its p-values (raw and adjusted; ``n/a`` where no paired test ran)."""
     tests = {(r["lang"], r["figure"]): r for r in paired.get("rows", []) if not r.get("missing")}

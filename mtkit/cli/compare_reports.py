@@ -1,5 +1,6 @@
 """``scripts/compare_reports.py BEFORE AFTER [--out DIR] [--names a,b]``: the two reports' figures side by side and
-the paired tests of their changes on the same sentences; when AFTER's model is a folder here, its model card gets
+the paired tests of their changes on the same sentences, for two MT-GenEval reports or two WinoMT ones
+(:func:`bias_eval.compare_any.comparison_for`); when AFTER's MT-GenEval model is a folder here, its model card gets
 the before/after table."""
 
 from __future__ import annotations
