@@ -120,19 +120,23 @@ def language_tests(
     counts = {} if refused else {"all": resample_counts(language_rng(seed, f"winomt:{lang}"), n, samples)}
     earlier = "a report's details lack the pro/anti items of each line (a report of an earlier version)"
     changes: dict[str, Change] = {}
+    why: dict[str, str] = {}
     for _, key in (*BOOTSTRAPPED, ("accuracy", "accuracy")):
-        why = refused or (earlier if key in HALVES and not (before.halves and after.halves) else None)
-        if why:
+        why[key] = why[f"{key}_size"] = refused or (earlier if key in HALVES and not (before.halves and after.halves)
+                                                    else "")  # fmt: skip
+        if why[key]:
             continue
         per = [lambda c, x=j.cells, k=key: summary(c["all"] @ x)[k] for j in (before, after)]
-        changes[key] = compare_figure(*per, {"all": n}, counts)
+        try:
+            changes[key] = compare_figure(*per, {"all": n}, counts)
+        except ValueError as err:  # the figure undefined on (nearly) every resample: no pro or no anti items
+            why[key] = why[f"{key}_size"] = f"{key}: {err}"
     sizes = {f"{key}_size": size_change(changes[key]) for _, key in SIZES if key in changes}
     for title, key in (*BOOTSTRAPPED, *((t, f"{k}_size") for t, k in SIZES)):
         found = changes.get(key) or sizes.get(key)
         if found is None:
-            why = refused or earlier
             rows.append({"lang": lang, "title": title, "figure": PREFIX + key, "test": "paired bootstrap",
-                         "missing": True, "refused": why})  # fmt: skip
+                         "missing": True, "refused": why[key]})  # fmt: skip
         else:
             rows.append(_row(lang, title, key, "paired bootstrap", found))
     if keep is not None:
