@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bias_eval.decision import Rule
+from bias_eval.langtag import LanguageTag
 from bias_eval.latex import Layout
 from mtkit.cli.args import Parser, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
@@ -56,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     study = Study(
         systems=parse_systems(args.systems),
         benchmarks=[b.strip() for b in args.benchmarks.split(",") if b.strip()],
-        langs=[lang.strip() for lang in args.langs.split(",") if lang.strip()],
+        langs=list(dict.fromkeys(str(LanguageTag.parse(lang, "--langs")) for lang in args.langs.split(",") if lang)),
         mtgeneval_dir=Path(args.mtgeneval_dir),
         winomt_dir=Path(args.winomt_dir),
         split=args.split,

@@ -33,7 +33,7 @@ from bias_eval.latex import Layout
 from bias_eval.page import CSS
 from bias_eval.paper_tables import figure_plain
 from bias_eval.textio import check_writable
-from bias_eval.winomt.languages import LANGUAGES as WINOMT_LANGUAGES
+from bias_eval.winomt.languages import check_language
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
 from mtkit.evaluation.winomt_run import run_winomt
@@ -77,10 +77,10 @@ def check_study(study: Study, out: Path) -> None:
     unknown = [b for b in study.benchmarks if b not in BENCHMARKS]
     if unknown or not study.benchmarks:
         raise UserError(f"--benchmarks: expected some of {', '.join(BENCHMARKS)}, got {', '.join(unknown) or 'none'}")
-    if "winomt" in study.benchmarks:
-        bad = [lang for lang in study.langs if lang not in WINOMT_LANGUAGES]
-        if bad:
-            raise UserError(f"--langs: WinoMT scores {', '.join(WINOMT_LANGUAGES)}, not {', '.join(bad)}")
+    if not study.langs:
+        raise UserError("--langs: give at least one target language (e.g. de,es)")
+    for lang in study.langs if "winomt" in study.benchmarks else ():
+        check_language(lang, "--langs")
     for benchmark, folder in (("mtgeneval", study.mtgeneval_dir), ("winomt", study.winomt_dir)):
         if benchmark in study.benchmarks and (folder is None or not folder.is_dir()):
             raise UserError(f"--{benchmark}_dir: {folder}: not a folder (the {benchmark} benchmark's data)")

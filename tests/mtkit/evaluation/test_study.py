@@ -144,6 +144,11 @@ def test_bad_input_one_line_and_nothing_written(study, tmp_path: Path) -> None:
     assert "b:" in missing.stderr and "is missing" in missing.stderr
     one = script_in_process(main, "--systems", f"a={root / 'a'}", "--langs", "de", "--out", str(out))
     assert one.returncode != 0 and "at least two systems" in one.stderr
+    two = f"a={root / 'a'},b={root / 'b'}"
+    portuguese = script_in_process(main, "--systems", two, "--langs", "PT", "--benchmarks", "winomt", "--out", str(out))
+    assert portuguese.returncode != 0 and "--langs pt: WinoMT is scored for" in portuguese.stderr
+    unknown = script_in_process(main, "--systems", two, "--langs", "de,qqq9", "--out", str(out))
+    assert unknown.returncode != 0 and len(unknown.stderr.strip().splitlines()) == 1 and "--langs" in unknown.stderr
     (root / "b" / "winomt" / "es.txt").rename(root / "b" / "winomt" / "es.keep")
     try:
         broken = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'b'}", "--langs", "de,es",
