@@ -133,6 +133,7 @@ def compare_winomt(
         figure = comparison_figures(*metrics, names)
         page = render_html(rows, notes, names, sources, paired_html(paired, names, NOTE), cautions=flagged,
                            summary=said, figure=(figure["svg"], caption))  # fmt: skip
+        page = page.replace("<h1>Bias report comparison</h1>", "<h1>WinoMT comparison</h1>", 1)
         document = done.document() | {"benchmark": BENCHMARK}
         texts = (markdown, page, json.dumps(document, indent=2) + "\n", render_latex(rows, paired, names, layout))
         files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}

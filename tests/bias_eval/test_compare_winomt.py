@@ -118,7 +118,9 @@ def test_files_page_and_latex(compared) -> None:
     for name in ("comparison.md", "comparison.json", "comparison.tex", "figures/comparison.svg",
                  "figures/comparison.pdf", "figures/comparison.png"):  # fmt: skip
         assert (out / name).is_file(), name
-    ET.fromstring((out / "comparison.html").read_text(encoding="utf-8"))
+    page = (out / "comparison.html").read_text(encoding="utf-8")
+    ET.fromstring(page)
+    assert "<h1>WinoMT comparison</h1>" in page and "McNemar exact (b=" in page
     tex = (out / "comparison.tex").read_text(encoding="utf-8")
     assert "\\begin{table*}" in tex and "\\label{tab:wino-de}" in tex and "\\textwidth" in tex
     assert json.loads((out / "comparison.json").read_text(encoding="utf-8"))["benchmark"] == "winomt"
