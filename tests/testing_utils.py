@@ -381,3 +381,9 @@ def parser_actions(parser):
                 yield from parser_actions(sub)
         else:
             yield action
+
+
+def as_written(tensor, like):
+    """A checkpoint's ``tensor`` cut to the shape of ``like``, its counterpart in a model written for use: a
+    vocabulary rounded up for training (mtkit/model/vocab.py) loses its extra rows there."""
+    return tensor[tuple(slice(0, n) for n in like.shape)]

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the toolkit's allocator and line readers (stdlib only)
 from bias_eval.textio import split_lines  # noqa: E402
 from mtkit.allocator import allocator  # noqa: E402
+from mtkit.model.vocab import VOCAB_MULTIPLE  # noqa: E402
 
 
 def eole_config(s: dict) -> dict:
@@ -31,7 +32,8 @@ def eole_config(s: dict) -> dict:
     d = s["model"]
     return {
         "src_vocab": s["vocab"], "tgt_vocab": s["vocab"], "share_vocab": True, "n_sample": 0,
-        "src_vocab_size": s["vocab_size"], "tgt_vocab_size": s["vocab_size"], "vocab_size_multiple": 1,
+        "src_vocab_size": s["vocab_size"], "tgt_vocab_size": s["vocab_size"],
+        "vocab_size_multiple": VOCAB_MULTIPLE,  # rounded up as this toolkit rounds a from-scratch model's
         "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>",
         "decoder_start_token": "<s>", "seed": s["seed"], "report_every": 50, "overwrite": True,
         "data": {

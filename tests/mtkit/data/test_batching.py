@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mtkit.data.batching import (
@@ -227,13 +227,15 @@ def test_static_shapes_see_every_sentence_once_an_epoch_in_few_shapes(lens, budg
     them evenly), so an epoch has few shapes."""
     lens = np.array(lens)
     buckets = length_buckets(int(lens.max()))
-    if len(lens) < world:
-        return
     seen, shapes = [], set()
     for rank in range(world):
-        sampler = TokenBatchSampler(lens, budget, num_replicas=world, rank=rank, seed=5, max_sentences=cap,
-                                    buckets=buckets)  # fmt: skip
-        sampler.set_epoch(epoch)
+        try:
+            sampler = TokenBatchSampler(lens, budget, num_replicas=world, rank=rank, seed=5, max_sentences=cap,
+                                        buckets=buckets)  # fmt: skip
+            sampler.set_epoch(epoch)
+        except UserError as err:  # too few sentences to deal out evenly: refused, as without buckets
+            assume("too few sentences" not in str(err))
+            raise
         for batch in sampler:
             width = int(bucketed(lens[batch], buckets).max())
             assert (bucketed(lens[batch], buckets) == width).all()  # one bucket a batch

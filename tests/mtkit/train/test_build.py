@@ -17,7 +17,7 @@ from mtkit.train.build import build_loader, loader_workers
 class PidCollator:
     """Lists the rows' first ids and the process that collated them (a stand-in with the collator's interface)."""
 
-    pad_to_multiple_of = 1
+    pad_to_multiple_of, buckets = 1, None
 
     def __call__(self, features: list[dict]) -> dict:
         return {"first": [f["input_ids"][0] for f in features], "pid": os.getpid()}
