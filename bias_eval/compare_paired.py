@@ -14,7 +14,7 @@ import numpy as np
 
 from bias_eval.balance import over_correction
 from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.decision import LEVEL, RULE_DEFINITION, Rule, decide, resample_note
+from bias_eval.decision import LEVEL, RULE_DEFINITION, Rule, decide, holm_samples, resample_note
 from bias_eval.errors import UserError
 from bias_eval.gendered import GENDERS
 from bias_eval.markdown import table
@@ -274,9 +274,10 @@ def paired_tests(
 ) -> dict[str, Any]:
     """``comparison.json``'s ``paired``: the tests of every language in ``langs``, each row decided by ``rule``
     (:func:`bias_eval.decision.decide`), or ``refused`` with the reason; the resampling follows BEFORE's bootstrap
-    settings."""
+    settings, with at least the resamples Holm's adjustment needs (:func:`bias_eval.decision.holm_samples`)."""
     config = metrics[0].get("config") or {}
-    samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
+    tests = (len(BOOTSTRAPPED) + len(SIZES) + len(ACCURACIES)) * (len(langs) + (len(langs) > 1))  # at most
+    samples = holm_samples(config.get("bootstrap_samples") or DEFAULT_SAMPLES, tests, rule)
     seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
     out: dict[str, Any] = {"samples": samples, "seed": seed, "level": rule.level, "refused": None, "rows": []}
     out["rule"] = rule.describe()

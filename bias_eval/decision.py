@@ -76,6 +76,15 @@ def decide(rows: Sequence[dict[str, Any]], rule: Rule) -> None:
         row["significant"] = finding(row, rule)
 
 
+def holm_samples(samples: int, tests: int, rule: Rule) -> int:
+    """Resamples for a paired bootstrap among ``tests`` tests: ``samples``, or under Holm's adjustment enough that the
+    bootstrap's smallest p, 2 / (B + 1), times ``tests`` stays at half the level (else a change far beyond noise,
+    every resample on one side of 0, could never be a finding beside many other tests)."""
+    if rule.p_adjust != "holm":
+        return samples
+    return max(samples, math.ceil(4 * tests / rule.level) - 1)
+
+
 def resample_note(samples: int, tests: int, rule: Rule) -> str | None:
     """A sentence when Holm's adjustment over ``tests`` tests takes a paired bootstrap's smallest p, 2 / (B + 1), to
     the level or above, so that a bootstrap row is a finding only when most other tests rank below it; ``None``

@@ -92,4 +92,6 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
     tested = [row for row in done.paired["rows"] if not row.get("missing")]
     assert tested and all(row["change"] == 0 for row in tested)  # the same sentences, the same hypotheses
     refused = {row["refused"] for row in done.paired["rows"] if row.get("refused")}
-    assert refused == {"30 bootstrap resamples cannot give a 95% interval (at least 40)"}
+    # the reports' 30 resamples are too few for a 95% interval; under Holm the comparison draws enough for the
+    # bootstrap's smallest p to stay at half the level over its tests, so nothing is refused
+    assert refused == set() and 2 / (done.paired["samples"] + 1) * len(done.paired["rows"]) <= 0.025

@@ -12,6 +12,7 @@ from testing_utils import FAST_RUN, rows, train_in_process
 
 from mtkit.decode.generate import Translator
 from mtkit.decode.settings import DecodingSettings
+from mtkit.model.vocab import MASKED_BIAS, rounded
 
 
 def test_mbr_evaluation_chooses_by_expected_chrf_and_leaves_training_alone(multi30k_small, tmp_path):
@@ -33,6 +34,12 @@ def test_mbr_evaluation_chooses_by_expected_chrf_and_leaves_training_alone(multi
     saved = rows(mbr / "translations" / "test.jsonl")
     sources = [row["source"] for row in saved]
     translator = Translator(mbr / "final", device="cpu")
+    # the run sampled from its model with the vocabulary rounded up to 64 rows (the extra ones masked): sampling
+    # draws one number per row, so the same candidates come from final/ given as many rows again
+    rows_used = translator.model.config.vocab_size
+    translator.model.resize_token_embeddings(rounded(rows_used))
+    with torch.no_grad():
+        translator.model.final_logits_bias[..., rows_used:] = MASKED_BIAS
     options = {"num_beams": 2, "max_new_tokens": 16, "batch_size": 64, "length_penalty": 0.6}
     mbr = {"decoding": "mbr", "mbr_samples": 4, "epsilon": 0.0, "seed": 4}
     groups = translator.candidates(sources, DecodingSettings(**options, **mbr))
