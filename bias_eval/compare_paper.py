@@ -128,7 +128,7 @@ def _value(key: str, value: float | None, ci: Sequence[float] | None, signed: bo
     return latex.escape(text.replace("-", "\u2212"))
 
 
-def _p_cell(test: Mapping[str, Any], key: str) -> str:
+def p_cell(test: Mapping[str, Any], key: str) -> str:
     """A p-value cell of the LaTeX table: raw (``p_value``) or adjusted (``p_adjusted``, raw where none)."""
     return latex.escape(p_text(test.get(key, test["p_value"]), test.get("p_floor")))
 
@@ -148,7 +148,7 @@ def render_latex(
             if row is None:
                 continue
             change = _value(key, row.change, None if test is None else test["ci95"], signed=True)
-            p = ["n/a", "n/a"] if test is None else [_p_cell(test, k) for k in ("p_value", "p_adjusted")]
+            p = ["n/a", "n/a"] if test is None else [p_cell(test, k) for k in ("p_value", "p_adjusted")]
             gap = key.endswith("_gap")
             cells = [latex.escape(scope), title, _value(key, row.before, row.before_ci, gap)]
             body.append([*cells, _value(key, row.after, row.after_ci, gap), change, *p])

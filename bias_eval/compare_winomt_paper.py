@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from bias_eval import latex
 from bias_eval.compare import Row
+from bias_eval.compare_paper import p_cell
 from bias_eval.compare_plot import draw_point
 from bias_eval.compare_winomt_tests import PREFIX
 from bias_eval.decision import LEVEL, Rule
@@ -89,11 +90,6 @@ def _cell(key: str, value: float | None, ci: Sequence[float] | None, signed: boo
     return latex.escape(text.replace("-", "\u2212"))
 
 
-def _p_cell(test: Mapping[str, Any], key: str) -> str:
-    """A p-value cell: raw (``p_value``) or adjusted (``p_adjusted``, raw where none)."""
-    return latex.escape(p_text(test.get(key, test["p_value"]), test.get("p_floor")))
-
-
 def render_latex(
     rows: Sequence[Row], paired: Mapping[str, Any], names: Sequence[str], layout: latex.Layout = latex.Layout()
 ) -> str:
@@ -106,7 +102,7 @@ def render_latex(
         for row in (r for r in rows if r.scope == scope):
             test, signed = tests.get((scope, row.key)), "delta" in row.key
             change = _cell(row.key, row.change, None if test is None else test["ci95"], True)
-            p = ["n/a", "n/a"] if test is None else [_p_cell(test, k) for k in ("p_value", "p_adjusted")]
+            p = ["n/a", "n/a"] if test is None else [p_cell(test, k) for k in ("p_value", "p_adjusted")]
             before = _cell(row.key, row.before, row.before_ci, signed)
             after = _cell(row.key, row.after, row.after_ci, signed)
             body.append([latex.escape(scope), latex.escape(row.title), before, after, change, *p])
