@@ -261,22 +261,23 @@ class Seq2SeqCollator:
 
         return cls(tokenizer.pad_token_id, decoder_start_token_id(model), pad_to_multiple_of, buckets)
 
-    def _padded(self, rows: list, value: int, longest: int) -> tuple[torch.Tensor, np.ndarray]:
-        """``rows`` padded with ``value`` into one tensor (filled through numpy: no tensor per row) as wide as
-        ``longest`` rounded up (to the bucket of it with static shapes), and their lengths."""
+    def _padded(self, rows: list, value: int, width: int | None) -> tuple[torch.Tensor, np.ndarray]:
+        """``rows`` padded with ``value`` into one tensor (filled through numpy: no tensor per row) ``width`` wide
+        (``None``: the longest row rounded up to ``pad_to_multiple_of``), and their lengths."""
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        if self.buckets is not None:
-            width = int(bucketed([longest], self.buckets)[0])
-        else:
+        if width is None:
             width = int(padded_lengths([lengths.max()], self.pad_to_multiple_of)[0])
         out = np.full((len(rows), width), value, dtype=np.int64)
         out[np.arange(width) < lengths[:, None]] = np.fromiter(chain.from_iterable(rows), np.int64, int(lengths.sum()))
         return torch.from_numpy(out), lengths
 
     def __call__(self, features: list[dict]) -> dict:
-        longest = max(max(len(f["input_ids"]), len(f["labels"])) for f in features)  # a static shape's bucket
-        input_ids, src_lengths = self._padded([f["input_ids"] for f in features], self.pad_token_id, longest)
-        labels, tgt_lengths = self._padded([f["labels"] for f in features], -100, longest)
+        width = None  # static shapes: source and target both as wide as the bucket of the batch's longest pair
+        if self.buckets is not None:
+            longest = max(max(len(f["input_ids"]), len(f["labels"])) for f in features)
+            width = int(bucketed([longest], self.buckets)[0])
+        input_ids, src_lengths = self._padded([f["input_ids"] for f in features], self.pad_token_id, width)
+        labels, tgt_lengths = self._padded([f["labels"] for f in features], -100, width)
         decoder_input_ids = torch.full_like(labels, self.pad_token_id)
         decoder_input_ids[:, 0] = self.decoder_start_token_id
         decoder_input_ids[:, 1:] = labels[:, :-1]

@@ -27,11 +27,22 @@ from mtkit.model.vocab import tokens_in_use
 INSTALLED = "_mtkit_token_loss"
 
 
+def transformers_model(model) -> torch.nn.Module:
+    """The transformers model inside any wrapper (``torch.compile``, DDP, DeepSpeed's engine, peft)."""
+    while True:
+        if hasattr(model, "_orig_mod"):
+            model = model._orig_mod
+        elif hasattr(model, "get_base_model"):  # peft
+            model = model.get_base_model()
+        elif hasattr(model, "module") and not hasattr(model, "config"):
+            model = model.module
+        else:
+            return model
+
+
 def _config(model):
-    """The transformers config inside any wrapper (DDP, DeepSpeed's engine, torch.compile, peft)."""
-    while not hasattr(model, "config") and hasattr(model, "module"):
-        model = model.module
-    return getattr(model, "config", None)
+    """The transformers config inside any wrapper, or ``None``."""
+    return getattr(transformers_model(model), "config", None)
 
 
 def model_mask(model, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -84,19 +95,6 @@ def soft_cross_entropy_sum(logits: torch.Tensor, teacher_logits: torch.Tensor, l
     student = logits.reshape(-1, vocab)[keep].float()
     target = teacher_logits.reshape(-1, vocab)[keep].float().softmax(dim=-1)
     return F.cross_entropy(student, target, reduction="sum")
-
-
-def transformers_model(model) -> torch.nn.Module:
-    """The transformers model inside any wrapper (``torch.compile``, DDP, DeepSpeed's engine, peft)."""
-    while True:
-        if hasattr(model, "_orig_mod"):
-            model = model._orig_mod
-        elif hasattr(model, "get_base_model"):  # peft
-            model = model.get_base_model()
-        elif hasattr(model, "module") and not hasattr(model, "config"):
-            model = model.module
-        else:
-            return model
 
 
 def decoder_states(model, *, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask=None, **_):
@@ -157,9 +155,9 @@ def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Te
     ``batch`` holds ``input_ids``, ``attention_mask``, ``decoder_input_ids`` and ``labels``, and may list the target
     tokens' flat positions in ``loss_rows`` (the collator's). ``model`` is a transformers model, bare or wrapped after
     :func:`install_token_loss` (which a bare one gets here)."""
-    inputs = model_inputs(model, batch)
+    inputs, inner = model_inputs(model, batch), transformers_model(model)
     if teacher is not None and teacher.weight:  # distillation needs the student's whole distribution: logits
-        config = getattr(transformers_model(model), "config", None)
+        config = getattr(inner, "config", None)
         used = tokens_in_use(config) if config is not None else None  # a rounded-up vocabulary's extra rows left out
         logits = model(**inputs).logits[..., :used]
         with torch.no_grad():
@@ -170,8 +168,8 @@ def token_loss_sum(model, batch: dict, label_smoothing: float = 0.0, teacher: Te
             reduction="sum",
         )  # fmt: skip
         return (1 - teacher.weight) * gold + teacher.weight * soft_cross_entropy_sum(logits, target, labels)
-    if not getattr(transformers_model(model), INSTALLED, False):
-        if transformers_model(model) is not model:
+    if not getattr(inner, INSTALLED, False):
+        if inner is not model:
             raise TypeError("token_loss_sum: call mtkit.model.loss.install_token_loss(model) before wrapping it")
         install_token_loss(model)
     return model(**inputs, labels=batch["labels"], loss_rows=batch.get("loss_rows"), label_smoothing=label_smoothing)

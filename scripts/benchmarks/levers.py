@@ -23,7 +23,7 @@ from mtkit.model.flops import Architecture, peak_tflops
 from mtkit.model.loss import install_token_loss, model_inputs, token_loss_sum
 from mtkit.model.norms import fuse_t5_norms
 from mtkit.model.presets import preset_config
-from mtkit.model.vocab import mask_extra_rows, tokens_in_use
+from mtkit.model.vocab import KEY, mask_extra_rows, tokens_in_use
 
 #: Sentence lengths in subword tokens (log-normal: median, spread, longest): Multi30k EN-DE (~13 tokens, 25%
 #: padding at a multiple of 8) and WMT14 EN-DE (~28 tokens, a long tail), as the papers' BPE vocabularies cut them.
@@ -98,7 +98,7 @@ def build(workload: Workload, levers: Levers, weights: dict[str, torch.Tensor] |
         setattr(config, key, value)
     if not levers.vocab64 and tokens_in_use(config) != config.vocab_size:
         config.vocab_size = tokens_in_use(config)
-        delattr(config, "tokenizer_vocab_size")
+        delattr(config, KEY)
     model = AutoModelForSeq2SeqLM.from_config(config)
     if weights is not None:
         own = model.state_dict()
