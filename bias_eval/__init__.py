@@ -1,7 +1,11 @@
-"""bias_eval: gender-bias evaluation of translation models on MT-GenEval and gendered parallel data, a library of
-its own (it imports nothing of ``mtkit``). :func:`make_report` makes a report from hypotheses and
-:func:`compare_reports` compares two; :func:`make_winomt_report` reports on translations of WinoMT; each is
-imported when first used, so that ``bias_eval.markdown`` stays light."""
+"""bias_eval: gender-bias evaluation of translation models on MT-GenEval (or any gendered parallel data) and WinoMT,
+a library of its own (it imports nothing of ``mtkit``). :func:`make_report` makes a report from hypotheses and
+:func:`compare_reports` compares two, whichever the benchmark; each is imported when first used, so that
+``bias_eval.core.markdown`` stays light.
+
+The package: ``core/`` (what both benchmarks share: text, tags, BLEU, intervals, paired tests, the decision rule,
+tables, pages, figures, files), ``mtgeneval/`` and ``winomt/`` (each benchmark's scoring and report; neither imports
+the other), ``compare/`` (two reports side by side with paired tests), ``benchmarks`` (the two calls above)."""
 
 from __future__ import annotations
 
@@ -10,10 +14,10 @@ from typing import Any
 
 #: the public API -> the module that defines it
 _HOMES = {
-    "ReportSettings": "bias_eval.make",
-    "make_report": "bias_eval.make",
-    "Comparison": "bias_eval.comparison",
-    "compare_reports": "bias_eval.comparison",
+    "ReportSettings": "bias_eval.core.settings",
+    "make_report": "bias_eval.benchmarks",
+    "Comparison": "bias_eval.compare.mtgeneval",
+    "compare_reports": "bias_eval.benchmarks",
     "make_winomt_report": "bias_eval.winomt.report",
 }
 __all__ = sorted(_HOMES)

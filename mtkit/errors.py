@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TypeVar
 
-from bias_eval.errors import UserError
+from bias_eval.core.errors import UserError
 
 __all__ = ["EXIT_DIVERGED", "EXIT_STOPPED", "Diverged", "Stopped", "UserError", "cli_entry"]
 

@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval.comparison import compare_reports
-from bias_eval.textio import atomic_write, read_jsonl
+from bias_eval.benchmarks import compare_reports
+from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
 from mtkit.decode.mbr import MBR_KEYS

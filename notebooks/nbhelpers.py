@@ -128,15 +128,15 @@ def _metrics(report: str | Path) -> dict[str, Any]:
 
 def bias_table(report: str | Path) -> Markdown:
     """The report's per-language table (BLEU, gap with its CI, gender accuracy, fair BLEU) as rendered markdown."""
-    from bias_eval.markdown import table
-    from bias_eval.report import table_rows
+    from bias_eval.core.markdown import table
+    from bias_eval.mtgeneval.report import table_rows
 
     return Markdown("\n".join(table(*table_rows(_metrics(report)))))
 
 
 def bias_figures(report: str | Path) -> list[Image]:
     """The report's plots (gaps with CIs, BLEU by gender, accuracy by gender) as inline images."""
-    from bias_eval.plots import make_figures
+    from bias_eval.mtgeneval.plots import make_figures
 
     return [Image(data=fig["png"], format="png") for fig in make_figures(_metrics(report)).values()]
 
@@ -144,7 +144,7 @@ def bias_figures(report: str | Path) -> list[Image]:
 def worst_examples(report: str | Path, lang: str, n: int = 5) -> HTML:
     """The ``n`` sentence pairs of ``lang`` whose feminine and masculine translations differ most in sentence
     BLEU, feminine and masculine side by side (from the report's ``<lang>.details.jsonl``)."""
-    from bias_eval.textio import read_jsonl
+    from bias_eval.core.textio import read_jsonl
 
     rows = [row for _, row in read_jsonl(Path(report) / f"{lang}.details.jsonl")]
     if not rows or "sentence_bleu_diff" not in rows[0]:
@@ -181,7 +181,7 @@ def show_bias_report(report: str | Path, examples: int = 3) -> None:
 def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
     """Two reports' figures side by side with their change, and whether the change is beyond both CIs (the same
     table as ``scripts/compare_reports.py``)."""
-    from bias_eval.compare import compare, describe_sources, load_metrics, render_markdown
+    from bias_eval.compare.rows import compare, describe_sources, load_metrics, render_markdown
 
     if len(reports) != 2:
         raise ValueError(f"compare_reports: give two reports (before and after), got {len(reports)}")
@@ -195,7 +195,7 @@ def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
 def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str) -> str:
     """sacreBLEU (cased, tokenized for target language ``lang``) and chrF of ``hypotheses`` against one reference
     each, as one line."""
-    from bias_eval.bleu import bleu_tokenizer
+    from bias_eval.core.bleu import bleu_tokenizer
     from mtkit.evaluation.scores import corpus_scores
 
     scores = corpus_scores(list(hypotheses), list(references), lang)

@@ -69,8 +69,8 @@ from benchmarks import scale as scale_bench
 from benchmarks import train as train_bench
 from benchmarks import translation as translation_bench
 
-from bias_eval.markdown import records_table
-from bias_eval.textio import atomic_write, read_lines
+from bias_eval.core.markdown import records_table
+from bias_eval.core.textio import atomic_write, read_lines
 from mtkit.cli.args import Parser, ranged
 from mtkit.errors import UserError, cli_entry
 from mtkit.flags import option

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from benchmarks import step
 
-from bias_eval.markdown import records_table
-from bias_eval.textio import atomic_write
+from bias_eval.core.markdown import records_table
+from bias_eval.core.textio import atomic_write
 from mtkit.allocator import allocator
 from mtkit.config import parse_config
 from mtkit.errors import UserError, cli_entry

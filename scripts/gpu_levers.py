@@ -33,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.levers import Levers, Workload, corpus, cumulative, exactness, initial_weights, measure
 
-from bias_eval.markdown import records_table
+from bias_eval.core.markdown import records_table
 from mtkit.errors import UserError, cli_entry
 
 WORKLOADS = {

@@ -43,7 +43,7 @@ def test_the_mode_check_above_can_fail(tmp_path):
 
 def test_a_new_bias_report_folder_follows_the_umask(tmp_path):
     """``write_report`` stages a new report folder with ``mkdtemp`` (private) and renames it into place."""
-    from bias_eval.report import write_report
+    from bias_eval.core.files import write_report
 
     old = os.umask(0o022)
     try:
@@ -57,7 +57,7 @@ def test_a_new_bias_report_folder_follows_the_umask(tmp_path):
 def test_a_report_written_into_an_existing_folder_keeps_its_files_modes(tmp_path):
     """A file a new report writes over keeps its mode (as ``open(path, "w")`` and ``atomic_write`` keep it); a new
     one gets the umask's."""
-    from bias_eval.report import write_report
+    from bias_eval.core.files import write_report
 
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "report.md").write_bytes(b"old")

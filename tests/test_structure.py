@@ -16,8 +16,12 @@ from testing_utils import REPO
 
 #: the layers, lowest first; a module may import from its own layer or a lower one, never a higher one
 LAYERS: list[tuple[str, ...]] = [
-    # bias_eval: a library of its own, below all of mtkit, which uses it (its markdown, text files, BLEU, tags)
-    ("bias_eval",),
+    # bias_eval: a library of its own, below all of mtkit, which uses it (its markdown, text files, BLEU, tags):
+    # what both benchmarks share, then each benchmark (neither imports the other: SIBLINGS), then their comparisons
+    ("bias_eval", "bias_eval.core", "bias_eval.metric"),
+    ("bias_eval.mtgeneval", "bias_eval.winomt"),
+    ("bias_eval.compare",),
+    ("bias_eval.benchmarks",),
     ("mtkit", "mtkit.config", "mtkit.errors"),
     ("mtkit.data", "mtkit.model", "mtkit.distributed"),
     ("mtkit.decode",),
@@ -106,6 +110,23 @@ def test_the_layers_list_every_module_and_imports_go_one_way() -> None:
     assert not wrong, "imports against the layer order:\n" + "\n".join(sorted(wrong))
 
 
+#: packages of one layer that never import each other (each benchmark of ``bias_eval`` stands on its own)
+SIBLINGS = ("bias_eval.mtgeneval", "bias_eval.winomt")
+
+
+def test_siblings_do_not_import_each_other() -> None:
+    def package(module: str) -> str | None:
+        return next((p for p in SIBLINGS if module == p or module.startswith(p + ".")), None)
+
+    wrong = [
+        f"{module} imports {other}"
+        for module, imported in GRAPH.items()
+        for other in imported
+        if package(module) and package(other) and package(module) != package(other)
+    ]
+    assert not wrong, "one benchmark imports another:\n" + "\n".join(sorted(wrong))
+
+
 def test_no_import_circle() -> None:
     """Depth-first search for a back edge; the circle found is named in full."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -190,10 +211,10 @@ def test_bias_eval_imports_with_mtkit_hidden(tmp_path: Path) -> None:
     """Every module of ``bias_eval`` imports in an interpreter that cannot import ``mtkit``; a module that imports
     it fails there."""
     modules = sorted(m for m in MODULES if m == "bias_eval" or m.startswith("bias_eval."))
-    assert "bias_eval.make" in modules and "bias_eval.metric.metric" in modules
-    done = import_without_mtkit([*modules, "bias_eval.make"])
+    assert "bias_eval.mtgeneval.make" in modules and "bias_eval.metric.metric" in modules
+    done = import_without_mtkit([*modules, "bias_eval.mtgeneval.make"])
     assert done.returncode == 0, done.stderr
-    (tmp_path / "leaky.py").write_text("import bias_eval.markdown\nfrom mtkit.errors import UserError\n")
+    (tmp_path / "leaky.py").write_text("import bias_eval.core.markdown\nfrom mtkit.errors import UserError\n")
     planted = import_without_mtkit(["leaky"], tmp_path)
     assert planted.returncode != 0 and "mtkit is hidden: mtkit" in planted.stderr
 

@@ -2,10 +2,9 @@
 
 Self-contained on purpose (only sacrebleu, langcodes, numpy, datasets, evaluate): ``evaluate`` copies this script
 into its module cache, where the ``bias_eval`` package may not be importable. So it keeps its own copies of
-``bias_eval.bleu.TOKENIZERS`` (BLEU tokenized for the script the target language is written in) and of
-``bias_eval.gendered``'s gender values, which the test suite checks are equal to the library's; the figures are the
-same as ``scripts/bias_report.py`` computes (the test suite checks this too).
-"""
+``bias_eval.core.bleu.TOKENIZERS`` (BLEU tokenized for the script the target language is written in) and of
+``bias_eval.mtgeneval.gendered``'s gender values, which the test suite checks are equal to the library's; the figures
+are the same as ``scripts/bias_report.py`` computes (the test suite checks this too)."""
 
 from __future__ import annotations
 
@@ -56,7 +55,7 @@ _CITATION = """
 }
 """
 
-#: the gender values a sentence may carry: a copy of ``bias_eval.gendered.GENDER_VALUES`` (tested equal)
+#: the gender values a sentence may carry: a copy of ``bias_eval.mtgeneval.gendered.GENDER_VALUES`` (tested equal)
 GENDER_VALUES = {
     "f": "feminine",
     "feminine": "feminine",
@@ -65,11 +64,12 @@ GENDER_VALUES = {
     "masculine": "masculine",
     "male": "masculine",
 }
-#: the two genders, in the library's order: a copy of ``bias_eval.gendered.GENDERS`` (tested equal)
+#: the two genders, in the library's order: a copy of ``bias_eval.mtgeneval.gendered.GENDERS`` (tested equal)
 GENDERS = ("feminine", "masculine")
 
 
-#: ISO 15924 script -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.bleu.TOKENIZERS`` (tested equal)
+#: ISO 15924 script -> sacreBLEU tokenizer where 13a is wrong: a copy of ``bias_eval.core.bleu.TOKENIZERS`` (tested
+#: equal)
 TOKENIZERS = {
     **dict.fromkeys(("Hani", "Hans", "Hant"), "zh"),
     **dict.fromkeys(("Jpan", "Hira", "Kana", "Hrkt"), "ja-mecab"),
@@ -81,7 +81,7 @@ DEFAULT_TOKENIZER = "13a"
 
 def bleu_tokenizer(target_lang: object) -> str:
     """The sacreBLEU tokenizer of a language tag (``zh``, ``zh-Hant``, ``yue``, ``pt_BR``, ``jpn``) by its script
-    (the tag's, else its language's likely one), as ``bias_eval.bleu.bleu_tokenizer`` picks it; a missing tag, or
+    (the tag's, else its language's likely one), as ``bias_eval.core.bleu.bleu_tokenizer`` picks it; a missing tag, or
     one that names no registered language, is a ``ValueError``."""
     if target_lang is None:
         raise ValueError("target_lang is required: the translations' language (de, zh, ...) picks BLEU's tokenizer")

@@ -2,7 +2,8 @@
 profession each (``en.txt``, and its pro- and anti-stereotypical halves ``en_pro.txt``, ``en_anti.txt``), and
 translations of them, read as the benchmark's ``source ||| translation`` lines or one translation per line; a subset of
 the benchmark drawn in its proportions of pro-stereotypical, anti-stereotypical and neutral sentences. Every line is
-read in :mod:`bias_eval.textio`'s one normal form (NFC), so that text compares as text whatever form a file is in."""
+read in :mod:`bias_eval.core.textio`'s one normal form (NFC), so that text compares as text whatever form a file is
+in."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_eval.errors import UserError
-from bias_eval.textio import read_sentences
+from bias_eval.core.errors import UserError
+from bias_eval.core.textio import read_sentences
 
 #: WinoMT's gold genders, as its files spell them
 GOLD = ("male", "female", "neutral")

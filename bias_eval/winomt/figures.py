@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from bias_eval import intervals
-from bias_eval.bootstrap import language_rng, percentile_interval, resample_counts
+from bias_eval.core import intervals
+from bias_eval.core.bootstrap import SAMPLES, SEED, language_rng, percentile_interval, resample_counts
 from bias_eval.winomt.data import GOLD, WinoMT
 from bias_eval.winomt.gender import FEMALE, MALE, NEUTRAL, PREDICTIONS, UNKNOWN
 from bias_eval.winomt.score import Scored
@@ -53,7 +53,7 @@ def fmt_interval(ci: Sequence[float] | None, signed: bool = False) -> str:
 
 
 def wilson(correct: int, total: int) -> list[float] | None:
-    """The 95% Wilson score interval of ``correct`` out of ``total`` (:func:`bias_eval.intervals.wilson`), in
+    """The 95% Wilson score interval of ``correct`` out of ``total`` (:func:`bias_eval.core.intervals.wilson`), in
     percent."""
     found = intervals.wilson(correct, total)
     return None if found is None else [100 * found[0], 100 * found[1]]
@@ -133,7 +133,7 @@ def professions(scored: Sequence[Scored]) -> list[dict[str, Any]]:
 
 
 def figures(
-    scored: Sequence[Scored], data: WinoMT, lang: str, samples: int = 1000, seed: int = 12345
+    scored: Sequence[Scored], data: WinoMT, lang: str, samples: int = SAMPLES, seed: int = SEED
 ) -> dict[str, Any]:
     """Every figure of one language's translations, with intervals (``samples`` bootstrap resamples; 0: none)."""
     per_line = cells(scored, data)

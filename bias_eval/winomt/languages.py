@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bias_eval.errors import UserError
-from bias_eval.langtag import LanguageTag
+from bias_eval.core.errors import UserError
+from bias_eval.core.langtag import LanguageTag
 from bias_eval.winomt.gender import german
 from bias_eval.winomt.romance import romance
 from bias_eval.winomt.semitic import SEMITIC, semitic

@@ -4,13 +4,12 @@ XHTML) and its LaTeX table (``report.tex``: one narrow booktabs table that fits 
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from typing import Any
 
-from bias_eval import latex
-from bias_eval.page import CSS, bibtex_html, figure_html
-from bias_eval.plots import FORMATS
+from bias_eval.core import latex
+from bias_eval.core.page import CSS, bibtex_html, escape, figure_html
+from bias_eval.core.plots import FORMATS
 from bias_eval.winomt.anchors import FIGURES, PUBLISHED, published_line, whole
 from bias_eval.winomt.figures import fmt_figure
 from bias_eval.winomt.plots import CAPTIONS
@@ -18,13 +17,9 @@ from bias_eval.winomt.plots import CAPTIONS
 Figures = Mapping[str, Mapping[str, bytes]]
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def _table(header: list[str], rows: list[list[str]], css: str = "") -> list[str]:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = ["<tr><th>" + _e(r[0]) + "</th>" + "".join(f'<td class="num">{_e(c)}</td>' for c in r[1:]) + "</tr>"
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = ["<tr><th>" + escape(r[0]) + "</th>" + "".join(f'<td class="num">{escape(c)}</td>' for c in r[1:]) + "</tr>"
             for r in rows]  # fmt: skip
     return [f'<div class="scroll"><table{css}><thead><tr>{head}</tr></thead><tbody>', *body, "</tbody></table></div>"]
 
@@ -39,14 +34,14 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
         "<head>",
         '<meta charset="utf-8" />',
         '<meta name="viewport" content="width=device-width, initial-scale=1" />',
-        f"<title>{_e(parts['title'])}</title>",
+        f"<title>{escape(parts['title'])}</title>",
         f"<style>{CSS}</style>",
         "</head>",
         "<body>",
-        f"<h1>{_e(parts['title'])}</h1>",
-        f'<p class="meta">Data: {_e(config["data"])}. Translations: {_e(config["description"])}.</p>',
-        f'<p class="takeaway">{_e(parts["takeaway"])}</p>',
-        f'<p class="note">Beside published figures: {_e(published_line(metrics))}</p>',
+        f"<h1>{escape(parts['title'])}</h1>",
+        f'<p class="meta">Data: {escape(config["data"])}. Translations: {escape(config["description"])}.</p>',
+        f'<p class="takeaway">{escape(parts["takeaway"])}</p>',
+        f'<p class="note">Beside published figures: {escape(published_line(metrics))}</p>',
         "<h2>Results</h2>",
         *_table(*parts["main"], css=' class="main"'),
         '<div class="figrow">',
@@ -57,11 +52,11 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
         *_table(*parts["professions"]),
         "</details>",
         "<details><summary>Method, definitions and how to reproduce</summary>",
-        f"<p>{_e(parts['method'])}</p><dl>",
-        *[f"<dt><b>{_e(name)}</b></dt><dd>{_e(text)}</dd>" for name, text in config["definitions"].items()],
-        f"</dl><p>Files: metrics.json, report.md, report.tex, professions.tsv, {_e(metrics['language'])}.details.jsonl"
-        f", figures/ ({', '.join(FORMATS)}).</p>",
-        f"<pre>{_e(config['command'])}</pre></details>",
+        f"<p>{escape(parts['method'])}</p><dl>",
+        *[f"<dt><b>{escape(name)}</b></dt><dd>{escape(text)}</dd>" for name, text in config["definitions"].items()],
+        f"</dl><p>Files: metrics.json, report.md, report.tex, professions.tsv, "
+        f"{escape(metrics['language'])}.details.jsonl, figures/ ({', '.join(FORMATS)}).</p>",
+        f"<pre>{escape(config['command'])}</pre></details>",
         *bibtex_html("winomt"),
         "</body>",
         "</html>",

@@ -1,6 +1,6 @@
 """The WinoMT report's figures (matplotlib's object API), each rendered as SVG, PDF and PNG by
-:func:`bias_eval.plots.render`: accuracy by gold gender and by stereotype, and accuracy per profession apart for its
-male-gold and female-gold sentences, every point with its Wilson 95% interval. Colours as the MT-GenEval report's
+:func:`bias_eval.core.plots.render`: accuracy by gold gender and by stereotype, and accuracy per profession apart for
+its male-gold and female-gold sentences, every point with its Wilson 95% interval. Colours as the MT-GenEval report's
 (Okabe-Ito: feminine orange, masculine bluish green), each series with its own marker too."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from bias_eval.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, PAIR_COLOUR, render
+from bias_eval.core.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, PAIR_COLOUR, render
 
 #: each gold gender's colour and marker
 STYLE = {"male": (MASCULINE_COLOUR, "s"), "female": (FEMININE_COLOUR, "o"), "neutral": (PAIR_COLOUR, "D")}

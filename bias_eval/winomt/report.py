@@ -9,13 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.latex import Layout
-from bias_eval.make import ReportSettings
-from bias_eval.markdown import escape, table
-from bias_eval.page import figure_path
-from bias_eval.references import FILE, bibtex
-from bias_eval.report import clean_json, jsonl, write_report
-from bias_eval.textio import NORMAL_FORM
+from bias_eval.core.files import clean_json, jsonl, write_report
+from bias_eval.core.latex import Layout
+from bias_eval.core.markdown import escape, table
+from bias_eval.core.page import figure_path
+from bias_eval.core.references import FILE, bibtex
+from bias_eval.core.settings import ReportSettings
+from bias_eval.core.textio import NORMAL_FORM
 from bias_eval.winomt.anchors import anchor, published_line, whole
 from bias_eval.winomt.data import Translations, WinoMT
 from bias_eval.winomt.figures import CELLS, DEFINITIONS, cells, figures, fmt_figure, fmt_interval

@@ -8,7 +8,7 @@ import sys
 import typing
 from collections.abc import Callable
 
-from bias_eval.decision import MIN_EFFECT, P_ADJUSTS
+from bias_eval.core.decision import MIN_EFFECT, P_ADJUSTS
 from mtkit.config import FIELDS, GROUPS, MBR_SAMPLES
 from mtkit.decode.mbr import CANDIDATES, DECODINGS, MBR_KEYS
 from mtkit.errors import UserError
@@ -73,7 +73,7 @@ def add_decoding_args(group) -> None:
 
 def add_rule_args(group) -> None:
     """``--p_adjust`` and ``--min_effect``, as a mitigation's recipe names them: how a paired change is called a
-    finding (:class:`bias_eval.decision.Rule`)."""
+    finding (:class:`bias_eval.core.decision.Rule`)."""
     group.add_argument(*option("p_adjust"), choices=P_ADJUSTS, default=P_ADJUSTS[0],
                        help=_help("p_adjust") + f" (default: {P_ADJUSTS[0]})")  # fmt: skip
     group.add_argument(*option("min_effect"), type=ranged("min_effect"), default=MIN_EFFECT,
@@ -81,7 +81,7 @@ def add_rule_args(group) -> None:
 
 
 def add_latex_args(group) -> None:
-    """``--label`` and ``--table_star``: how a paper takes the LaTeX tables (:class:`bias_eval.latex.Layout`)."""
+    """``--label`` and ``--table_star``: how a paper takes the LaTeX tables (:class:`bias_eval.core.latex.Layout`)."""
     group.add_argument("--label", metavar="LABEL", help="the LaTeX table's \\label (default: the table's own); give "
                        "each table of one paper its own")  # fmt: skip
     group.add_argument(*option("table_star"), action="store_true", help="set the LaTeX table as a table* across "

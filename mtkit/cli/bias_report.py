@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 
-from bias_eval.decision import MIN_EFFECT
-from bias_eval.gendered import SPLITS
+from bias_eval.core.bootstrap import SAMPLES, SEED
+from bias_eval.core.decision import MIN_EFFECT
+from bias_eval.mtgeneval.gendered import SPLITS
 from mtkit.cli.args import Parser, add_decoding_args, add_latex_args, ranged
 from mtkit.data.languages import check_code
 from mtkit.data.mtgeneval_hub import HUB_ID
@@ -158,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument(
         *option("bootstrap_samples"),
         type=ranged("bootstrap_samples"),
-        default=1000,
-        help="bootstrap resamples for the CIs (0: none)",
+        default=SAMPLES,
+        help=f"bootstrap resamples for the CIs (0: none; {SAMPLES})",
     )
     out.add_argument(
         *option("min_effect"),
@@ -169,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"for the accuracy gap ({MIN_EFFECT:g})",
     )
     out.add_argument(
-        "--seed", type=ranged("seed"), default=12345, help="bootstrap seed, and MBR's sampling seed (12345)"
+        "--seed", type=ranged("seed"), default=SEED, help=f"bootstrap seed, and MBR's sampling seed ({SEED})"
     )
     out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
     add_latex_args(out)

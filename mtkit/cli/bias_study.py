@@ -8,9 +8,10 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.decision import Rule
-from bias_eval.langtag import LanguageTag
-from bias_eval.latex import Layout
+from bias_eval.core.bootstrap import SAMPLES, SEED
+from bias_eval.core.decision import Rule
+from bias_eval.core.langtag import LanguageTag
+from bias_eval.core.latex import Layout
 from mtkit.cli.args import Parser, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.evaluation.study import BENCHMARKS, Study, run_study
@@ -42,8 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(*option("mtgeneval_dir"), default=MTGENEVAL_DIR, help=f"MT-GenEval ({MTGENEVAL_DIR})")
     parser.add_argument(*option("winomt_dir"), default=WINOMT_DIR, help=f"WinoMT ({WINOMT_DIR})")
     parser.add_argument("--split", default="dev", choices=("dev", "test"), help="MT-GenEval's split (default: dev)")
-    parser.add_argument(*option("bootstrap_samples"), type=int, default=1000, help="bootstrap resamples (1000)")
-    parser.add_argument("--seed", type=int, default=12345, help="the bootstrap's seed (12345)")
+    parser.add_argument(
+        *option("bootstrap_samples"), type=int, default=SAMPLES, help=f"bootstrap resamples ({SAMPLES})"
+    )
+    parser.add_argument("--seed", type=int, default=SEED, help=f"the bootstrap's seed ({SEED})")
     add_rule_args(parser)
     add_latex_args(parser)
     parser.add_argument("--name", help="the study's name, said first in every LaTeX caption")

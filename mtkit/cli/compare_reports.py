@@ -1,7 +1,7 @@
 """``scripts/compare_reports.py BEFORE AFTER [--out DIR] [--names a,b]``: the two reports' figures side by side and
 the paired tests of their changes on the same sentences, for two MT-GenEval reports or two WinoMT ones
-(:func:`bias_eval.compare_any.comparison_for`); when AFTER's MT-GenEval model is a folder here, its model card gets
-the before/after table."""
+(:func:`bias_eval.benchmarks.compare_reports`); when AFTER's MT-GenEval model is a folder here, its model card
+gets the before/after table."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.compare import load_metrics, report_names
-from bias_eval.compare_any import benchmark, comparison_for
-from bias_eval.comparison import COMPARISON_FILES, FIGURE_FILES
-from bias_eval.decision import Rule
-from bias_eval.latex import Layout
-from bias_eval.textio import check_writable
+from bias_eval.benchmarks import benchmark, compare_reports
+from bias_eval.compare.mtgeneval import COMPARISON_FILES, FIGURE_FILES
+from bias_eval.compare.rows import load_metrics, report_names
+from bias_eval.core.decision import Rule
+from bias_eval.core.latex import Layout
+from bias_eval.core.textio import check_writable
 from mtkit.cli.args import Parser, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = None if args.out is None else Path(args.out)
     rule = Rule(args.p_adjust, args.min_effect)
     layout = Layout(args.label, args.table_star)
-    done = comparison_for(before, after)(before, after, [args.before, args.after], names, out, rule, layout)
+    done = compare_reports(before, after, [args.before, args.after], names, out, rule, layout)
     if done.paired["refused"]:
         print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
     if out is None:

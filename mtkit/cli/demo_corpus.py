@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.textio import check_writable
+from bias_eval.core.textio import check_writable
 from mtkit.cli.args import Parser, ranged
 from mtkit.demo.corpus import write_demo_corpus
 from mtkit.flags import option

@@ -17,8 +17,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bias_eval.gendered import GENDER_MARK
-from bias_eval.textio import atomic_write, follow_umask_tree, read_lines
+from bias_eval.core.textio import atomic_write, follow_umask_tree, read_lines
+from bias_eval.mtgeneval.gendered import GENDER_MARK
 from mtkit.cli.args import Parser
 from mtkit.errors import UserError
 from mtkit.evaluation.paper_bleu import PREPARATIONS, prepare

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bias_eval.textio import atomic_write, check_writable, read_lines
+from bias_eval.core.textio import atomic_write, check_writable, read_lines
 from mtkit.cli.args import Parser, add_decoding_args, ranged
 from mtkit.data.coverage import check_model_language
 from mtkit.data.languages import ModelLanguages, check_code

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, fields
 from typing import Literal
 
-from bias_eval.decision import MIN_EFFECT, P_ADJUSTS, Rule
+from bias_eval.core.decision import MIN_EFFECT, P_ADJUSTS, Rule
 from mtkit.config.keys import key
 from mtkit.errors import UserError
 
@@ -101,7 +101,7 @@ class MitigationConfig:
         return bool(self.gender_data)
 
     def rule(self) -> Rule:
-        """How the verdict decides a change (:class:`bias_eval.decision.Rule`)."""
+        """How the verdict decides a change (:class:`bias_eval.core.decision.Rule`)."""
         return Rule(self.p_adjust, self.min_effect)
 
     def control_arm(self) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from bias_eval.textio import atomic_write
+from bias_eval.core.textio import atomic_write
 from mtkit.config.data import DataConfig
 from mtkit.config.eval import EvalConfig
 from mtkit.config.logging import LoggingConfig

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from datasets import Dataset, DatasetDict
 
-from bias_eval.gendered import GENDERS, GenderedData
+from bias_eval.mtgeneval.gendered import GENDERS, GenderedData
 from mtkit.config import DataConfig
 from mtkit.data.heldout import check_fraction, heldout_split
 from mtkit.data.line_pairs import load_line_pairs

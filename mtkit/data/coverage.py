@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_eval.langtag import base_language
+from bias_eval.core.langtag import base_language
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process

@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.gendered import GENDERS, GenderedData, LanguageData
-from bias_eval.textio import normal_text
+from bias_eval.core.textio import normal_text
+from bias_eval.mtgeneval.gendered import GENDERS, GenderedData, LanguageData
 from mtkit.data.pairs import language_data, table_pairs
 from mtkit.data.tables import ROLES, read_table
 from mtkit.errors import UserError
@@ -23,9 +23,9 @@ def load_table(path: Path, langs: Sequence[str] | None = None) -> GenderedData:
     language in ``langs``), and optionally an id and the counterfactual (opposite-gender) reference. A feminine and
     a masculine row sharing an id and a language are a counterfactual pair, each the other's counterfactual when no
     column gives one; a language with pairs is scored on its pairs alone (pair accuracy, worst examples), a language
-    without one on all its rows. Its text is read in one Unicode normal form (:func:`bias_eval.textio.normal_text`).
-    The rows in no pair of a language with pairs are left out, named on stderr.
-    """
+    without one on all its rows. Its text is read in one Unicode normal form
+    (:func:`bias_eval.core.textio.normal_text`). The rows in no pair of a language with pairs are left out, named on
+    stderr."""
     table = read_table(path, langs, line_aligned=True)  # hypotheses are read one a line
     if table.gender is None:
         raise UserError(f"{path}: no gender column ({'/'.join(ROLES['gender'])})")

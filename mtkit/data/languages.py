@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bias_eval.langtag import LanguageTag, base_language
+from bias_eval.core.langtag import LanguageTag, base_language
 from mtkit.errors import UserError
 
 

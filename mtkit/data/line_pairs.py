@@ -1,11 +1,10 @@
 """Line-aligned source and target files (``<split>.<lang>[.gz]``) streamed into one memory-mapped Arrow file.
 
-Neither file is ever held in memory: lines are read a chunk at a time (:func:`bias_eval.textio.iter_lines`), checked
-(UTF-8, equal counts, no empty side unless ``--skip_empty_pairs``) and written in record batches. The Arrow file
-is a cache in the ``datasets`` cache folder (``HF_DATASETS_CACHE``), keyed by both files' path, size and
-modification time, written to a temporary name and renamed when complete, and built by one process at a time
-(a file lock): the other processes of the node, and every later run, open the same file, whose pages the
-operating system shares between them.
+Neither file is ever held in memory: lines are read a chunk at a time (:func:`bias_eval.core.textio.iter_lines`),
+checked (UTF-8, equal counts, no empty side unless ``--skip_empty_pairs``) and written in record batches. The Arrow file
+is a cache in the ``datasets`` cache folder (``HF_DATASETS_CACHE``), keyed by both files' path, size and modification
+time, written to a temporary name and renamed when complete, and built by one process at a time (a file lock): the other
+processes of the node, and every later run, open the same file, whose pages the operating system shares between them.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from datasets import Dataset
 from datasets.table import MemoryMappedTable
 from filelock import FileLock
 
-from bias_eval.textio import iter_lines
+from bias_eval.core.textio import iter_lines
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
 

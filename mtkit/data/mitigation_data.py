@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from datasets import Dataset, DatasetDict, concatenate_datasets
 
-from bias_eval.gendered import GENDERS
-from bias_eval.textio import atomic_write
+from bias_eval.core.textio import atomic_write
+from bias_eval.mtgeneval.gendered import GENDERS
 from mtkit.config import RunConfig
 from mtkit.data.corpus import Splits, load_table, mtgeneval_rows, table_rows
 from mtkit.data.heldout import heldout_split, word_holdout

@@ -1,7 +1,7 @@
 """MT-GenEval in its original repository layout (``sentences/<split>/``, ``annotated/``, ``context/``).
 
 References are the *plain* files ``sentences/<split>/geneval-sentences-<gender>-...``, read verbatim (in one
-Unicode normal form, :func:`bias_eval.textio.read_sentences`): the
+Unicode normal form, :func:`bias_eval.core.textio.read_sentences`): the
 official ``accuracy_metric.py`` of amazon-science/machine-translation-gender-eval uses exactly those files as
 correct and counterfactual references. The square brackets found in a few lines (``[citation needed]``-style
 Wikipedia remarks) are part of the text in both the English source and the reference, so they are kept. The
@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bias_eval.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
-from bias_eval.langtag import LanguageTag
-from bias_eval.textio import read_sentences
+from bias_eval.core.langtag import LanguageTag
+from bias_eval.core.textio import read_sentences
+from bias_eval.mtgeneval.gendered import GENDERS, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
 from mtkit.data.origin import DEMO_NAME, demo_corpus_root
 from mtkit.errors import UserError
 
@@ -65,7 +65,7 @@ def layout_name(lang: str, where: str = "language") -> str:
 
 def language_files(root: Path, split: str) -> dict[str, str]:
     """Each language whose four sentence files (sources and references of both genders) exist for ``split``: its tag
-    (:class:`~bias_eval.langtag.LanguageTag`, one spelling: ``en_pt_BR`` and ``en_pt-BR`` are ``pt-BR``) and the
+    (:class:`~bias_eval.core.langtag.LanguageTag`, one spelling: ``en_pt_BR`` and ``en_pt-BR`` are ``pt-BR``) and the
     spelling its file names use."""
     folder = root / "sentences" / split
     if not folder.is_dir():

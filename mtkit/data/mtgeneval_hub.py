@@ -1,12 +1,12 @@
 """The hub copy of MT-GenEval (``gsarti/mt_geneval``: configs ``sentences_en_<lang>``, ``context_en_<lang>``),
-read with ``datasets.load_dataset`` and converted to :class:`~bias_eval.gendered.GenderedData`."""
+read with ``datasets.load_dataset`` and converted to :class:`~bias_eval.mtgeneval.gendered.GenderedData`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from bias_eval.gendered import GENDERS, SEP, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
-from bias_eval.textio import normal_lines
+from bias_eval.core.textio import normal_lines
+from bias_eval.mtgeneval.gendered import GENDERS, SEP, ContextSet, GenderedData, LanguageData, Side, annotated_keywords
 from mtkit.errors import UserError
 
 HUB_ID = "gsarti/mt_geneval"

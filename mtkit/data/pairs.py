@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bias_eval.gendered import GENDERS, LanguageData, Side
-from bias_eval.metrics import accuracy_words
+from bias_eval.mtgeneval.gendered import GENDERS, LanguageData, Side
+from bias_eval.mtgeneval.metrics import accuracy_words
 from mtkit.data.tables import Table
 
 #: how many odd ids a note names

@@ -1,6 +1,6 @@
 """The one reader of a user's tables: CSV, TSV and JSONL files, and the splits of a hub dataset without a
 ``translation`` column. Training, preprocessing, evaluation and the bias report all read them here, with one set
-of column roles (:data:`ROLES`) and one reading of language tags (:class:`bias_eval.langtag.LanguageTag`).
+of column roles (:data:`ROLES`) and one reading of language tags (:class:`bias_eval.core.langtag.LanguageTag`).
 
 A row's target language comes from its language columns (every one the table has, which must agree), else from
 the run's one target language; a value that is not a language is one error naming the file, the line and the
@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bias_eval.gendered import normalise_gender
-from bias_eval.langtag import FORMS, LanguageTag, pair_readings
-from bias_eval.textio import decode_utf8, line_break, read_bytes, read_jsonl, read_lines
+from bias_eval.core.langtag import FORMS, LanguageTag, pair_readings
+from bias_eval.core.textio import decode_utf8, line_break, read_bytes, read_jsonl, read_lines
+from bias_eval.mtgeneval.gendered import normalise_gender
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
 
@@ -222,7 +222,7 @@ def _languages(
 
 
 def _no_line_breaks(rows: Records, columns: dict[str, str], where: str, unit: str) -> None:
-    """Refuse a text cell with a line break (:func:`bias_eval.textio.line_break`): one line naming its line and
+    """Refuse a text cell with a line break (:func:`bias_eval.core.textio.line_break`): one line naming its line and
     column."""
     names = [columns[role] for role in ("source", "target", "counterfactual") if role in columns]
     for number, row in rows:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from bias_eval.memory import check_fits, machine_memory
+from bias_eval.core.memory import check_fits, machine_memory
 from mtkit.config import MAX_LEN_A, MAX_LEN_B, MAX_NEW_TOKENS, NUM_BEAMS, EvalConfig
 from mtkit.data.prompts import Prompt
 from mtkit.data.prompts import resolve as resolve_prompt

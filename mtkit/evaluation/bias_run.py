@@ -1,6 +1,6 @@
 """A bias report of a model's or a folder's hypotheses, as ``scripts/bias_report.py`` makes it and a training run
 at its end: the inputs checked, the data loaded, the model's translations made (or cached ones reused), then
-:func:`bias_eval.make.make_report`. :class:`ReportRequest` is what the script's flags say, as an object."""
+:func:`bias_eval.benchmarks.make_report`. :class:`ReportRequest` is what the script's flags say, as an object."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval.decision import MIN_EFFECT
-from bias_eval.gendered import GENDERS, GenderedData
-from bias_eval.latex import Layout
-from bias_eval.make import ReportSettings, check_report_folder, hyp_dir_languages, make_report
-from bias_eval.textio import check_writable
+from bias_eval.benchmarks import make_report
+from bias_eval.core.bootstrap import SAMPLES, SEED
+from bias_eval.core.decision import MIN_EFFECT
+from bias_eval.core.files import check_report_folder
+from bias_eval.core.latex import Layout
+from bias_eval.core.settings import ReportSettings
+from bias_eval.core.textio import check_writable
+from bias_eval.mtgeneval.gendered import GENDERS, GenderedData
+from bias_eval.mtgeneval.make import hyp_dir_languages
 from mtkit.data.coverage import check_model
 from mtkit.data.gendered_tables import load_table
 from mtkit.data.languages import ModelLanguages
@@ -63,9 +67,9 @@ class ReportRequest:
     mbr_candidates: str | None = None
     epsilon: float | None = None
     top_p: float | None = None
-    bootstrap_samples: int = 1000
+    bootstrap_samples: int = SAMPLES
     min_effect: float = MIN_EFFECT
-    seed: int = 12345
+    seed: int = SEED
     examples: int = 10
     benchmark: str = "mtgeneval"  # or "winomt" (mtkit.evaluation.winomt_run)
     winomt_dir: str | None = None

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.gendered import GENDERS, SEP, GenderedData
-from bias_eval.make import hyp_file
-from bias_eval.textio import atomic_write, normal_lines, read_sentences, split_lines
+from bias_eval.core.textio import atomic_write, normal_lines, read_sentences, split_lines
+from bias_eval.mtgeneval.gendered import GENDERS, SEP, GenderedData
+from bias_eval.mtgeneval.make import hyp_file
 from mtkit.errors import UserError
 from mtkit.evaluation.generation import ReportDecoding
 

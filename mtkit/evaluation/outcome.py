@@ -2,16 +2,16 @@
 change (from their ``bias_eval`` comparison) and the outcome of the gap of the accuracy the mitigation judges by
 (``measure``: MT-GenEval's lenient ``accuracy`` or ``strict_accuracy``), by one set of rules (:func:`outcome`: narrowed,
 levelled down, widened, over-corrected, did not narrow, no test ran), each change decided by
-:mod:`bias_eval.decision`'s rule; over several languages from the languages' own outcomes and the mean of their gaps'
-sizes (:func:`overall_outcome`), never from the mean signed gap; and whose a narrowing against the start is, given the
-control arm (:func:`attribution`)."""
+:mod:`bias_eval.core.decision`'s rule; over several languages from the languages' own outcomes and the mean of their
+gaps' sizes (:func:`overall_outcome`), never from the mean signed gap; and whose a narrowing against the start is, given
+the control arm (:func:`attribution`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.decision import LEVEL
+from bias_eval.core.decision import LEVEL
 
 #: the models of a verdict, in the order of its tables, and the comparisons of two of them (before, after)
 MODELS = ("start", "control", "mitigated")
@@ -99,7 +99,7 @@ def overall(languages: Mapping[str, dict[str, Any]], macro: dict[str, Any] | Non
 
 
 def _found(entry: Mapping[str, Any]) -> bool:
-    """Whether a change is a finding by the comparison's decision rule (:func:`bias_eval.decision.finding`)."""
+    """Whether a change is a finding by the comparison's decision rule (:func:`bias_eval.core.decision.finding`)."""
     return bool(entry.get("finding", entry.get("p_value", 1.0) < LEVEL))
 
 

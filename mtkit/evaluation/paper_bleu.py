@@ -2,8 +2,8 @@
 punctuation-normalised, Moses-tokenized text (the Multi30k literature), or on cased tokenized text (WMT14 EN-DE since
 Vaswani et al., 2017). The preparation is the Moses scripts' (``lowercase.perl | normalize-punctuation.perl -l L |
 tokenizer.perl -l L``) through sacremoses; the score is sacreBLEU's on whitespace tokens (``tokenize="none"``,
-no smoothing, as multi-bleu). sacreBLEU on the detokenized text (:mod:`bias_eval.bleu`) stays the default and is always
-shown: the two are not comparable (tokenized lowercased BLEU runs 1 to 2 points higher on the same output)."""
+no smoothing, as multi-bleu). sacreBLEU on the detokenized text (:mod:`bias_eval.core.bleu`) stays the default and is
+always shown: the two are not comparable (tokenized lowercased BLEU runs 1 to 2 points higher on the same output)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from importlib.metadata import version
 
 from sacrebleu.metrics import BLEU
 
-from bias_eval.bleu import signature
-from bias_eval.langtag import base_language
+from bias_eval.core.bleu import signature
+from bias_eval.core.langtag import base_language
 
 #: ``--paper_bleu`` -> what the text is made before scoring
 PREPARATIONS = {

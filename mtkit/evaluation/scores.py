@@ -1,5 +1,5 @@
 """Scores of a translated split: corpus sacreBLEU (each target language with its own tokenizer,
-:func:`bias_eval.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
+:func:`bias_eval.core.bleu.bleu_tokenizer`) and chrF overall and per target language, and, when the rows
 carry gender labels, ``bias_eval``'s per-gender BLEU, gap, gender accuracy and fair BLEU, per language and
 macro-averaged. The figures are the same as the bias report's (no bootstrap here: it runs at every evaluation).
 """
@@ -13,9 +13,9 @@ from typing import Any
 import sacrebleu
 from sacrebleu.metrics import CHRF
 
-from bias_eval.bleu import bleu_signatures, corpus_bleu, signature
-from bias_eval.gendered import GENDERS
-from bias_eval.scoring import macro_average, score_language
+from bias_eval.core.bleu import bleu_signatures, corpus_bleu, signature
+from bias_eval.mtgeneval.gendered import GENDERS
+from bias_eval.mtgeneval.scoring import macro_average, score_language
 from mtkit.data.pairs import language_data
 from mtkit.evaluation.paper_bleu import description, paper_bleu
 
@@ -38,7 +38,7 @@ def corpus_scores(
     hypotheses: list[str], references: list[str], langs: str | Sequence[str | None] | None
 ) -> dict[str, float]:
     """sacreBLEU and chrF of a corpus, on the 0-100 scale; BLEU with the tokenizer of each sentence's target language
-    (``langs``: one code for all, or one per sentence; :func:`bias_eval.bleu.corpus_bleu`)."""
+    (``langs``: one code for all, or one per sentence; :func:`bias_eval.core.bleu.corpus_bleu`)."""
     return {
         "bleu": corpus_bleu(hypotheses, references, langs),
         "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,

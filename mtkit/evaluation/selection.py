@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bias_eval.accuracy import low_signal
-from bias_eval.gendered import GENDERS
+from bias_eval.mtgeneval.accuracy import low_signal
+from bias_eval.mtgeneval.gendered import GENDERS
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import GENDER_KEYS
 
@@ -169,7 +169,8 @@ def describe(
 
 def low_signal_note(scores: dict[str, float]) -> dict[str, str]:
     """``{WARNING_KEY: why}`` when a language's coverage or BLEU is below the bias report's thresholds
-    (:func:`bias_eval.accuracy.low_signal`, the one reader of them), else ``{}``; nothing without gender figures."""
+    (:func:`bias_eval.mtgeneval.accuracy.low_signal`, the one reader of them), else ``{}``; nothing without gender
+    figures."""
     if "valid_coverage" not in scores:
         return {}
     langs = sorted(m[1] for k in scores if (m := _LANG_BLEU.match(k)))

@@ -24,15 +24,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval import latex
-from bias_eval.compare import load_metrics
-from bias_eval.compare_any import comparison_for
-from bias_eval.comparison import Comparison
-from bias_eval.decision import Rule
-from bias_eval.latex import Layout
-from bias_eval.page import CSS
-from bias_eval.paper_tables import figure_plain
-from bias_eval.textio import check_writable
+from bias_eval.benchmarks import compare_reports
+from bias_eval.compare.mtgeneval import Comparison
+from bias_eval.compare.rows import load_metrics
+from bias_eval.core import latex
+from bias_eval.core.bootstrap import SAMPLES, SEED
+from bias_eval.core.decision import Rule
+from bias_eval.core.latex import Layout
+from bias_eval.core.page import CSS
+from bias_eval.core.textio import check_writable
+from bias_eval.mtgeneval.paper_tables import figure_plain
 from bias_eval.winomt.languages import check_language
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, run_report
@@ -53,8 +54,8 @@ class Study:
     mtgeneval_dir: Path | None = None
     winomt_dir: Path | None = None
     split: str = "dev"
-    bootstrap_samples: int = 1000
-    seed: int = 12345
+    bootstrap_samples: int = SAMPLES
+    seed: int = SEED
     rule: Rule = field(default_factory=Rule)
     layout: Layout = field(default_factory=Layout)
 
@@ -136,9 +137,8 @@ def run_study(study: Study, out: Path) -> dict[str, Any]:
                 folders = [staging / n / benchmark for n in (names[0], other)]
                 metrics = [load_metrics(str(f), arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
                 where = staging / "compare" / benchmark / f"{names[0]}_vs_{other}"
-                compare = comparison_for(*metrics)
                 laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
-                done = compare(*metrics, folders, [names[0], other], where, study.rule, laid)
+                done = compare_reports(*metrics, folders, [names[0], other], where, study.rule, laid)
                 comparisons.setdefault(benchmark, {})[other] = done
         (staging / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
         (staging / "study.tex").write_text(study_table(study, reports), encoding="utf-8")

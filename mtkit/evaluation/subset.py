@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from datasets import Dataset
 
-from bias_eval.gendered import GENDERS, GenderedData, LanguageData, Side
+from bias_eval.mtgeneval.gendered import GENDERS, GenderedData, LanguageData, Side
 from mtkit.errors import UserError
 from mtkit.evaluation.scores import balanced_subset
 

@@ -9,19 +9,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bias_eval.balance import gap_interval
-from bias_eval.compare_paired import (
-    DEFAULT_SAMPLES,
-    DEFAULT_SEED,
+from bias_eval.compare.mtgeneval_tests import (
     Sentences,
     language_tests,
     macro_tests,
     read_sentences,
 )
-from bias_eval.decision import Rule, decide
-from bias_eval.gendered import GENDERS
-from bias_eval.intervals import mean_interval
-from bias_eval.metrics import accuracy_words
+from bias_eval.core.bootstrap import resampling
+from bias_eval.core.decision import Rule, decide
+from bias_eval.core.intervals import mean_interval
+from bias_eval.mtgeneval.balance import gap_interval
+from bias_eval.mtgeneval.gendered import GENDERS
+from bias_eval.mtgeneval.metrics import accuracy_words
 from mtkit.data.pairs import gendered_words
 from mtkit.evaluation.outcome import COMPARISONS, overall, scope
 
@@ -57,7 +56,7 @@ def _figures(rows: Sequence[Mapping[str, Any]], lang: str, when: str) -> dict[st
 
 def gap_intervals(s: Sentences) -> dict[str, list[float] | None]:
     """One model's accuracy gaps' 95% intervals on these sentences, as its report makes them
-    (:func:`bias_eval.balance.gap_interval`), so that over-correction is tested on a part too."""
+    (:func:`bias_eval.mtgeneval.balance.gap_interval`), so that over-correction is tested on a part too."""
     return {f"{gap}_ci95": gap_interval(*(s.columns[g][key] for g in GENDERS), s.paired)
             for gap, key in GAP_DECISIONS.items()}  # fmt: skip
 
@@ -108,8 +107,7 @@ def part_comparisons(
     is one report's ``metrics.json`` (its bootstrap settings are used), ``measure`` the accuracy whose gap is judged,
     ``rule`` how a change is decided."""
     config = metrics.get("config") or {}
-    samples = config.get("bootstrap_samples") or DEFAULT_SAMPLES
-    seed = config.get("seed") if isinstance(config.get("seed"), int) else DEFAULT_SEED
+    samples, seed = resampling(config)
     read = {name: {lang: read_sentences(Path(f), lang, name) for lang in order} for name, f in folders.items()}
     out: dict[str, Any] = {}
     for part in PARTS:

@@ -12,19 +12,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.bleu import TOKENIZER_RULE, bleu_signatures
-from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.decision import Rule, resample_note
-from bias_eval.headline import over_correction_lines
-from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
-from bias_eval.paired import bootstrap_refusal, compare_figure, corpus_figure, ones
+from bias_eval.core.bleu import TOKENIZER_RULE, bleu_signatures
+from bias_eval.core.bootstrap import SAMPLES, SEED, language_rng, resample_counts
+from bias_eval.core.decision import Rule, resample_note
+from bias_eval.core.paired import bootstrap_refusal, compare_figure, corpus_figure, ones
+from bias_eval.mtgeneval.headline import over_correction_lines
+from bias_eval.mtgeneval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from mtkit.data.pairs import gendered_words
 from mtkit.evaluation.outcome import COMPARISONS, FIGURES, MODELS, attribution, compare_models, headline_outcome
 from mtkit.evaluation.selection import keep_checkpoint, keep_rule
 from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
-
-SAMPLES, SEED = 1000, 12345
 
 
 def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED) -> dict:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.balance import mf_ratio_text, ratio_bounds_text
-from bias_eval.comparability import generation_setting
-from bias_eval.gendered import GENDERS
-from bias_eval.markdown import table
-from bias_eval.paired import p_text
+from bias_eval.compare.comparability import generation_setting
+from bias_eval.core.markdown import table
+from bias_eval.core.paired import p_text
+from bias_eval.mtgeneval.balance import mf_ratio_text, ratio_bounds_text
+from bias_eval.mtgeneval.gendered import GENDERS
 from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.evaluation.outcome import (
     COMPARISONS,
@@ -193,8 +193,8 @@ def _cost(c: Mapping[str, Any], cost: Mapping[str, Any], title: str = "") -> str
 
 
 def _p(figure: Mapping[str, Any]) -> str:
-    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.paired.p_text`), with the adjusted p
-    beside it when it differs (``; adjusted = 0.0936``)."""
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.core.paired.p_text`), with the adjusted
+    p beside it when it differs (``; adjusted = 0.0936``)."""
     text = p_text(figure["p_value"], figure.get("p_floor"))
     said = text if text.startswith("<") else f"= {text}"
     adjusted = figure.get("p_adjusted")

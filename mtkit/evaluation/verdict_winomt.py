@@ -1,10 +1,10 @@
 """The verdict's WinoMT section: the start, the control and the mitigated model scored out of domain on WinoMT (the
 mitigation tuned on MT-GenEval's pairs), each model's accuracy, ΔG and ΔS per language, and the change of mitigated
 against control and against the start, with McNemar's exact test of the accuracy on the same sentences
-(:func:`bias_eval.paired.mcnemar`) and, from each sentence's gold and predicted gender, the paired bootstrap of ΔG's
-size (|F1 male - F1 female|) and of each F1, judged by the verdict's outcome rules (:func:`gap_outcome`: narrowed,
-levelled down, widened, over-corrected, did not narrow, no test ran), every p Holm-adjusted over the comparison's
-tests by the verdict's rule."""
+(:func:`bias_eval.core.paired.mcnemar`) and, from each sentence's gold and predicted gender, the paired bootstrap of
+ΔG's size (|F1 male - F1 female|) and of each F1, judged by the verdict's outcome rules (:func:`gap_outcome`: narrowed,
+levelled down, widened, over-corrected, did not narrow, no test ran), every p Holm-adjusted over the comparison's tests
+by the verdict's rule."""
 
 from __future__ import annotations
 
@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.compare_paired import DEFAULT_SAMPLES, DEFAULT_SEED
-from bias_eval.decision import Rule, decide
-from bias_eval.paired import bootstrap_refusal, compare_figure, mcnemar, size_change
-from bias_eval.textio import read_jsonl
+from bias_eval.core.bootstrap import SAMPLES, SEED, language_rng, resample_counts
+from bias_eval.core.decision import Rule, decide
+from bias_eval.core.paired import bootstrap_refusal, compare_figure, mcnemar, size_change
+from bias_eval.core.textio import read_jsonl
 from bias_eval.winomt.figures import CELLS, summary
 from mtkit.evaluation.outcome import COMPARISONS, outcome
 from mtkit.evaluation.winomt_run import HEADLINE, headline
@@ -50,7 +49,7 @@ def _cells(judged: Sequence[tuple[str, str]]) -> np.ndarray:
 
 
 def gap_tests(
-    lang: str, judged: Sequence[Sequence[tuple[str, str]]], samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED
+    lang: str, judged: Sequence[Sequence[tuple[str, str]]], samples: int = SAMPLES, seed: int = SEED
 ) -> list[dict[str, Any]]:
     """The paired bootstrap (the same resamples of the sentences for both models) of ΔG, its size and each F1 from
     ``judged`` (before, after: each sentence's gold and predicted gender); rows without a test (``missing``, with the

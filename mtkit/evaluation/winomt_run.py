@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval.make import ReportSettings
-from bias_eval.textio import check_writable
+from bias_eval.core.settings import ReportSettings
+from bias_eval.core.textio import check_writable
 from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations, subset
 from bias_eval.winomt.languages import LANGUAGES, check_language
 from bias_eval.winomt.report import make_winomt_report

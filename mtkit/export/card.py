@@ -20,8 +20,8 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from bias_eval.markdown import table
-from bias_eval.textio import atomic_write
+from bias_eval.core.markdown import table
+from bias_eval.core.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.data.corpus import describe_counts
 from mtkit.data.languages import ModelLanguages

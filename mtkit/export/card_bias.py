@@ -14,9 +14,9 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from bias_eval.compare import CHANGE_NOTE, Row, cells, header
-from bias_eval.markdown import table
-from bias_eval.report import fmt, fmt_ci, fmt_share
+from bias_eval.compare.rows import CHANGE_NOTE, Row, cells, header
+from bias_eval.core.markdown import table
+from bias_eval.core.units import fmt, fmt_ci, fmt_share
 from bias_eval.winomt.report import fmt_figure, fmt_interval
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.data.origin import DEMO_ID, DEMO_NAME
@@ -218,7 +218,7 @@ def with_bias_report(model_dir: Path, card: ModelCard, metrics: Mapping[str, Any
 
 
 def comparison_markdown(rows: Sequence[Row], names: Sequence[str], sources: Sequence[str]) -> str:
-    """The card's before/after table: the gender figures of :func:`bias_eval.compare.compare`'s rows."""
+    """The card's before/after table: the gender figures of :func:`bias_eval.compare.rows.compare`'s rows."""
     keys = {key for _, key in (*CARD_FIGURES, *CARD_SHARES)}
     out = ["### Gender bias before and after", "", *[f"- {s}" for s in sources], ""]
     out += table(header(names), [cells(r) for r in rows if r.key in keys], right_from=2)

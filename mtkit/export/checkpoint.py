@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from bias_eval.textio import check_writable
+from bias_eval.core.textio import check_writable
 from mtkit.config import RunConfig, parse_config
 from mtkit.errors import UserError
 from mtkit.export.card import Weights, write_card

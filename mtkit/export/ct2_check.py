@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bias_eval.bleu import corpus_bleu
-from bias_eval.textio import read_jsonl, read_lines
+from bias_eval.core.bleu import corpus_bleu
+from bias_eval.core.textio import read_jsonl, read_lines
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt
 from mtkit.decode.settings import SAVED, DecodingSettings, resolve
@@ -186,7 +186,7 @@ def compare(
 ) -> dict:
     """Agreement (share of identical outputs), BLEU of ``ctranslate2`` against ``transformers``, and with
     ``references`` each engine's BLEU against them and the difference (CTranslate2's minus transformers'); BLEU with
-    each target language's tokenizer (``langs``, :func:`bias_eval.bleu.corpus_bleu`)."""
+    each target language's tokenizer (``langs``, :func:`bias_eval.core.bleu.corpus_bleu`)."""
     same = sum(a == b for a, b in zip(transformers, ctranslate2))
     figures: dict[str, Any] = {
         "identical": same,

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 
-from bias_eval.textio import follow_umask_tree
+from bias_eval.core.textio import follow_umask_tree
 from mtkit.distributed.reshard import load_state
 from mtkit.errors import UserError
 

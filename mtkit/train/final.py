@@ -8,7 +8,7 @@ from pathlib import Path
 
 from accelerate import Accelerator
 
-from bias_eval.textio import follow_umask_tree, tree_modes
+from bias_eval.core.textio import follow_umask_tree, tree_modes
 from mtkit.config import RunConfig
 from mtkit.data.languages import ModelLanguages
 from mtkit.data.prompts import Prompt

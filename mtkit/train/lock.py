@@ -20,7 +20,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bias_eval.textio import check_writable
+from bias_eval.core.textio import check_writable
 from mtkit.errors import UserError
 from mtkit.processes import is_main_process
 

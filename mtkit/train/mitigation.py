@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from bias_eval.textio import atomic_write
+from bias_eval.core.textio import atomic_write
 from mtkit.config import RunConfig
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import MEASURES, keep_checkpoint

@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bias_eval.comparison import Comparison
-from bias_eval.textio import atomic_write
+from bias_eval.compare.mtgeneval import Comparison
+from bias_eval.core.textio import atomic_write
 from mtkit.data.corpus import DATA_COUNTS
 
 RESULTS = "results.json"

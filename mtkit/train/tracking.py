@@ -11,7 +11,7 @@ from accelerate import Accelerator
 from accelerate.tracking import LOGGER_TYPE_TO_CLASS, get_available_trackers
 from accelerate.utils import LoggerType
 
-from bias_eval.textio import read_jsonl
+from bias_eval.core.textio import read_jsonl
 from mtkit.errors import UserError
 
 #: the file of a run folder that holds what the run logged, one JSON object a line

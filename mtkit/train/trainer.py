@@ -19,7 +19,7 @@ import torch
 from accelerate.utils import set_seed
 from tqdm.auto import tqdm
 
-from bias_eval.textio import atomic_write, check_writable, write_jsonl
+from bias_eval.core.textio import atomic_write, check_writable, write_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.batching import Seq2SeqCollator, to_device
 from mtkit.data.corpus import DATA_COUNTS, describe_counts, held_out, language_counts, load_parallel

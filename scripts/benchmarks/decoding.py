@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_eval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
+from bias_eval.mtgeneval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
 from mtkit.cli.bias_report import main as bias_report
 from mtkit.decode.engines import load_translator
 from mtkit.decode.mbr import MBR

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the toolkit's allocator and line readers (stdlib only)
-from bias_eval.textio import split_lines  # noqa: E402
+from bias_eval.core.textio import split_lines  # noqa: E402
 from mtkit.allocator import allocator  # noqa: E402
 from mtkit.model.vocab import VOCAB_MULTIPLE  # noqa: E402
 

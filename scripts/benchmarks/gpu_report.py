@@ -286,8 +286,8 @@ def figures(name: str, output: str) -> list[dict]:
 
 def report(records: list[dict], out: Path) -> str:
     """Write ``report.json`` and ``report.md``; return the markdown table."""
-    from bias_eval.markdown import records_table
-    from bias_eval.textio import atomic_write
+    from bias_eval.core.markdown import records_table
+    from bias_eval.core.textio import atomic_write
 
     table = records_table(records, COLUMNS, label="step")
     atomic_write(out / "report.json", (json.dumps(records, indent=2) + "\n").encode())

@@ -61,7 +61,7 @@ def prepare(
     work: Path, data_dir: Path, vocab_size: int, max_train_samples: int | None, max_sentences: int | None
 ) -> dict:
     """The shared tokenizer (``work/tokenizer``), eole's pre-tokenized splits and its vocabulary file."""
-    from bias_eval.textio import read_lines
+    from bias_eval.core.textio import read_lines
     from mtkit.data.tokenizer import load_tokenizer, train_tokenizer
 
     def path(split: str, lang: str) -> Path:

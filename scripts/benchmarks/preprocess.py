@@ -59,7 +59,7 @@ def _datasets_map(source: Path, target: Path, tokenizer, workers: int, max_lengt
     """run_translation.py's way: every line in a list, one in-memory dataset, ``map`` with the tokenizer."""
     from datasets import Dataset
 
-    from bias_eval.textio import read_lines
+    from bias_eval.core.textio import read_lines
 
     data = Dataset.from_dict({"source": read_lines(source), "target": read_lines(target)})
 

@@ -33,7 +33,7 @@ DDP_CONFIG = "accelerate_configs/cpu_ddp.yaml"
 
 def make_corpus(multi30k: Path, out: Path, pairs: int, src: str = "en", tgt: str = "de") -> Path:
     """``out/train.{src,tgt}`` of ``pairs`` lines (Multi30k's training lines over and over) and its real ``val``."""
-    from bias_eval.textio import read_lines
+    from bias_eval.core.textio import read_lines
 
     out.mkdir(parents=True, exist_ok=True)
     for lang in (src, tgt):

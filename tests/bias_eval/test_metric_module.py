@@ -9,8 +9,8 @@ import pytest
 import sacrebleu
 from geneval_helpers import REPO_ROOT, geneval_file, read_plain
 
-from bias_eval.gendered import LanguageData, Side
-from bias_eval.scoring import score_language
+from bias_eval.mtgeneval.gendered import LanguageData, Side
+from bias_eval.mtgeneval.scoring import score_language
 from mtkit.data.mtgeneval import load_mtgeneval
 
 pytest.importorskip("evaluate")  # optional: not in every image (a GPU machine's)
@@ -109,12 +109,12 @@ def test_metric_tokenizes_bleu_for_the_target_language(metric, lang: str, tokeni
 
 
 def test_the_modules_copies_are_the_librarys() -> None:
-    """The module's own copies (it loads where bias_eval is not importable) cannot drift from bias_eval.bleu's
-    tokenizer map and bias_eval.gendered's gender values."""
+    """The module's own copies (it loads where bias_eval is not importable) cannot drift from bias_eval.core.bleu's
+    tokenizer map and bias_eval.mtgeneval.gendered's gender values."""
     import importlib.util
 
-    from bias_eval.bleu import TOKENIZERS, bleu_tokenizer
-    from bias_eval.gendered import GENDER_VALUES, GENDERS
+    from bias_eval.core.bleu import TOKENIZERS, bleu_tokenizer
+    from bias_eval.mtgeneval.gendered import GENDER_VALUES, GENDERS
 
     spec = importlib.util.spec_from_file_location("_metric_copy", METRIC_DIR / "metric.py")
     module = importlib.util.module_from_spec(spec)

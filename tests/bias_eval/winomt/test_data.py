@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testing_utils import WINOMT
 
-from bias_eval.errors import UserError
+from bias_eval.core.errors import UserError
 from bias_eval.winomt.data import load_winomt, read_translations, subset
 
 _BENCH = cache(lambda: load_winomt(WINOMT))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bias_eval.errors import UserError
+from bias_eval.core.errors import UserError
 from bias_eval.winomt.languages import LANGUAGES, check_language
 
 

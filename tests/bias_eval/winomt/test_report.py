@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from testing_utils import WINOMT
 
-from bias_eval.make import ReportSettings
+from bias_eval.core.settings import ReportSettings
 from bias_eval.winomt.data import load_winomt, pair_translations
 from bias_eval.winomt.report import make_winomt_report
 
@@ -119,7 +119,7 @@ def test_the_table_fits_a_column_of_a_two_column_paper(report, tmp_path: Path) -
 
 def test_latex_label_and_table_star(report) -> None:
     """--label and --table_star (a Layout) reach report.tex: the label given and a table* across both columns."""
-    from bias_eval.latex import Layout
+    from bias_eval.core.latex import Layout
     from bias_eval.winomt.page import render_latex
     from bias_eval.winomt.report import title
 

@@ -89,9 +89,9 @@ def test_a_number_that_is_no_number_is_named_like_train_py_names_it():
 
 
 def test_the_decision_flags_share_one_default_and_one_range() -> None:
-    """compare_reports.py's --p_adjust and --min_effect and a mitigation's recipe keys take bias_eval.decision's
+    """compare_reports.py's --p_adjust and --min_effect and a mitigation's recipe keys take bias_eval.core.decision's
     defaults; a negative --min_effect is one line naming the flag."""
-    from bias_eval.decision import MIN_EFFECT, P_ADJUSTS
+    from bias_eval.core.decision import MIN_EFFECT, P_ADJUSTS
     from mtkit.cli.compare_reports import build_parser
     from mtkit.config.mitigation import MitigationConfig
 

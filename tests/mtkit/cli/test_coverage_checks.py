@@ -14,7 +14,7 @@ import pytest
 from coverage_helpers import RUSSIAN, latin_lines, tiny_t5, unigram
 from testing_utils import train_in_process
 
-from bias_eval.textio import read_lines
+from bias_eval.core.textio import read_lines
 from mtkit.cli.bias_report import main as bias_report_main
 from mtkit.cli.translate import main as translate_main
 from mtkit.errors import cli_entry

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from testing_utils import MTGENEVAL, MULTI30K
 
-from bias_eval.textio import read_lines
+from bias_eval.core.textio import read_lines
 from mtkit.config import DataConfig
 from mtkit.data.corpus import load_parallel
 from mtkit.errors import UserError

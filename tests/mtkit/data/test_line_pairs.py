@@ -9,7 +9,7 @@ from pathlib import Path
 import datasets.config
 import pytest
 
-from bias_eval.textio import read_lines
+from bias_eval.core.textio import read_lines
 from mtkit.data import line_pairs
 from mtkit.data.line_pairs import load_line_pairs
 from mtkit.errors import UserError

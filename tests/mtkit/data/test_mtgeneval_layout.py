@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from geneval_helpers import LANGS, geneval_file, make_subset, read_plain
 
-from bias_eval.textio import read_lines, split_lines
+from bias_eval.core.textio import read_lines, split_lines
 from mtkit.data.mtgeneval import available_languages, load_mtgeneval
 from mtkit.errors import UserError
 

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bias_eval.headline import warnings
+from bias_eval.mtgeneval.headline import warnings
 from mtkit.config import parse_config
 from mtkit.errors import UserError
 from mtkit.evaluation.selection import (

@@ -12,11 +12,11 @@ from geneval_helpers import score_test_interval
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bias_eval import bleu
-from bias_eval.balance import over_correction, ratio_interval
-from bias_eval.bootstrap import language_rng, resample_counts
-from bias_eval.compare_paired import Sentences, language_tests, macro_tests
-from bias_eval.intervals import mean_interval, paired_difference_interval
+from bias_eval.compare.mtgeneval_tests import Sentences, language_tests, macro_tests
+from bias_eval.core import bleu
+from bias_eval.core.bootstrap import language_rng, resample_counts
+from bias_eval.core.intervals import mean_interval, paired_difference_interval
+from bias_eval.mtgeneval.balance import over_correction, ratio_interval
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
 from mtkit.evaluation.verdict_page import KEPT_START, render_markdown, summary
@@ -39,7 +39,9 @@ def order_interval(changes: np.ndarray) -> list[float]:
 
 
 def order_p(changes: np.ndarray) -> float:
-    """The paired bootstrap's documented p: the replicates on the smaller side of 0."""
+    """The paired bootstrap's documented p: the replicates on the smaller side of 0, a replicate within rounding of 0
+    (a mean of the languages' changes that is 0 in exact arithmetic) on both sides."""
+    changes = np.where(np.abs(changes) < 1e-9, 0.0, changes)
     return min(1.0, 2 * (min(int((changes <= 0).sum()), int((changes >= 0).sum())) + 1) / (len(changes) + 1))
 
 

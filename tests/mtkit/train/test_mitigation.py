@@ -13,7 +13,7 @@ import torch
 from families import FAMILIES
 from testing_utils import MTGENEVAL, REPO, fresh_run_state, launch, make_demo, train_in_process
 
-from bias_eval.scoring import score_language
+from bias_eval.mtgeneval.scoring import score_language
 from mtkit.config import parse_config
 from mtkit.data.mtgeneval import load_mtgeneval
 from mtkit.errors import UserError

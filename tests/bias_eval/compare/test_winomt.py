@@ -1,0 +1,165 @@
+"""Two WinoMT reports compared (bias_eval.benchmarks, bias_eval.compare.winomt), each system's report made by
+bias_eval's one call: Google's German outputs on a stratified subset against a copy whose female-gold lines are made
+masculine. McNemar's p from the two reports' per-sentence details by the binomial sum, F1, ΔG and ΔS by hand from the
+details and the benchmark's files, Holm's adjustment by its definition; the files, the LaTeX label and table*, an
+earlier report's details without the pro/anti items, and two benchmarks refused in one line through the command line."""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from testing_utils import WINOMT, script_in_process
+from winomt_helpers import GOOGLE, systems
+
+from bias_eval.benchmarks import compare_reports, make_report
+from bias_eval.compare.rows import load_metrics
+from bias_eval.core.errors import UserError
+from bias_eval.core.latex import Layout
+from bias_eval.core.settings import ReportSettings
+from mtkit.cli.compare_reports import main as compare_main
+
+NAMES = ["google", "degraded"]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, dict]:
+    """Two sets of one German report each (``<set>/de``), their metrics and the comparison written to ``out``."""
+    if not (GOOGLE / "en-de.txt").is_file():
+        pytest.skip(f"{GOOGLE} is not there")
+    data, good, bad, _ = systems(200)
+    root = tmp_path_factory.mktemp("winomt_compare")
+    found = {}
+    for name, translations in zip(NAMES, (good, bad)):  # bias_eval's one call: a set of <lang>/ reports
+        settings = ReportSettings({"hyp_file": name}, name, "cmd", bootstrap_samples=200, name=name)
+        found[name] = make_report(data, {"de": translations}, settings, root / name, log=None)
+    return root / NAMES[0], root / NAMES[1], found[NAMES[0]]["languages"]["de"], found[NAMES[1]]["languages"]["de"]
+
+
+def test_make_report_returns_the_set_it_writes(reports) -> None:
+    """The one call's WinoMT set is what the comparison reads back from the folder (``<lang>/metrics.json``)."""
+    a, _, metrics, _ = reports
+    assert load_metrics(str(a), "BEFORE") == {"benchmark": "winomt", "languages": {"de": metrics}}
+    assert json.loads((a / "de" / "metrics.json").read_text(encoding="utf-8")) == metrics
+
+
+@pytest.fixture(scope="module")
+def compared(reports, tmp_path_factory: pytest.TempPathFactory):
+    a, b, _, _ = reports
+    out = tmp_path_factory.mktemp("cmp") / "out"
+    metrics = [load_metrics(str(f), arg) for f, arg in ((a, "BEFORE"), (b, "AFTER"))]
+    return out, compare_reports(*metrics, [a, b], NAMES, out, layout=Layout("tab:wino-de", wide=True))
+
+
+def _details(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "de" / "de.details.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _rows(compared) -> dict[str, dict]:
+    return {r["figure"]: r for r in compared[1].paired["rows"]}
+
+
+def test_mcnemar_by_the_binomial_sum(reports, compared) -> None:
+    a, b, ma, mb = reports
+    before, after = _details(a), _details(b)
+    only_b = sum(x["correct"] and not y["correct"] for x, y in zip(before, after))
+    only_c = sum(y["correct"] and not x["correct"] for x, y in zip(before, after))
+    n = only_b + only_c
+    assert n > 0  # the degraded copy is judged differently somewhere
+    p = min(Fraction(1), 2 * sum(Fraction(math.comb(n, k), 2**n) for k in range(min(only_b, only_c) + 1)))
+    row = _rows(compared)["winomt_accuracy"]
+    assert (row["before_only"], row["after_only"]) == (only_b, only_c)
+    assert row["p_value"] == pytest.approx(float(p), rel=1e-12)
+    assert row["before"] == pytest.approx(ma["accuracy"]) and row["after"] == pytest.approx(mb["accuracy"])
+    assert row["change"] == pytest.approx(100 * (only_c - only_b) / len(before))
+
+
+def _f1(rows: list[dict], gender: str) -> float:
+    hits = sum(r["gold"] == r["predicted"] == gender for r in rows)
+    return 100 * 2 * hits / (sum(r["predicted"] == gender for r in rows) + sum(r["gold"] == gender for r in rows))
+
+
+def _delta_s(rows: list[dict]) -> float:
+    """Accuracy on en_pro.txt minus on en_anti.txt, each item judged by the last line translating its sentence."""
+    last = {r["source"]: r["predicted"] for r in rows}
+    shares = []
+    for name in ("en_pro.txt", "en_anti.txt"):
+        items = [line.split("\t") for line in (WINOMT / name).read_text(encoding="utf-8").splitlines()]
+        judged = [last[sentence] == gold for gold, _, sentence, _ in items if sentence in last]
+        shares.append(100 * sum(judged) / len(judged))
+    return shares[0] - shares[1]
+
+
+def test_delta_g_and_delta_s_by_hand(reports, compared) -> None:
+    a, b, _, _ = reports
+    rows = _rows(compared)
+    for side, folder in (("before", a), ("after", b)):
+        details = _details(folder)
+        male, female = _f1(details, "male"), _f1(details, "female")
+        assert rows["winomt_f1_male"][side] == pytest.approx(male)
+        assert rows["winomt_delta_g"][side] == pytest.approx(male - female)
+        assert rows["winomt_delta_g_size"][side] == pytest.approx(abs(male - female))
+        assert rows["winomt_delta_s"][side] == pytest.approx(_delta_s(details))
+    for row in rows.values():  # each bootstrap interval excludes 0 exactly when its raw p is below 0.05
+        lo, hi = row["ci95"]
+        assert (lo > 0 or hi < 0) == (row["p_value"] < 0.05)
+
+
+def test_holm_by_its_definition(compared) -> None:
+    rows = [r for r in compared[1].paired["rows"] if not r.get("missing")]
+    m, order = len(rows), sorted(rows, key=lambda r: r["p_value"])
+    running = 0.0
+    for rank, row in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * row["p_value"]))
+        assert row["p_adjusted"] == pytest.approx(running)
+        assert row["significant"] == (running < 0.05)
+
+
+def test_files_page_and_latex(compared) -> None:
+    out, done = compared
+    for name in ("comparison.md", "comparison.json", "comparison.tex", "figures/comparison.svg",
+                 "figures/comparison.pdf", "figures/comparison.png"):  # fmt: skip
+        assert (out / name).is_file(), name
+    page = (out / "comparison.html").read_text(encoding="utf-8")
+    ET.fromstring(page)
+    assert "<h1>WinoMT comparison</h1>" in page and "McNemar exact (b=" in page
+    tex = (out / "comparison.tex").read_text(encoding="utf-8")
+    assert "\\begin{table*}" in tex and "\\label{tab:wino-de}" in tex and "\\textwidth" in tex
+    assert json.loads((out / "comparison.json").read_text(encoding="utf-8"))["benchmark"] == "winomt"
+    assert done.summary.startswith("On WinoMT de, degraded ") and done.summary in done.markdown
+
+
+def test_earlier_details_without_halves(reports, tmp_path: Path) -> None:
+    a, b, ma, mb = reports
+    old = tmp_path / "old" / "de"
+    old.mkdir(parents=True)
+    rows = _details(b)
+    lines = [json.dumps({k: v for k, v in r.items() if k not in ("pro", "anti")}) for r in rows]
+    (old / "de.details.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = compare_reports(ma, mb, [a / "de", old], NAMES)
+    by = {r["figure"]: r for r in done.paired["rows"]}
+    assert by["winomt_delta_s"].get("missing") and "earlier version" in by["winomt_delta_s"]["refused"]
+    assert not by["winomt_delta_g"].get("missing")
+
+
+def test_the_command_line_and_two_benchmarks_refused(reports, tmp_path: Path) -> None:
+    a, b, _, _ = reports
+    cli = tmp_path / "cli"
+    done = script_in_process(compare_main, str(a), str(b), "--out", str(cli), "--label", "tab:x", "--table_star")
+    assert done.returncode == 0, done.stderr
+    assert (cli / "comparison.md").read_text(encoding="utf-8").startswith("# WinoMT comparison")
+    tex = (cli / "comparison.tex").read_text(encoding="utf-8")
+    assert "\\label{tab:x}" in tex and "\\begin{table*}" in tex
+    geneval = tmp_path / "geneval"
+    geneval.mkdir()
+    (geneval / "metrics.json").write_text(json.dumps({"languages": {"de": {"n": 1}}, "macro": {}}), encoding="utf-8")
+    refused = script_in_process(compare_main, str(geneval), str(a / "de"), "--out", str(tmp_path / "mixed"))
+    assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
+    assert "cannot be compared" in refused.stderr and not (tmp_path / "mixed").exists()
+    with pytest.raises(UserError, match="no language in common"):
+        sets = {"benchmark": "winomt", "languages": {}}, {"benchmark": "winomt", "language": "de"}
+        compare_reports(*sets, [a, b], NAMES)
