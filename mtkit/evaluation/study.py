@@ -10,15 +10,14 @@ A system's hypothesis folder (``--systems name=DIR``) holds, per benchmark:
 
 The study folder then holds ``<system>/mtgeneval/`` (one report of all languages), ``<system>/winomt/<lang>/`` (one
 report per language), ``compare/<benchmark>/<first>_vs_<other>/``, ``index.html`` and ``study.tex``. Everything is
-written into a staging folder beside ``out`` and moved in place at the end, so that bad input or a failure leaves
-nothing half-written."""
+written straight into ``out`` (which must be new or empty), so that every path a file records is its final one; bad
+input is refused before anything is written, and a failure midway removes what was written."""
 
 from __future__ import annotations
 
 import html
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -126,27 +125,26 @@ def _reports(study: Study, name: str, root: Path) -> dict[str, dict[str, Any]]:
 def run_study(study: Study, out: Path) -> dict[str, Any]:
     """Run ``study`` into ``out``; return each system's reports and each comparison by benchmark."""
     check_study(study, out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    existed = out.exists()
+    out.mkdir(parents=True, exist_ok=True)
     try:
-        reports = {name: _reports(study, name, staging) for name in study.systems}
+        reports = {name: _reports(study, name, out) for name in study.systems}
         names = list(study.systems)
         comparisons: dict[str, dict[str, Comparison]] = {}
         for benchmark in study.benchmarks:
             for other in names[1:]:
-                folders = [staging / n / benchmark for n in (names[0], other)]
+                folders = [out / n / benchmark for n in (names[0], other)]
                 metrics = [load_metrics(str(f), arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
-                where = staging / "compare" / benchmark / f"{names[0]}_vs_{other}"
+                where = out / "compare" / benchmark / f"{names[0]}_vs_{other}"
                 laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
                 done = compare_reports(*metrics, folders, [names[0], other], where, study.rule, laid)
                 comparisons.setdefault(benchmark, {})[other] = done
-        (staging / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
-        (staging / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
-        if out.exists():
-            out.rmdir()  # empty: checked above
-        staging.rename(out)
+        (out / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
+        (out / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        if existed:  # it was empty (checked above): left as it was
+            out.mkdir()
         raise
     return {"reports": reports, "comparisons": comparisons}
 

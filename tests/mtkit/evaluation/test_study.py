@@ -30,7 +30,7 @@ GENDERS = ("feminine", "masculine")
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, str]:
     if not (MTGENEVAL / "sentences" / "dev").is_dir() or not (GOOGLE / "en-es.txt").is_file():
         pytest.skip("the shared MT-GenEval or WinoMT data is not there")
     root = tmp_path_factory.mktemp("study")
@@ -51,7 +51,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
                              "--langs", "de,es", "--out", str(out), "--mtgeneval_dir", str(geneval), "--winomt_dir",
                              str(WINOMT), "--bootstrap_samples", "200", "--name", "Tiny study")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    return root, out, {"a": refs, "b": swapped}
+    return root, out, {"a": refs, "b": swapped}, done.stdout
 
 
 def _json(path: Path) -> dict:
@@ -69,7 +69,7 @@ def _mcnemar(b: int, c: int) -> float:
 
 
 def test_bleu_by_sacrebleu_and_accuracy_by_the_rule(study) -> None:
-    root, out, hyps = study
+    root, out, hyps, _ = study
     refs = hyps["a"]
     for name in ("a", "b"):
         metrics = _json(out / name / "mtgeneval" / "metrics.json")["languages"]
@@ -98,7 +98,7 @@ def _f1(rows: list[dict], gender: str) -> float:
 
 
 def test_winomt_by_hand(study) -> None:
-    _, out, _ = study
+    _, out, _, _ = study
     comparison = _json(out / "compare" / "winomt" / "a_vs_b" / "comparison.json")
     assert comparison["benchmark"] == "winomt"
     rows = {(r["lang"], r["figure"]): r for r in comparison["paired"]["rows"]}
@@ -121,7 +121,7 @@ def test_winomt_by_hand(study) -> None:
 
 
 def test_index_and_study_tex(study) -> None:
-    _, out, hyps = study
+    _, out, hyps, _ = study
     page = (out / "index.html").read_text(encoding="utf-8")
     ET.fromstring(page)  # well-formed
     assert "<h1>Tiny study. Bias study: a, b</h1>" in page
@@ -135,8 +135,28 @@ def test_index_and_study_tex(study) -> None:
     assert f"<td>{bleu:.1f}</td>" in page  # the headline table on the index page too
 
 
+def test_every_recorded_path_is_the_final_one(study) -> None:
+    """Each report's rebuild command (``--out``), each comparison's sources and the console name folders that exist
+    under the study's folder, never a staging folder beside it."""
+    root, out, _, stdout = study
+    written = {p: p.read_text(encoding="utf-8") for p in out.rglob("*") if p.suffix in {".html", ".md", ".json"}}
+    commands = [_json(p)["config"]["command"] for p in out.glob("*/*/**/metrics.json")]
+    assert len(commands) == 2 * (1 + len(LANGS))
+    for command in commands:
+        folder = Path(re.search(r"--out (\S+)", command).group(1))
+        assert folder.is_dir() and out in folder.parents, command
+    for comparison in out.glob("compare/*/*/comparison.json"):
+        folders = [Path(s.split(": ", 1)[1].split(" (")[0]) for s in _json(comparison)["sources"]]
+        assert len(folders) >= 2 and all(f.is_dir() and out in f.parents for f in folders), folders
+    console = re.findall(r"report written to (\S+)/:", stdout)
+    assert len(console) == len(commands) and all(Path(f).is_dir() and out in Path(f).parents for f in console)
+    assert {p.name for p in root.iterdir()} == {"a", "b", "geneval", "out"}  # nothing staged beside the study
+    for where, text in [*written.items(), ("console", stdout)]:
+        assert ".tmp" not in text, where
+
+
 def test_bad_input_one_line_and_nothing_written(study, tmp_path: Path) -> None:
-    root, _, _ = study
+    root, _, _, _ = study
     out = tmp_path / "bad"
     missing = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'nowhere'}", "--langs", "de",
                                 "--out", str(out), "--mtgeneval_dir", str(root / "geneval"))  # fmt: skip
@@ -160,7 +180,7 @@ def test_bad_input_one_line_and_nothing_written(study, tmp_path: Path) -> None:
 
 
 def test_a_failure_midway_leaves_nothing(study, tmp_path: Path) -> None:
-    root, _, _ = study
+    root, _, _, _ = study
     shutil.copytree(root / "a" / "winomt", tmp_path / "c" / "winomt")
     (tmp_path / "c" / "winomt" / "es.txt").write_text("Not a sentence of WinoMT. ||| Nada.\n", encoding="utf-8")
     out = tmp_path / "out"
@@ -175,7 +195,7 @@ def test_a_failure_midway_leaves_nothing(study, tmp_path: Path) -> None:
 def test_every_table_of_the_study_in_one_two_column_paper(study, tmp_path: Path) -> None:
     """Every .tex the study wrote (each report's, each comparison's, study.tex) in one two-column article: it
     compiles, with no label defined twice and no overfull box."""
-    _, out, _ = study
+    _, out, _, _ = study
     tables = sorted(out.rglob("*.tex"))
     assert len(tables) == 2 * (1 + len(LANGS)) + 2 + 1
     body = "".join(f"\\input{{{t}}}\n\\clearpage\n" for t in tables)
