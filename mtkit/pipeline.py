@@ -10,29 +10,14 @@ added. The upload is the last step: only its commit is written to ``results.json
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from bias_eval.benchmarks import compare_reports
-from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
-from mtkit.data.mitigation_data import write_pairs_layout
-from mtkit.decode.mbr import MBR_KEYS
 from mtkit.distributed.deepspeed import zero_stage
 from mtkit.errors import UserError
-from mtkit.evaluation.bias_run import ReportRequest, run_report
-from mtkit.evaluation.generation import resolve_report, saved_dtype
-from mtkit.evaluation.outcome import COMPARISONS
+from mtkit.evaluation.run_reports import bias_report, winomt_report
 from mtkit.evaluation.scores import scoring
-from mtkit.evaluation.selection import MEASURES
-from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
-from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
-from mtkit.evaluation.verdict_page import render_markdown
-from mtkit.evaluation.verdict_winomt import decisions, judgements, winomt_section
-from mtkit.evaluation.winomt_run import headline, language_reports, scored_languages, warn_unscored
 from mtkit.export.card import environment, final_weights, save_card, training_card
 from mtkit.export.card_bias import with_bias_report, with_comparison, with_verdict, with_winomt
 from mtkit.export.ct2 import export_ct2, resolve
@@ -41,8 +26,8 @@ from mtkit.processes import is_main_process
 from mtkit.train.checks import bias_report_split, check_run_apart
 from mtkit.train.control import train_control
 from mtkit.train.lock import lock_run
+from mtkit.train.mitigation_verdict import mitigation_verdict
 from mtkit.train.record import RunRecord
-from mtkit.train.tracking import read_metrics
 from mtkit.train.trainer import Trainer
 
 
@@ -93,8 +78,8 @@ def local_steps(cfg: RunConfig, trainer: Trainer, record: RunRecord, control: Tr
     final = out / "final"
     if cfg.eval.export_ct2:  # alone from here: no collective left to time out
         results["ct2_model"] = str(convert_ct2(cfg, final, out / "final_ct2"))
-    if bias_report_split(cfg):
-        record.bias = bias_report(cfg, final, out / "bias_report")
+    if split := bias_report_split(cfg):
+        record.bias = bias_report(cfg, split, final, out / "bias_report")
         results["bias_report"] = str(out / "bias_report")
     if cfg.eval.winomt_dir:
         results["winomt"] = {"folder": str(out / "winomt"), "languages": winomt_report(cfg, final, out / "winomt")}
@@ -140,121 +125,4 @@ def convert_ct2(cfg: RunConfig, final: Path, out: Path) -> Path:
     against transformers on the run's validation sources first (:mod:`mtkit.export.ct2_check`)."""
     export_ct2(final, out, cfg.eval.export_ct2, force=True, force_fp16=cfg.train.force_fp16, flag="--export_ct2")
     print(f"CTranslate2 model ({resolve(cfg.eval.export_ct2)}) in {out}")
-    return out
-
-
-def bias_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, Any]:
-    """The full ``bias_eval`` report of the exported model on ``--bias_report_split`` of ``--mtgeneval_dir`` in
-    ``out``, decoded with the model's saved prompt and generation settings, and the run's ``--decoding``; returns
-    its figures (``metrics.json``), which go into the model's card."""
-    split, langs = str(bias_report_split(cfg)), cfg.data.languages()
-    request = ReportRequest(str(out), str(cfg.data.mtgeneval_dir), split=split, target_langs=langs, model=str(final))
-    return run_report(replace(request, **report_decoding(cfg)))
-
-
-def winomt_request(cfg: RunConfig, model: Path | str, decoding: dict[str, Any]) -> ReportRequest:
-    """A WinoMT report of ``model`` on ``--winomt_dir`` (at most ``--winomt_max_samples`` sentences) decoded with
-    ``decoding`` (:class:`ReportRequest`'s fields)."""
-    e = cfg.eval
-    return ReportRequest("", winomt_dir=e.winomt_dir, max_samples=e.winomt_max_samples, model=str(model), **decoding)
-
-
-def winomt_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, dict[str, Any]]:
-    """The WinoMT reports of the exported model into ``out/<lang>``, one per target language of the run WinoMT
-    scores, decoded as the bias report is (:func:`bias_report`); returns their headline figures by language."""
-    warn_unscored(cfg.data.languages())  # once a run: the verdict's WinoMT section comes after this report
-    langs = scored_languages(cfg.data.languages())
-    reports = language_reports(winomt_request(cfg, final, report_decoding(cfg)), langs, out)
-    return {lang: headline(metrics) for lang, metrics in reports.items()}
-
-
-def report_decoding(cfg: RunConfig) -> dict[str, Any]:
-    """The run's batch size, coverage override and MBR settings (``decoding`` and the candidates' settings; none for
-    beam search) as :class:`ReportRequest`'s fields."""
-    found: dict[str, Any] = {"batch_size": cfg.eval.eval_batch_size, "force": cfg.train.force_coverage}
-    if cfg.eval.decoding == "beam":
-        return found
-    keys = ("decoding", *MBR_KEYS)
-    return found | {key: getattr(cfg.eval, key) for key in keys if getattr(cfg.eval, key) is not None}
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [row for _, row in read_jsonl(path)]
-
-
-def verdict_reports(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, dict]:
-    """The ``bias_eval`` reports of ``models`` (name: model folder) on the verdict pairs (``out/pairs``) into
-    ``out/<name>``, all decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
-    settings) with the mitigated ``final/``'s prompt and weight type, resolved once and given to each in full, so that
-    none reads anything of its own folder; returns their figures (``metrics.json``) by name."""
-    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs)
-    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
-    return {n: run_report(replace(common, out=str(out / n), model=str(m), **alike)) for n, m in models.items()}
-
-
-def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> dict[str, Any]:
-    """The one set of decoding settings of a verdict's models, as :class:`ReportRequest`'s fields: the run's (beams,
-    length penalty and bounds, its decoding settings) with the mitigated ``final/``'s prompt and weight type,
-    resolved once (:func:`verdict_reports`)."""
-    e, found = cfg.eval, report_decoding(cfg)
-    run = ReportRequest("", target_langs=langs, model=str(final), num_beams=e.num_beams,
-                        max_new_tokens=e.max_new_tokens, length_penalty=e.length_penalty, max_len_a=e.max_len_a,
-                        max_len_b=e.max_len_b, dtype=saved_dtype(final), **found)  # fmt: skip
-    return found | resolve_report(run)[0].fields()
-
-
-def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, Any]:
-    """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
-    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`); the languages
-    it does not score were named by ``final/``'s report (:func:`winomt_report`), which comes first."""
-    scored = scored_languages(langs)
-    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
-    reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
-    right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
-    judged = {n: {lang: judgements(out / n / lang, lang) for lang in scored} for n in models}
-    return winomt_section(reports, right, judged, cfg.mitigation.rule())
-
-
-def _cost(before: Path, after: Path) -> dict[str, Any] | None:
-    """:func:`general_cost` of two runs' general test translations (``None`` when either is missing)."""
-    return general_cost(_jsonl(before), _jsonl(after)) if before.is_file() and after.is_file() else None
-
-
-def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None, out: Path, record: RunRecord) -> Path:
-    """The verdict of a mitigation (:mod:`mtkit.evaluation.verdict`) in ``out``: the verdict pairs in MT-GenEval's
-    layout, the ``bias_eval`` reports of the start, the control arm's ``final/`` (``control``: its trainer, if it ran)
-    and the mitigated ``final/`` on them with the same decoding settings (:func:`verdict_reports`), their comparisons
-    (paired tests, in ``out/<comparison>``), the general cost from the general test translations of update 0 and of
-    each export, the checkpoint choice and the leakage check; ``verdict.json`` and ``verdict.md``. The start against
-    mitigated comparison and the page go into ``record``, for the model card."""
-    order = write_pairs_layout(trainer.raw["verdict"], out / "pairs")
-    models = {"start": cfg.model.model_name_or_path, "mitigated": trainer.out / "final"}
-    if control is not None:
-        models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
-    metrics = verdict_reports(cfg, models, list(order), out)
-    done = {}
-    for name, pair in COMPARISONS.items():
-        if all(n in metrics for n in pair):
-            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name,
-                                         cfg.mitigation.rule())  # fmt: skip
-    record.comparison = done["mitigated_vs_start"]  # the card's before/after table
-    tests = trainer.out / "translations"
-    costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl")}
-    if control is not None:
-        costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl")
-    tuning, verdict = trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list()
-    unseen = unseen_units(verdict, tuned_words(tuning))
-    m = cfg.mitigation
-    measure = MEASURES[m.mitigation_accuracy]
-    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"], measure,
-                             m.rule())  # fmt: skip
-    leak = leakage(tuning, verdict)
-    budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
-                              m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip
-    winomt = verdict_winomt(cfg, models, list(order), out / "winomt") if cfg.eval.winomt_dir else None
-    doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words, winomt)
-    record.verdict_page = render_markdown(doc)
-    atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
-    atomic_write(out / "verdict.md", record.verdict_page.encode("utf-8"))
-    print(f"mitigation verdict in {out}/verdict.md: {doc['summary']}")
     return out

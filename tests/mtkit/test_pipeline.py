@@ -13,7 +13,9 @@ from bias_eval.winomt.data import load_winomt, pair_translations, subset
 from bias_eval.winomt.figures import figures
 from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
-from mtkit.pipeline import local_steps, mitigation_verdict, verdict_winomt, winomt_report, write_final_card
+from mtkit.evaluation.run_reports import winomt_report
+from mtkit.pipeline import local_steps, write_final_card
+from mtkit.train.mitigation_verdict import mitigation_verdict, verdict_winomt
 from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
