@@ -22,8 +22,8 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 .warning ul { margin: 0.3em 0; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; }
-table.main { font-size: 0.86em; }
-table.main th, table.main td { padding: 0.3em 0.45em; }
+table.compact { font-size: 0.86em; }
+table.compact th, table.compact td { padding: 0.3em 0.45em; }
 thead th { background: #f0f0f0; text-align: center; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.sig { font-weight: bold; }

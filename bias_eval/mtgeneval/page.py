@@ -76,7 +76,7 @@ def _over_correction_box(lines: Sequence[str]) -> list[str]:
 
 def _main_table(metrics: Mapping[str, Any]) -> list[str]:
     head = "".join(f"<th>{escape(h)}</th>" for h in main_header(metrics))
-    parts = [f'<div class="scroll"><table class="main"><thead><tr>{head}</tr></thead><tbody>']
+    parts = [f'<div class="scroll"><table class="compact"><thead><tr>{head}</tr></thead><tbody>']
     for cells, sig in main_rows(metrics):
         row_class = ' class="macro"' if cells[0].startswith("macro") else ""
         tds = [

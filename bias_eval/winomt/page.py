@@ -17,11 +17,20 @@ from bias_eval.winomt.plots import CAPTIONS
 Figures = Mapping[str, Mapping[str, bytes]]
 
 
-def _table(header: list[str], rows: list[list[str]], css: str = "") -> list[str]:
+#: the figures too tall to share a row: each on its own row, the page's width, below the others
+TALL = ("professions",)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A compact table of figures, scrolled sideways where the window is narrower still."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = ["<tr><th>" + escape(r[0]) + "</th>" + "".join(f'<td class="num">{escape(c)}</td>' for c in r[1:]) + "</tr>"
             for r in rows]  # fmt: skip
-    return [f'<div class="scroll"><table{css}><thead><tr>{head}</tr></thead><tbody>', *body, "</tbody></table></div>"]
+    return [
+        f'<div class="scroll"><table class="compact"><thead><tr>{head}</tr></thead><tbody>',
+        *body,
+        "</tbody></table></div>",
+    ]
 
 
 def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str, Any]) -> str:
@@ -43,10 +52,11 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
         f'<p class="takeaway">{escape(parts["takeaway"])}</p>',
         f'<p class="note">Beside published figures: {escape(published_line(metrics))}</p>',
         "<h2>Results</h2>",
-        *_table(*parts["main"], css=' class="main"'),
+        *_table(*parts["main"]),
         '<div class="figrow">',
-        *[figure_html(name, figures[name], CAPTIONS[name]) for name in figures],
+        *[figure_html(name, figures[name], CAPTIONS[name]) for name in figures if name not in TALL],
         "</div>",
+        *[figure_html(name, figures[name], CAPTIONS[name]) for name in figures if name in TALL],
         "<details><summary>Every profession: accuracy with its Wilson 95% interval, in all and by gold gender, and "
         "the genders predicted</summary>",
         *_table(*parts["professions"]),
