@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bias_eval.compare.rows import Row
+from bias_eval.compare.rows import Row, change_words
 from bias_eval.core import latex
-from bias_eval.core.decision import LEVEL, Rule
+from bias_eval.core.decision import Rule
 from bias_eval.core.paired import p_text
 
 #: (paired-test figure, its name in a sentence, unit) of the changes the first paragraph states, in this order: the
@@ -35,33 +35,12 @@ TABLED = (
 )
 
 
-def _p(row: Mapping[str, Any]) -> str:
-    p = p_text(row["p_value"], row.get("p_floor"))
-    said = f"p {p if p.startswith('<') else '= ' + p}" + (" (McNemar)" if row["test"].startswith("McNemar") else "")
-    if row.get("p_adjusted") not in (None, row["p_value"]):
-        adjusted = p_text(row["p_adjusted"], row.get("p_floor"))
-        said += f", adjusted {adjusted if adjusted.startswith('<') else '= ' + adjusted}"
-    return said
-
-
 def _clause(row: Mapping[str, Any], name: str, unit: str) -> str:
-    """``narrows the accuracy gap by 4.0 points [1.9, 6.1], p < 0.002``: the size of the change and its interval on
-    the side it went (a narrowing's interval is that of the fall); ``leaves ... within noise`` when not significant."""
-    change, (low, high) = row["change"], row["ci95"]
-    if not row["significant"]:
-        interval = f"[{_amount(low, unit, True)}, {_amount(high, unit, True)}]"
-        points = " points" if unit == "points" else ""
-        small = row.get("p_adjusted", row["p_value"]) < LEVEL  # beyond noise, below the minimum effect
-        how = "changes {} by less than the minimum effect" if small else "leaves {} within noise"
-        return f"{how.format(name)} ({_amount(change, unit, True)}{points} {interval}, {_p(row)})"
-    sign = 1 if change > 0 else -1
-    bounds = sorted((sign * low, sign * high))
-    if row["figure"].endswith("_size"):
-        verb = "widens" if change > 0 else "narrows"
-    else:
-        verb = "raises" if change > 0 else "lowers"
-    amount = f"{_amount(abs(change), unit)}{' points' if unit == 'points' else ''}"
-    return f"{verb} {name} by {amount} [{_amount(bounds[0], unit)}, {_amount(bounds[1], unit)}], {_p(row)}"
+    """A change in the first paragraph (:func:`bias_eval.compare.rows.change_words`): accuracies in points, BLEU in
+    its own unit."""
+    if unit == "points":
+        return change_words(row, name, scale=100)
+    return change_words(row, name, digits=2, unit="")
 
 
 def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
@@ -108,11 +87,6 @@ def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
         f"give {test}, {others} of them on figures not named here (strict accuracies, chrF, pair accuracy, the "
         f"gaps' signs); {chance}"
     )
-
-
-def _amount(value: float, unit: str, signed: bool = False) -> str:
-    text = f"{100 * value:{'+' if signed else ''}.1f}" if unit == "points" else f"{value:{'+' if signed else ''}.2f}"
-    return text.replace("-", "\u2212")
 
 
 def _value(key: str, value: float | None, ci: Sequence[float] | None, signed: bool = False) -> str:

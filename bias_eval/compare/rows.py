@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.compare.comparability import HEADING
-from bias_eval.core.decision import points
+from bias_eval.core.decision import LEVEL, points
 from bias_eval.core.errors import UserError
 from bias_eval.core.intervals import difference_interval
 from bias_eval.core.markdown import escape, table
 from bias_eval.core.page import CSS
+from bias_eval.core.paired import p_text
 from bias_eval.core.units import figure_value
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
@@ -305,6 +306,43 @@ def render_html(
         parts.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
     parts += ["</details>", *([appendix] if appendix else []), "</body>", "</html>"]
     return "\n".join(parts) + "\n"
+
+
+def p_words(row: Mapping[str, Any]) -> str:
+    """A paired test's p-values in a sentence: ``p = 0.012`` or, at a bootstrap's floor, ``p < 0.002``; then the
+    adjusted p where it differs, ``adjusted = 0.03``, or ``adjusted \u2264 0.02`` when the raw p is a bound (the
+    adjusted p made from it is one too)."""
+    floor, raw = row.get("p_floor"), row["p_value"]
+    said = p_text(raw, floor)
+    said = f"p {said if said.startswith('<') else '= ' + said}" + (" (McNemar)" if "McNemar" in row["test"] else "")
+    adjusted = row.get("p_adjusted")
+    if adjusted in (None, raw):
+        return said
+    text = p_text(adjusted, floor)
+    relation = "" if text.startswith("<") else "\u2264 " if floor is not None and raw <= floor else "= "
+    return f"{said}, adjusted {relation}{text}"
+
+
+def change_words(row: Mapping[str, Any], name: str, scale: float = 1.0, digits: int = 1, unit: str = " points") -> str:
+    """A paired test's change in a sentence, both benchmarks' one wording: a finding as its size with the interval
+    of that size (``lowers the accuracy by 2.0 points [1.1, 2.9], p ...``; a ``*_size`` figure ``narrows`` or
+    ``widens``); any other change signed, with its signed interval (``leaves the accuracy gap within noise (-0.8
+    points [-2.1, +0.5], p ...)``). ``scale`` takes the row's values to the unit, written with ``digits`` decimals."""
+
+    def number(value: float, signed: bool) -> str:
+        return f"{scale * value:{'+' if signed else ''}.{digits}f}".replace("-", "\u2212")
+
+    change, (low, high) = row["change"], row["ci95"]
+    if not row["significant"]:
+        small = row.get("p_adjusted", row["p_value"]) < LEVEL  # beyond noise, below the minimum effect
+        how = "changes {} by less than the minimum effect" if small else "leaves {} within noise"
+        interval = f"[{number(low, True)}, {number(high, True)}]"
+        return f"{how.format(name)} ({number(change, True)}{unit} {interval}, {p_words(row)})"
+    sign = 1 if change > 0 else -1
+    low, high = sorted((sign * low, sign * high))
+    verbs = ("widens", "narrows") if row["figure"].endswith("_size") else ("raises", "lowers")
+    said = f"{verbs[change <= 0]} {name} by {number(abs(change), False)}{unit}"
+    return f"{said} [{number(low, False)}, {number(high, False)}], {p_words(row)}"
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -12,11 +12,10 @@ from matplotlib.figure import Figure
 
 from bias_eval.compare.mtgeneval_paper import p_cell
 from bias_eval.compare.plot import draw_point
-from bias_eval.compare.rows import Row
+from bias_eval.compare.rows import Row, change_words
 from bias_eval.compare.winomt_tests import PREFIX
 from bias_eval.core import latex
-from bias_eval.core.decision import LEVEL, Rule
-from bias_eval.core.paired import p_text
+from bias_eval.core.decision import Rule
 from bias_eval.core.plots import FEMININE_COLOUR, INK, MASCULINE_COLOUR, categories, gap_limits, render
 from bias_eval.winomt.figures import fmt_figure
 
@@ -30,27 +29,6 @@ CAPTION = (
 )
 #: the LaTeX table's default label (``--label`` gives another)
 LABEL = "tab:winomt-comparison"
-
-
-def _p(row: Mapping[str, Any]) -> str:
-    said = f"p {p_text(row['p_value'], row.get('p_floor'))}" + (" (McNemar)" if "McNemar" in row["test"] else "")
-    adjusted = row.get("p_adjusted")
-    return said + ("" if adjusted in (None, row["p_value"]) else f", adjusted {p_text(adjusted, row.get('p_floor'))}")
-
-
-def _clause(row: Mapping[str, Any], name: str) -> str:
-    """``narrows the size of ΔG by 4.0 points [...], p ...``, or ``leaves ... within noise (...)``."""
-    change, (low, high) = row["change"], row["ci95"]
-    interval = f"[{fmt_figure(low, True)}, {fmt_figure(high, True)}]"
-    if not row["significant"]:
-        small = row.get("p_adjusted", row["p_value"]) < LEVEL  # beyond noise, below the minimum effect
-        how = "changes {} by less than the minimum effect" if small else "leaves {} within noise"
-        return f"{how.format(name)} ({fmt_figure(change, True)} points {interval}, {_p(row)})"
-    if row["figure"].endswith("_size"):
-        verb = "widens" if change > 0 else "narrows"
-    else:
-        verb = "raises" if change > 0 else "lowers"
-    return f"{verb} {name} by {fmt_figure(abs(change))} points {interval}, {_p(row)}"
 
 
 def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
@@ -68,7 +46,7 @@ def summary(paired: Mapping[str, Any], names: Sequence[str]) -> str:
         by_lang.setdefault(row["lang"], {})[row["figure"].removeprefix(PREFIX)] = row
     said = []
     for lang, figures in by_lang.items():
-        clauses = [_clause(figures[key], name) for key, name in STATED if key in figures]
+        clauses = [change_words(figures[key], name) for key, name in STATED if key in figures]
         where = "Averaged over the languages" if lang == "mean" else f"On WinoMT {lang}"
         said += [f"{where}, {after} " + "; ".join(clauses) + "."] if clauses else []
     rule = paired.get("rule") or Rule().describe()

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from bias_eval.compare import mtgeneval_paper, winomt_paper
 from bias_eval.compare.rows import cells, changed_beyond_noise, compare
 from bias_eval.core.bootstrap import language_rng, resample_counts
+from bias_eval.core.decision import Rule, decide
 from bias_eval.mtgeneval.accuracy import accuracy_figures
 from bias_eval.mtgeneval.metrics import gender_decision
 from mtkit.data.mtgeneval import load_mtgeneval
@@ -102,3 +107,38 @@ def test_a_change_below_the_minimum_effect_is_not_marked_changed() -> None:
         rows, _ = compare(before, after, ["a", "b"], smallest)
         gap = next(row for row in rows if row.key == "bleu_gap")
         assert gap.changed is expected and cells(gap)[-1] == ("yes" if expected else "no")
+
+
+def _stated(change: float, ci: list[float], figure: str, floor: float | None = None) -> list[dict]:
+    """One stated paired test, raw p 0.001 (at a bootstrap's floor of 0.001 when ``floor``), beside another of p
+    0.004 that Holm's adjustment ranks after it: adjusted 0.002 (``p_floor``: the raw p is a bound)."""
+    rows = [{"lang": "de", "figure": figure, "test": "paired bootstrap", "change": change, "ci95": ci,
+             "p_value": 0.001, "p_floor": floor},
+            {"lang": "de", "figure": "other", "test": "paired bootstrap", "change": 1.0, "ci95": [0.5, 1.5],
+             "p_value": 0.004}]  # fmt: skip
+    decide(rows, Rule())
+    return rows
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.5, 40.0), st.floats(0.1, 0.45), st.floats(1.0, 2.0), st.sampled_from([-1, 1]), st.booleans())
+def test_both_benchmarks_word_a_change_one_way(size: float, near: float, far: float, sign: int, bound: bool) -> None:
+    """The same change in points (an MT-GenEval accuracy as a share, a WinoMT one in points) is said in the same
+    words by both comparisons: its size with the interval of its size, in that order, and the p-values with '=' where
+    exact and the adjusted one as a bound where the raw one is."""
+    ci = sorted((sign * size * near, sign * size * far))
+    floor = 0.001 if bound else None
+    said = []
+    for module, scale, figure in ((mtgeneval_paper, 100, "accuracy_feminine"), (winomt_paper, 1, "winomt_accuracy")):
+        rows = _stated(sign * size / scale, [c / scale for c in ci], figure, floor)
+        paired = {"refused": None, "level": 0.05, "rows": rows, "rule": Rule().describe()}
+        said.append(
+            re.search(r"(raises|lowers) \S+ accuracy by .*?\d(?=[;.](\s|$))", module.summary(paired, ["a", "b"]))
+        )
+    assert all(said), said
+    mtgeneval, winomt = (s.group(0) for s in said)
+    assert mtgeneval.split(" accuracy ", 1)[1] == winomt.split(" accuracy ", 1)[1], (mtgeneval, winomt)
+    low, high = sorted(abs(c) for c in ci)
+    verb = "raises" if sign > 0 else "lowers"
+    p = "p < 0.0011, adjusted \u2264 0.002" if bound else "p = 0.001, adjusted = 0.002"
+    assert winomt == f"{verb} the accuracy by {size:.1f} points [{low:.1f}, {high:.1f}], {p}"
