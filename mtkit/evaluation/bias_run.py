@@ -27,7 +27,7 @@ from mtkit.data.mtgeneval_hub import load_hub
 from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
-from mtkit.evaluation.generation import ReportDecoding, resolve_report
+from mtkit.evaluation.generation import ReportDecoding, Resolved, resolve_report
 from mtkit.evaluation.hyps import no_hyp_files, read_hyp_dir, translate_dataset
 from mtkit.evaluation.subset import gendered_subset
 from mtkit.hubcheck import check_hub_source
@@ -190,11 +190,14 @@ def report_settings(
     )
 
 
-def run_report(args: ReportRequest) -> dict[str, Any]:
-    """Write the report of ``args`` into ``--out`` (a card is the caller's); return its ``metrics.json``."""
+def run_report(args: ReportRequest, resolved: Resolved | None = None) -> dict[str, Any]:
+    """Write the report of ``args`` into ``--out`` (a card is the caller's); return its ``metrics.json``. ``--model``
+    translates as ``resolved`` says when given (the settings of several reports resolved once, as a verdict's), else
+    as ``args``'s decoding fields resolve (:func:`~mtkit.evaluation.generation.resolve_report`)."""
     if args.hyp_dir:
         check_model_flags(args)
-    check_device(args.device, args.engine)  # before anything loads
+    if resolved is None:
+        check_device(args.device, args.engine)  # before anything loads
     out = Path(args.out)
     inputs = {f"--{key}": getattr(args, key) for key in ("mtgeneval_dir", "data", "hyp_dir", "model")}
     check_apart(inputs, {"--out": out})
@@ -214,9 +217,9 @@ def run_report(args: ReportRequest) -> dict[str, Any]:
         if found:  # said once they are read: a bad input stays one line
             print(f"--hyp_dir: scoring {', '.join(found)}, the languages with files there", file=sys.stderr)
     else:
-        if args.engine == "hf":
+        if (resolved[0].settings.engine if resolved else args.engine) == "hf":
             check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
-        decoding, origins = resolve_report(args)
+        decoding, origins = resolved or resolve_report(args)
         references = {lang: [r for g in GENDERS for r in ld.side(g).references] for lang, ld in data.languages.items()}
         languages = ModelLanguages.load(args.model)
         for lang in sorted(data.languages):  # each one the model's family has a code for

@@ -14,7 +14,7 @@ from typing import Any
 
 from mtkit.decode.settings import SAVED, DecodingSettings, resolve
 
-__all__ = ["ReportDecoding", "fit_to_model", "position_limit", "resolve_report", "saved_dtype"]
+__all__ = ["ReportDecoding", "Resolved", "fit_to_model", "position_limit", "resolve_report", "saved_dtype"]
 
 #: the fields of :class:`DecodingSettings` a report records and spells out as flags (MBR's as one ``mbr`` entry)
 _RECORDED = ("num_beams", "length_penalty", "max_new_tokens", "max_len_a", "max_len_b", "batch_size", "engine", "dtype")
@@ -60,6 +60,9 @@ class ReportDecoding:
         """:meth:`fields` as ``scripts/bias_report.py``'s flags."""
         return [arg for key, value in self.fields().items() for arg in (f"--{key}", str(value))]
 
+
+#: how a model translates for a report and where each saved setting came from (:func:`resolve_report`)
+Resolved = tuple[ReportDecoding, dict[str, str]]
 
 #: ``config.json``'s weight types as ``--dtype`` names them
 _SAVED_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
@@ -109,7 +112,7 @@ def fit_to_model(decoding: ReportDecoding, limit: int | None, origin: str = "") 
     return replace(decoding, settings=settings, max_source_tokens=limit)
 
 
-def resolve_report(request: Any) -> tuple[ReportDecoding, dict[str, str]]:
+def resolve_report(request: Any) -> Resolved:
     """How ``request.model`` translates for a report (``request``: a :class:`~mtkit.evaluation.bias_run.
     ReportRequest`, whose decoding fields are :func:`mtkit.decode.settings.resolve`'s flags; its ``seed`` is MBR's as
     well as the bootstrap's) and where its saved settings and prompt came from (and ``decoding``, with MBR),

@@ -21,7 +21,7 @@ from mtkit.data.trained_languages import warn_untrained
 from mtkit.decode.devices import check_device
 from mtkit.errors import UserError
 from mtkit.evaluation.bias_run import ReportRequest, describe_generation, latex_flags, layout
-from mtkit.evaluation.generation import ReportDecoding, resolve_report
+from mtkit.evaluation.generation import ReportDecoding, Resolved, resolve_report
 from mtkit.evaluation.hyps import translate_lines
 from mtkit.hubcheck import check_hub_source
 from mtkit.model.folders import check_pretrained_source
@@ -72,11 +72,14 @@ def reproduce_command(args: ReportRequest, lang: str, decoding: ReportDecoding |
     return shlex.join(parts + latex_flags(args))
 
 
-def translate(args: ReportRequest, data: WinoMT, lang: str) -> tuple[Translations, ReportDecoding, dict[str, str]]:
-    """The model's translations of the benchmark's sentences (cached in ``--out``/hyps)."""
-    if args.engine == "hf":
+def translate(
+    args: ReportRequest, data: WinoMT, lang: str, resolved: Resolved | None = None
+) -> tuple[Translations, ReportDecoding, dict[str, str]]:
+    """The model's translations of the benchmark's sentences (cached in ``--out``/hyps), made as ``resolved`` says
+    when given, else as ``args``'s decoding fields resolve."""
+    decoding, origins = resolved or resolve_report(args)
+    if decoding.settings.engine == "hf":
         check_pretrained_source(args.model, "--model", weights=True)
-    decoding, origins = resolve_report(args)
     ModelLanguages.load(args.model).check(lang, "--target_lang")
     warn_untrained(args.model, [lang], "--target_lang")
     sources = [item.sentence for item in data.items]
@@ -84,11 +87,13 @@ def translate(args: ReportRequest, data: WinoMT, lang: str) -> tuple[Translation
     return Translations(data.items, tuple(sources), tuple(lines[(lang, "winomt")])), decoding, origins
 
 
-def run_winomt(args: ReportRequest) -> dict[str, Any]:
-    """Write the WinoMT report of ``args`` into ``--out``; return its ``metrics.json``."""
+def run_winomt(args: ReportRequest, resolved: Resolved | None = None) -> dict[str, Any]:
+    """Write the WinoMT report of ``args`` into ``--out``; return its ``metrics.json``. ``--model`` translates as
+    ``resolved`` says when given (:func:`~mtkit.evaluation.bias_run.run_report`)."""
     check_request(args)
     lang = target_lang(args)
-    check_device(args.device, args.engine)
+    if resolved is None:
+        check_device(args.device, args.engine)
     out = Path(args.out)
     folder = Path(args.winomt_dir or WINOMT_DIR)
     check_apart({"--winomt_dir": folder, "--hyp_file": args.hyp_file, "--model": args.model}, {"--out": out})
@@ -100,7 +105,7 @@ def run_winomt(args: ReportRequest) -> dict[str, Any]:
         hypotheses: dict[str, Any] = {"hyp_file": args.hyp_file}
         described = f"the file {args.hyp_file}"
     else:
-        translations, decoding, origins = translate(args, data, lang)
+        translations, decoding, origins = translate(args, data, lang, resolved)
         hypotheses = {"model": args.model, "generation": decoding.record(), "settings_from": origins,
                       "prompt": decoding.prompt_for(lang), "cache_dir": "hyps"}  # fmt: skip
         described = describe_generation(args.model, decoding, out / "hyps")
@@ -129,11 +134,14 @@ def warn_unscored(langs: Sequence[str]) -> None:
         print(f"warning: WinoMT scores {', '.join(LANGUAGES)} only: {', '.join(skipped)} skipped", file=sys.stderr)
 
 
-def language_reports(request: ReportRequest, langs: Sequence[str], out: Path) -> dict[str, dict[str, Any]]:
+def language_reports(
+    request: ReportRequest, langs: Sequence[str], out: Path, resolved: Resolved | None = None
+) -> dict[str, dict[str, Any]]:
     """The WinoMT reports of ``request``'s model into ``out/<lang>``, one per language of ``langs`` (each one WinoMT
-    scores: :func:`scored_languages`); their ``metrics.json`` by language."""
+    scores: :func:`scored_languages`), translated as ``resolved`` says when given; their ``metrics.json`` by
+    language."""
     asked = replace(request, benchmark="winomt")
-    return {lang: run_winomt(replace(asked, out=str(out / lang), target_langs=[lang])) for lang in langs}
+    return {lang: run_winomt(replace(asked, out=str(out / lang), target_langs=[lang]), resolved) for lang in langs}
 
 
 def headline(metrics: dict[str, Any]) -> dict[str, Any]:

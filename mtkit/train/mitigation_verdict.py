@@ -15,7 +15,7 @@ from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
 from mtkit.evaluation.bias_run import ReportRequest, run_report
-from mtkit.evaluation.generation import resolve_report, saved_dtype
+from mtkit.evaluation.generation import Resolved, resolve_report, saved_dtype
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.run_reports import report_decoding, winomt_request
 from mtkit.evaluation.selection import MEASURES
@@ -33,34 +33,36 @@ def _jsonl(path: Path) -> list[dict]:
     return [row for _, row in read_jsonl(path)]
 
 
-def verdict_reports(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, dict]:
+def verdict_reports(
+    cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, resolved: Resolved
+) -> dict[str, dict]:
     """The ``bias_eval`` reports of ``models`` (name: model folder) on the verdict pairs (``out/pairs``) into
-    ``out/<name>``, all decoded with one set of settings: the run's (beams, length penalty and bounds, its decoding
-    settings) with the mitigated ``final/``'s prompt and weight type, resolved once and given to each in full, so that
-    none reads anything of its own folder; returns their figures (``metrics.json``) by name."""
-    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs)
-    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
-    return {n: run_report(replace(common, out=str(out / n), model=str(m), **alike)) for n, m in models.items()}
+    ``out/<name>``, all translated as ``resolved`` says (:func:`verdict_decoding`, resolved once for them all, so that
+    none reads anything of its own folder); returns their figures (``metrics.json``) by name."""
+    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
+    return {n: run_report(replace(common, out=str(out / n), model=str(m)), resolved) for n, m in models.items()}
 
 
-def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> dict[str, Any]:
-    """The one set of decoding settings of a verdict's models, as :class:`ReportRequest`'s fields: the run's (beams,
-    length penalty and bounds, its decoding settings) with the mitigated ``final/``'s prompt and weight type,
-    resolved once (:func:`verdict_reports`)."""
-    e, found = cfg.eval, report_decoding(cfg)
+def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> Resolved:
+    """The one set of decoding settings of a verdict's models: the run's (beams, length penalty and bounds, its
+    decoding settings) with the mitigated ``final/``'s prompt and weight type, resolved once."""
+    e = cfg.eval
     run = ReportRequest("", target_langs=langs, model=str(final), num_beams=e.num_beams,
                         max_new_tokens=e.max_new_tokens, length_penalty=e.length_penalty, max_len_a=e.max_len_a,
-                        max_len_b=e.max_len_b, dtype=saved_dtype(final), **found)  # fmt: skip
-    return found | resolve_report(run)[0].fields()
+                        max_len_b=e.max_len_b, dtype=saved_dtype(final), **report_decoding(cfg))  # fmt: skip
+    return resolve_report(run)
 
 
-def verdict_winomt(cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path) -> dict[str, Any]:
+def verdict_winomt(
+    cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, resolved: Resolved
+) -> dict[str, Any]:
     """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
-    WinoMT into ``out/<name>/<lang>`` with the verdict's decoding settings (:func:`verdict_decoding`); the languages
-    it does not score were named by ``final/``'s report (:func:`winomt_report`), which comes first."""
+    WinoMT into ``out/<name>/<lang>``, translated as ``resolved`` says (:func:`verdict_decoding`); the languages it
+    does not score were named by ``final/``'s report (:func:`~mtkit.evaluation.run_reports.winomt_report`), which
+    comes first."""
     scored = scored_languages(langs)
-    alike = verdict_decoding(cfg, Path(models["mitigated"]), langs)
-    reports = {n: language_reports(winomt_request(cfg, m, alike), scored, out / n) for n, m in models.items()}
+    asked = {n: winomt_request(cfg, m, report_decoding(cfg)) for n, m in models.items()}
+    reports = {n: language_reports(asked[n], scored, out / n, resolved) for n in models}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
     judged = {n: {lang: judgements(out / n / lang, lang) for lang in scored} for n in models}
     return winomt_section(reports, right, judged, cfg.mitigation.rule())
@@ -82,7 +84,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     models = {"start": cfg.model.model_name_or_path, "mitigated": trainer.out / "final"}
     if control is not None:
         models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
-    metrics = verdict_reports(cfg, models, list(order), out)
+    resolved = verdict_decoding(cfg, Path(models["mitigated"]), list(order))  # once, for every report below
+    metrics = verdict_reports(cfg, models, list(order), out, resolved)
     done = {}
     for name, pair in COMPARISONS.items():
         if all(n in metrics for n in pair):
@@ -102,7 +105,7 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip
-    winomt = verdict_winomt(cfg, models, list(order), out / "winomt") if cfg.eval.winomt_dir else None
+    winomt = verdict_winomt(cfg, models, list(order), out / "winomt", resolved) if cfg.eval.winomt_dir else None
     doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words, winomt)
     record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
