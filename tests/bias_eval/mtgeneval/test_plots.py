@@ -8,6 +8,7 @@ import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from geneval_helpers import make_subset, read_plain
 from matplotlib.colors import to_hex
@@ -77,6 +78,21 @@ def test_bleu_axis_does_not_start_at_zero(metrics) -> None:
     values = [m[k] for m in document["languages"].values() for k in ("bleu_feminine", "bleu_masculine")]
     low, high = ax.get_ylim()
     assert low <= min(values) and max(values) <= high and low > 0.5 * min(values)
+
+
+def test_equal_bleus_show_both_points(metrics) -> None:
+    """es alone scores its references (BLEU 100 for both genders): the feminine and the masculine point of each
+    language sit apart by more than a marker's width, so neither hides the other."""
+    document = metrics["one"]
+    es = document["languages"]["es"]
+    assert es["bleu_feminine"] == es["bleu_masculine"]
+    ax = figure_objects(document)["bleu_by_gender"].axes[0]
+    points = {line.get_label(): line for line in ax.get_lines() if line.get_label() in ("feminine", "masculine")}
+    f, m = (np.column_stack(points[g].get_data()).astype(float) for g in ("feminine", "masculine"))
+    assert f.shape == m.shape == (1, 2) and f[0, 1] == m[0, 1]
+    apart = np.abs(ax.transData.transform(f) - ax.transData.transform(m))[:, 0]  # pixels, across
+    width = max(points[g].get_markersize() for g in points) * ax.figure.dpi / 72
+    assert (apart > width).all(), (apart, width)
 
 
 def test_colours_are_colour_blind_safe_and_not_pink_and_blue(metrics) -> None:
