@@ -19,6 +19,10 @@ from mtkit.evaluation.winomt_run import WINOMT_DIR
 from mtkit.flags import option
 
 MTGENEVAL_DIR = "../shared/data/mt-geneval"
+DESCRIPTION = (
+    "A bias study in one process: every system's reports on every benchmark and language, each system compared with "
+    "the first (the baseline), one index page and study.tex."
+)
 
 
 def parse_systems(value: str) -> dict[str, Path]:
@@ -34,7 +38,7 @@ def parse_systems(value: str) -> dict[str, Path]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scripts/bias_study.py``."""
-    parser = Parser(lists=("benchmarks", "langs"), prog="bias_study.py", description=__doc__.split(":", 1)[1])
+    parser = Parser(lists=("benchmarks", "langs"), prog="bias_study.py", description=DESCRIPTION)
     parser.add_argument("--systems", required=True, help="name=DIR pairs, comma-separated, the first the baseline; "
                         "DIR/mtgeneval/<lang>.{feminine,masculine}.txt and DIR/winomt/<lang>.txt")  # fmt: skip
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS), help=f"some of {', '.join(BENCHMARKS)}")

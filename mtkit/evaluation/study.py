@@ -225,8 +225,14 @@ def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def headline_html(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """The :func:`headline` table on the index page."""
+    """The :func:`headline` table on the index page: numbers right-aligned, the baseline (the first system) named."""
     header, rows = headline(study, reports)
+    baseline = next(iter(study.systems))
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p>{html.escape(CAPTION)}</p>"
+    body = "".join(
+        f"<tr><td>{html.escape(row[0] + (' (baseline)' if row[0] == baseline else ''))}</td>"
+        f"<td>{html.escape(row[1])}</td>" + "".join(f'<td class="num">{html.escape(c)}</td>' for c in row[2:]) + "</tr>"
+        for row in rows
+    )
+    said = f"{CAPTION} The baseline is {baseline}: each comparison sets another system against it."
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p>{html.escape(said)}</p>"

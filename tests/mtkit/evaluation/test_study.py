@@ -132,7 +132,10 @@ def test_index_and_study_tex(study) -> None:
     assert "\\caption{Tiny study. " in tex and "\\label{tab:study}" in tex
     bleu = _json(out / "b" / "mtgeneval" / "metrics.json")["languages"]["de"]["bleu"]
     assert f"{bleu:.1f}" in tex and tex.count("\\midrule") == 2  # under the header, between the two systems
-    assert f"<td>{bleu:.1f}</td>" in page  # the headline table on the index page too
+    assert f'<td class="num">{bleu:.1f}</td>' in page  # the headline table on the index page too, numbers right
+    cells = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td>", page)
+    assert cells == [("a (baseline)", lang) for lang in LANGS] + [("b", lang) for lang in LANGS]
+    assert "The baseline is a: each comparison sets another system against it." in page
 
 
 def test_every_recorded_path_is_the_final_one(study) -> None:
