@@ -14,7 +14,7 @@ from typing import Any
 
 from bias_eval.core.bleu import TOKENIZER_RULE, bleu_signatures
 from bias_eval.core.bootstrap import SAMPLES, SEED, language_rng, resample_counts
-from bias_eval.core.decision import Rule, resample_note
+from bias_eval.core.decision import Rule, decide, resample_note
 from bias_eval.core.paired import bootstrap_refusal, compare_figure, corpus_figure, ones
 from bias_eval.mtgeneval.headline import over_correction_lines
 from bias_eval.mtgeneval.metrics import bleu_from_stats, bleu_stats, chrf_from_stats, chrf_stats
@@ -25,10 +25,13 @@ from mtkit.evaluation.unseen import tuned_words
 from mtkit.evaluation.verdict_page import summary
 
 
-def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED) -> dict:
+def general_cost(
+    before: Sequence[Mapping], after: Sequence[Mapping], samples: int = SAMPLES, seed: int = SEED, rule: Rule = Rule()
+) -> dict:
     """BLEU and chrF of two systems' translations of the same rows (``target``, ``lang``, ``hypothesis``), their
-    change, its paired-bootstrap 95% CI and p-value (``refused`` says why when the bootstrap cannot run: too few
-    sentences or resamples); BLEU with each row's target language's tokenizer."""
+    change, its paired-bootstrap 95% CI and p-value, the p-value adjusted over the two tests and whether the change is
+    a finding by ``rule`` (:func:`bias_eval.core.decision.decide`; ``refused`` says why when the bootstrap cannot run:
+    too few sentences or resamples); BLEU with each row's target language's tokenizer."""
     refs = [r["target"] for r in before]
     if refs != [r["target"] for r in after]:
         raise ValueError("the general cost needs both systems' translations of the same sentences")
@@ -47,8 +50,10 @@ def general_cost(before: Sequence[Mapping], after: Sequence[Mapping], samples: i
             continue
         counts = {"all": resample_counts(language_rng(seed, "general"), len(refs), samples)}
         change = compare_figure(*figs, {"all": len(refs)}, counts)
-        out[name] = {"before": change.before, "after": change.after, "change": change.change}
+        out[name] = {"figure": name, "before": change.before, "after": change.after, "change": change.change}
         out[name] |= {"ci95": change.ci95, "p_value": change.p_value, "p_floor": change.p_floor}
+    if not refused:
+        decide([out["bleu"], out["chrf"]], rule)  # one family of two tests: Holm's adjustment over both
     return out
 
 

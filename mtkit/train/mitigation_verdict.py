@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.benchmarks import compare_reports
+from bias_eval.core.decision import Rule
 from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
@@ -68,9 +69,11 @@ def verdict_winomt(
     return winomt_section(reports, right, judged, cfg.mitigation.rule())
 
 
-def _cost(before: Path, after: Path) -> dict[str, Any] | None:
+def _cost(before: Path, after: Path, rule: Rule) -> dict[str, Any] | None:
     """:func:`general_cost` of two runs' general test translations (``None`` when either is missing)."""
-    return general_cost(_jsonl(before), _jsonl(after)) if before.is_file() and after.is_file() else None
+    if not (before.is_file() and after.is_file()):
+        return None
+    return general_cost(_jsonl(before), _jsonl(after), rule=rule)
 
 
 def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None, out: Path, record: RunRecord) -> Path:
@@ -86,22 +89,20 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
         models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
     resolved = verdict_decoding(cfg, Path(models["mitigated"]), list(order))  # once, for every report below
     metrics = verdict_reports(cfg, models, list(order), out, resolved)
-    done = {}
+    rule, done = cfg.mitigation.rule(), {}
     for name, pair in COMPARISONS.items():
         if all(n in metrics for n in pair):
-            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name,
-                                         cfg.mitigation.rule())  # fmt: skip
+            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name, rule)
     record.comparison = done["mitigated_vs_start"]  # the card's before/after table
     tests = trainer.out / "translations"
-    costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl")}
+    costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl", rule)}
     if control is not None:
-        costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl")
+        costs["mitigated_vs_control"] = _cost(control.out / "translations" / "test.jsonl", tests / "test.jsonl", rule)
     tuning, verdict = trainer.raw["tuning"].to_list(), trainer.raw["verdict"].to_list()
     unseen = unseen_units(verdict, tuned_words(tuning))
     m = cfg.mitigation
     measure = MEASURES[m.mitigation_accuracy]
-    words = part_comparisons({name: out / name for name in metrics}, order, unseen, metrics["mitigated"], measure,
-                             m.rule())  # fmt: skip
+    words = part_comparisons({n: out / n for n in metrics}, order, unseen, metrics["mitigated"], measure, rule)
     leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip

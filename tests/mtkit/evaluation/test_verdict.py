@@ -7,6 +7,7 @@ decisions, checked against a direct numpy computation over the same resamples.""
 import math
 
 import numpy as np
+import pytest
 import sacrebleu
 from geneval_helpers import score_test_interval
 from hypothesis import HealthCheck, assume, given, settings
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from bias_eval.compare.mtgeneval_tests import Sentences, language_tests, macro_tests
 from bias_eval.core import bleu
 from bias_eval.core.bootstrap import language_rng, resample_counts
+from bias_eval.core.decision import Rule
 from bias_eval.core.intervals import mean_interval, paired_difference_interval
 from bias_eval.mtgeneval.balance import over_correction, ratio_interval
 from mtkit.evaluation.outcome import COMPARISONS
@@ -67,6 +69,13 @@ def test_general_cost_matches_sacrebleu_and_a_direct_paired_bootstrap() -> None:
     changes = np.array(changes)
     assert np.allclose(cost["bleu"]["ci95"], order_interval(changes))
     assert np.isclose(cost["bleu"]["p_value"], order_p(changes))
+    low, high = sorted((cost["bleu"]["p_value"], cost["chrf"]["p_value"]))  # Holm over the two tests, by hand
+    adjusted = {low: min(1.0, 2 * low), high: max(min(1.0, 2 * low), high)}
+    for name in ("bleu", "chrf"):
+        assert cost[name]["p_adjusted"] == pytest.approx(adjusted[cost[name]["p_value"]])
+        assert cost[name]["significant"] == (cost[name]["p_adjusted"] < 0.05)
+    raw = general_cost(before, after, samples=40, seed=3, rule=Rule(p_adjust="none"))
+    assert raw["bleu"]["p_adjusted"] == raw["bleu"]["p_value"]
     assert general_cost(before, after, samples=39, seed=3)["refused"].startswith("39 bootstrap resamples cannot")
 
 
