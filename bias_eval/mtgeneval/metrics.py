@@ -164,7 +164,7 @@ class GenderDecision:
 def gender_decision(hypothesis: str, reference: str, counterfactual: str, lang: str) -> GenderDecision:
     """Correct unless the hypothesis uses a word unique to the counterfactual (opposite-gender) reference; the words
     of target language ``lang`` as its script has them (:func:`differing_words`)."""
-    hyp = _normal(hypothesis)
+    hyp = accuracy_text(hypothesis)
     ours, theirs = differing_words(reference, counterfactual, lang)
     if spaced(lang):
         words = set(hyp.split())
@@ -182,7 +182,9 @@ def spaced(lang: str) -> bool:
     return LanguageTag.parse(lang, "target language").spaced
 
 
-def _normal(text: str) -> str:
+def accuracy_text(text: str) -> str:
+    """Lowercase, ASCII punctuation to spaces: the text in which the accuracy finds words (:func:`accuracy_words` are
+    its whitespace words)."""
     return text.lower().translate(_PUNCT_TO_SPACE)
 
 
@@ -193,7 +195,7 @@ def differing_words(reference: str, counterfactual: str, lang: str) -> tuple[set
     if spaced(lang):
         ref, cf = accuracy_words(reference), accuracy_words(counterfactual)
         return ref - cf, cf - ref
-    ref, cf = _normal(reference), _normal(counterfactual)
+    ref, cf = accuracy_text(reference), accuracy_text(counterfactual)
     ours, theirs = set(), set()
     for op, i1, i2, j1, j2 in SequenceMatcher(None, ref, cf, autojunk=False).get_opcodes():
         if op != "equal":

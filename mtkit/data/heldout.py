@@ -76,15 +76,12 @@ def word_holdout(
     unit that is not withheld."""
     if not fraction or not units:
         return set(), set()
-    holding: dict[str, set[str]] = defaultdict(set)
-    for unit, (_, text) in units.items():
-        for word in text:
-            holding[word].add(unit)
     pool = sorted(set(candidates) if candidates is not None else set().union(*(g for g, _ in units.values())))
+    holding = {word: {unit for unit, (_, text) in units.items() if word in text} for word in pool}
     words: set[str] = set()
     withheld: set[str] = set()
     for k in np.random.default_rng([seed, 11]).permutation(len(pool)):
-        more = withheld | holding.get(pool[k], set())
+        more = withheld | holding[pool[k]]
         if len(more) <= fraction * len(units):
             words.add(pool[k])
             withheld = more

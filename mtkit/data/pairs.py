@@ -1,5 +1,7 @@
 """Counterfactual pairs of gendered rows, found one way for training, its held-out splits, the bias report and the
-verdict (:func:`find_pairs`), and the words that carry a row's gender (:func:`gendered_words`).
+verdict (:func:`find_pairs`), the words that carry a row's gender (:func:`gendered_words`) and the words some texts
+hold (:class:`TextWords`), in each language as its script has words: whitespace words, or, in a language written
+without spaces (Chinese, Japanese, Thai, ...), character spans found inside the text.
 
 Rows sharing an id and a target language are one unit, ``pair_id`` ``<lang>:<id>``, which a split never parts. A
 unit is a counterfactual pair when it is exactly one feminine and one masculine row; each of them carries the other's
@@ -11,11 +13,11 @@ is odd: in no pair, counted and named (:meth:`Pairs.note`). A row without an id 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bias_eval.mtgeneval.gendered import GENDERS, LanguageData, Side
-from bias_eval.mtgeneval.metrics import accuracy_words
+from bias_eval.mtgeneval.metrics import accuracy_text, accuracy_words, differing_words, spaced
 from mtkit.data.tables import Table
 
 #: how many odd ids a note names
@@ -67,21 +69,51 @@ def find_pairs(langs: Sequence[str], genders: Sequence[str], ids: Sequence[str])
 def gendered_words(row: Mapping[str, str]) -> frozenset[str]:
     """The words that carry a row's gender, as the accuracy reads words (lowercased, punctuation dropped): those the
     data names (``words``: MT-GenEval's marked words, a table's word column), else the words of its reference that
-    its counterfactual lacks (*la ingeniera* against *el ingeniero*)."""
+    its counterfactual lacks (*la ingeniera* against *el ingeniero*; in a language written without spaces, the
+    character spans in which the two differ: :func:`bias_eval.mtgeneval.metrics.differing_words`)."""
     if row.get("words"):
         return frozenset(accuracy_words(row["words"]))
-    return frozenset(accuracy_words(row["target"]) - accuracy_words(row.get("counterfactual") or ""))
+    return frozenset(differing_words(row["target"], row.get("counterfactual") or "", row.get("lang") or "en")[0])
 
 
-def unit_words(rows: Sequence[Mapping[str, str]]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-    """Each unit's (``pair_id``) gendered words and all the words of its references, over its rows (a pair: both
-    genders' forms)."""
-    found: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
+@dataclass(frozen=True)
+class TextWords:
+    """The words some texts hold, as the accuracy reads them: the whitespace words of those in a language written
+    with spaces, and the whole (normalised) text of those written without, in which a word is found as a span."""
+
+    words: frozenset[str] = frozenset()
+    unspaced: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, rows: Iterable[Mapping[str, str]], key: str = "target") -> TextWords:
+        """The words of each row's ``key`` text, in the row's language (``lang``)."""
+        words: set[str] = set()
+        whole: list[str] = []
+        for row in rows:
+            if spaced(row.get("lang") or "en"):
+                words |= accuracy_words(row[key])
+            else:
+                whole.append(accuracy_text(row[key]))
+        return cls(frozenset(words), tuple(whole))
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words or any(isinstance(word, str) and word in text for text in self.unspaced)
+
+    def lacks(self, words: Iterable[str]) -> set[str]:
+        """Those of ``words`` these texts do not hold."""
+        return {w for w in words if w not in self}
+
+
+def unit_words(rows: Sequence[Mapping[str, str]]) -> dict[str, tuple[frozenset[str], TextWords]]:
+    """Each unit's (``pair_id``) gendered words and the words of its references, over its rows (a pair: both genders'
+    forms)."""
+    by_unit: dict[str, list[Mapping[str, str]]] = defaultdict(list)
     for row in rows:
-        gendered, text = found[row["pair_id"]]
-        gendered |= gendered_words(row)
-        text |= accuracy_words(row["target"])
-    return {unit: (frozenset(g), frozenset(t)) for unit, (g, t) in found.items()}
+        by_unit[row["pair_id"]].append(row)
+    return {
+        unit: (frozenset().union(*(gendered_words(r) for r in group)), TextWords.of(group))
+        for unit, group in by_unit.items()
+    }
 
 
 def table_pairs(table: Table) -> tuple[Pairs, list[str]]:

@@ -20,22 +20,22 @@ from bias_eval.core.decision import Rule, decide
 from bias_eval.core.intervals import mean_interval
 from bias_eval.mtgeneval.balance import gap_interval
 from bias_eval.mtgeneval.gendered import GENDERS
-from bias_eval.mtgeneval.metrics import accuracy_words
-from mtkit.data.pairs import gendered_words
+from mtkit.data.pairs import TextWords, gendered_words
 from mtkit.evaluation.outcome import COMPARISONS, overall, scope
 
 #: the two parts of the verdict's pairs
 PARTS = ("seen", "unseen")
 
 
-def tuned_words(tuning: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Every word of the tuning pairs' references, as the accuracy reads words."""
-    return set().union(*(accuracy_words(r["target"]) for r in tuning)) if tuning else set()
+def tuned_words(tuning: Sequence[Mapping[str, Any]]) -> TextWords:
+    """Every word of the tuning pairs' references, as the accuracy reads words (spans of the text in a language
+    written without spaces)."""
+    return TextWords.of(tuning)
 
 
-def unseen_units(verdict: Sequence[Mapping[str, Any]], tuned: set[str]) -> set[str]:
+def unseen_units(verdict: Sequence[Mapping[str, Any]], tuned: TextWords) -> set[str]:
     """The verdict's units (``pair_id``) with a row whose gendered words are not all in ``tuned``."""
-    return {r["pair_id"] for r in verdict if gendered_words(r) - tuned}
+    return {r["pair_id"] for r in verdict if tuned.lacks(gendered_words(r))}
 
 
 def _subset(s: Sentences, lines: Sequence[int]) -> Sentences:

@@ -65,7 +65,7 @@ def leakage(tuning: Sequence[Mapping[str, Any]], verdict: Sequence[Mapping[str, 
     shared = [r["source"] for r in verdict if r["source"] in sources or r["target"] in references]
     seen = tuned_words(tuning)
     with_words = [w for w in (gendered_words(r) for r in verdict) if w]
-    covered = [w for w in with_words if w <= seen]
+    covered = [w for w in with_words if not seen.lacks(w)]
     common = Counter(x for w in covered for x in w).most_common(10)
     return {
         "verdict_sentences": len(verdict),

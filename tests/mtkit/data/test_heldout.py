@@ -18,6 +18,7 @@ from testing_utils import MTGENEVAL
 from mtkit.config import DataConfig
 from mtkit.data.corpus import load_parallel, table_rows
 from mtkit.data.heldout import heldout_split, word_holdout
+from mtkit.data.pairs import unit_words
 from mtkit.errors import UserError
 
 LANGS = ["de", "es", "fr", "it", "pt"]
@@ -227,3 +228,20 @@ def test_held_out_words_are_in_no_unit_that_is_kept(units, fraction, seed) -> No
     assert word_holdout(found, fraction, seed) == (words, withheld)
     cheapest = min((sum(w in t for _, t in found.values()) for g, _ in found.values() for w in g), default=math.inf)
     assert words or cheapest > fraction * len(found)  # a word whose units fit the budget is always taken
+
+
+def test_a_held_out_span_of_a_language_without_spaces_is_in_no_kept_unit() -> None:
+    """Thai and Chinese pairs: the held-out words are the spans that differ in a pair (Thai ครับ/ค่ะ, Chinese 他/她),
+    and a unit is withheld when any of its references holds one anywhere in its text (no spaces to split on)."""
+    rows = [
+        {"pair_id": "th:1", "lang": "th", "target": "ผมเป็นหมอครับ", "counterfactual": "ฉันเป็นหมอค่ะ"},
+        {"pair_id": "th:2", "lang": "th", "target": "เขาเป็นครูครับ", "counterfactual": "เขาเป็นครูค่ะ"},
+        {"pair_id": "zh:1", "lang": "zh", "target": "他是医生", "counterfactual": "她是医生"},
+        {"pair_id": "zh:2", "lang": "zh", "target": "我的朋友是律师", "counterfactual": "我的朋友是律师"},
+    ]
+    units = unit_words(rows)
+    assert units["zh:1"][0] == {"他"} and "医生" in units["zh:1"][1] and "他" not in units["zh:2"][1]
+    words, withheld = word_holdout(units, 0.5, 0, candidates=["他"])
+    assert (words, withheld) == ({"他"}, {"zh:1"})
+    words, withheld = word_holdout(units, 0.5, 0, candidates=["ครับ"])
+    assert (words, withheld) == ({"ครับ"}, {"th:1", "th:2"})

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from mtkit.data.pairs import gendered_words
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict_page import words_section
 
@@ -41,8 +42,24 @@ def test_unseen_pairs_are_those_with_a_gendered_word_no_tuning_reference_has() -
         {"pair_id": "es:2", "target": "La jueza se fue.", "counterfactual": "El juez se fue."},
         {"pair_id": "es:3", "target": "Ella se fue.", "words": "ella", "counterfactual": "Él se fue."},
     ]
-    assert tuned_words(tuning) == {"la", "ingeniera", "llegó", "el", "ingeniero"}
+    assert tuned_words(tuning).words == {"la", "ingeniera", "llegó", "el", "ingeniero"}
     assert unseen_units(verdict, tuned_words(tuning)) == {"es:2", "es:3"}  # jueza; ella (the word the data names)
+
+
+def test_in_a_language_written_without_spaces_gendered_words_are_the_spans_that_differ() -> None:
+    """Chinese has no spaces: a whitespace split would make each sentence one "word", and every verdict pair unseen.
+    The gendered word is the span in which a reference and its counterfactual differ (他 against 她), seen when a
+    tuning reference holds it anywhere."""
+    tuning = [{"target": "她是医生。", "lang": "zh"}, {"target": "La ingeniera llegó.", "lang": "es"}]
+    verdict = [
+        {"pair_id": "zh:1", "lang": "zh", "target": "他是一名护士。", "counterfactual": "她是一名护士。"},
+        {"pair_id": "zh:2", "lang": "zh", "target": "她是律师。", "counterfactual": "他是律师。"},
+        {"pair_id": "es:1", "lang": "es", "target": "La ingeniera se fue.", "counterfactual": "El ingeniero se fue."},
+    ]
+    assert [gendered_words(r) for r in verdict] == [{"他"}, {"她"}, {"la", "ingeniera"}]
+    tuned = tuned_words(tuning)
+    assert "她" in tuned and "医生" in tuned and "他" not in tuned and "ingeniera" in tuned and "inge" not in tuned
+    assert unseen_units(verdict, tuned) == {"zh:1"}
 
 
 def test_each_parts_figures_and_tests_are_its_pairs_alone(tmp_path) -> None:
