@@ -61,21 +61,25 @@ class Judged:
     cells: np.ndarray
     halves: bool
 
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]], where: str = "details") -> Judged:
+        """From a report's per-sentence details (``source``, ``gold``, ``predicted``, ``correct``, ``pro``, ``anti``;
+        ``where`` names them in a :class:`Refused`)."""
+        cells = np.zeros((len(rows), len(CELLS) + 4))
+        for k, row in enumerate(rows):
+            cell = (row.get("gold"), row.get("predicted"))
+            if cell not in CELLS:
+                raise Refused(f"{where}: line {k + 1} has no gold and predicted gender of WinoMT's")
+            cells[k, CELLS.index(cell)] = 1
+            cells[k, len(CELLS) :] = [*row.get("pro", (0, 0)), *row.get("anti", (0, 0))]
+        halves = all("pro" in row and "anti" in row for row in rows)
+        correct = tuple(bool(r.get("correct", r.get("gold") == r.get("predicted"))) for r in rows)
+        return cls(tuple(r.get("source", "") for r in rows), correct, cells, halves)
+
 
 def read_judged(folder: Path, lang: str, argument: str) -> Judged:
     """The per-sentence details of the WinoMT report in ``folder``; :class:`Refused` when missing or unreadable."""
-    rows = read_details(folder, lang, argument)
-    cells = np.zeros((len(rows), len(CELLS) + 4))
-    for k, row in enumerate(rows):
-        cell = (row.get("gold"), row.get("predicted"))
-        if cell not in CELLS:
-            raise Refused(
-                f"{argument}: {folder}/{lang}.details.jsonl: line {k + 1} has no gold and predicted gender of WinoMT's"
-            )
-        cells[k, CELLS.index(cell)] = 1
-        cells[k, len(CELLS) :] = [*row.get("pro", (0, 0)), *row.get("anti", (0, 0))]
-    halves = all("pro" in row and "anti" in row for row in rows)
-    return Judged(tuple(r["source"] for r in rows), tuple(bool(r["correct"]) for r in rows), cells, halves)
+    return Judged.of(read_details(folder, lang, argument), f"{argument}: {folder}/{lang}.details.jsonl")
 
 
 def check_same(lang: str, before: Judged, after: Judged, names: Sequence[str]) -> None:

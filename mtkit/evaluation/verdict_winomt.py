@@ -2,9 +2,9 @@
 mitigation tuned on MT-GenEval's pairs), each model's accuracy, ΔG and ΔS per language, and the change of mitigated
 against control and against the start, with McNemar's exact test of the accuracy on the same sentences
 (:func:`bias_eval.core.paired.mcnemar`) and, from each sentence's gold and predicted gender, the paired bootstrap of
-ΔG's size (|F1 male - F1 female|) and of each F1, judged by the verdict's outcome rules (:func:`gap_outcome`: narrowed,
-levelled down, widened, over-corrected, did not narrow, no test ran), every p Holm-adjusted over the comparison's tests
-by the verdict's rule."""
+ΔG's size (|F1 male - F1 female|) and of each F1 as a comparison of two WinoMT reports draws it, judged by the verdict's
+outcome rules (:func:`gap_outcome`: narrowed, levelled down, widened, over-corrected, did not narrow, no test ran),
+every p Holm-adjusted over the comparison's tests by the verdict's rule."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from bias_eval.core.bootstrap import SAMPLES, SEED, language_rng, resample_counts
+from bias_eval.compare.mtgeneval_tests import Refused
+from bias_eval.compare.winomt_tests import Judged, check_same, language_tests
+from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import Rule, decide
-from bias_eval.core.paired import bootstrap_refusal, compare_figure, mcnemar, size_change
+from bias_eval.core.paired import mcnemar
 from bias_eval.core.textio import read_jsonl
-from bias_eval.winomt.figures import CELLS, summary
 from mtkit.evaluation.outcome import COMPARISONS, outcome
 from mtkit.evaluation.winomt_run import HEADLINE, headline
 
@@ -31,46 +30,26 @@ def decisions(folder: Path, lang: str) -> list[bool]:
     return [bool(row["correct"]) for _, row in read_jsonl(folder / f"{lang}.details.jsonl")]
 
 
-def judgements(folder: Path, lang: str) -> list[tuple[str, str]]:
-    """Each sentence's gold and predicted gender in a WinoMT report in ``folder``, in order."""
-    return [(row["gold"], row["predicted"]) for _, row in read_jsonl(folder / f"{lang}.details.jsonl")]
+#: the verdict's names of the comparison's tests of ΔG (:func:`bias_eval.compare.winomt_tests.language_tests`)
+GAP_TESTS = {"winomt_delta_g": "f1_gap", "winomt_f1_male": "f1_masculine", "winomt_f1_female": "f1_feminine",
+             "winomt_delta_g_size": "f1_gap_size"}  # fmt: skip
 
 
-#: the tests of ΔG's change: (figure in the section, key of bias_eval.winomt.figures.summary)
-GAP_TESTS = (("f1_gap", "delta_g"), ("f1_masculine", "f1_male"), ("f1_feminine", "f1_female"))
-
-
-def _cells(judged: Sequence[tuple[str, str]]) -> np.ndarray:
-    """One row per sentence: its one-hot (gold, predicted) cell, as :func:`bias_eval.winomt.figures.summary` sums."""
-    out = np.zeros((len(judged), len(CELLS) + 4))
-    for row, cell in enumerate(judged):
-        out[row, CELLS.index(cell)] = 1
-    return out
-
-
-def gap_tests(
-    lang: str, judged: Sequence[Sequence[tuple[str, str]]], samples: int = SAMPLES, seed: int = SEED
-) -> list[dict[str, Any]]:
-    """The paired bootstrap (the same resamples of the sentences for both models) of ΔG, its size and each F1 from
-    ``judged`` (before, after: each sentence's gold and predicted gender); rows without a test (``missing``, with the
-    reason) when the bootstrap is refused."""
-    n = len(judged[0])
-    refused = bootstrap_refusal(n, samples, paired=False)
-    if refused or len(judged[1]) != n:
-        why = refused or "the two models' reports hold different numbers of sentences"
-        return [{"lang": lang, "figure": f, "test": "paired bootstrap", "missing": True, "refused": why}
-                for f, _ in (*GAP_TESTS, ("f1_gap_size", ""))]  # fmt: skip
-    cells = [_cells(j) for j in judged]
-    counts = {"all": resample_counts(language_rng(seed, f"winomt:{lang}"), n, samples)}
-    rows, kept = [], {}
-    for figure, key in GAP_TESTS:
-        per = [lambda c, x=x, k=key: summary(c["all"] @ x)[k] for x in cells]
-        kept[figure] = compare_figure(*per, {"all": n}, counts)
-    kept["f1_gap_size"] = size_change(kept["f1_gap"])
-    for figure, c in kept.items():
-        row = {"lang": lang, "figure": figure, "test": "paired bootstrap", "before": c.before, "after": c.after}
-        rows.append(row | {"change": c.change, "ci95": c.ci95, "p_value": c.p_value, "p_floor": c.p_floor})
-    return rows
+def gap_tests(lang: str, pair: Sequence[Judged], samples: int = SAMPLES, seed: int = SEED) -> list[dict[str, Any]]:
+    """The paired bootstrap of ΔG, its size and each F1 of two models on the same sentences (``pair``: before, after),
+    as a comparison of two WinoMT reports tests them (:func:`bias_eval.compare.winomt_tests.language_tests`), under
+    the verdict's names (:data:`GAP_TESTS`); rows without a test (``missing``, with the reason) when the bootstrap is
+    refused or the two models' reports hold other sentences."""
+    try:
+        check_same(lang, *pair, ("before", "after"))
+        rows = language_tests(lang, *pair, samples=samples, seed=seed)
+    except Refused as why:
+        return [{"lang": lang, "figure": f, "test": "paired bootstrap", "missing": True, "refused": str(why)}
+                for f in GAP_TESTS.values()]  # fmt: skip
+    kept = [r | {"figure": GAP_TESTS[r["figure"]]} for r in rows if r["figure"] in GAP_TESTS]
+    for row in kept:
+        row.pop("title", None)
+    return kept
 
 
 def gap_outcome(tests: Sequence[Mapping[str, Any]], after_ci: Sequence[float] | None) -> tuple[str, str | None]:
@@ -103,13 +82,14 @@ def change(before: Mapping[str, Any], after: Mapping[str, Any], right: Sequence[
 def winomt_section(
     reports: Mapping[str, Mapping[str, Mapping[str, Any]]],
     right: Mapping[str, Mapping[str, Sequence[bool]]],
-    judged: Mapping[str, Mapping[str, Sequence[tuple[str, str]]]] | None = None,
+    judged: Mapping[str, Mapping[str, Judged]] | None = None,
     rule: Rule = Rule(),
 ) -> dict[str, Any]:
     """``verdict.json``'s ``winomt``: ``reports`` are each model's WinoMT ``metrics.json`` by name and language,
-    ``right`` its per-sentence :func:`decisions` alike and ``judged`` its :func:`judgements` (``None``: no test of
-    ΔG); the models' headline figures and the changes of :data:`CHANGES` whose two models were scored, each
-    comparison's tests decided by ``rule`` (Holm over its languages' tests by default)."""
+    ``right`` its per-sentence :func:`decisions` alike and ``judged`` its sentences
+    (:func:`~bias_eval.compare.winomt_tests.read_judged`) (``None``: no test of ΔG); the models' headline figures and
+    the changes of :data:`CHANGES` whose two models were scored, each comparison's tests decided by ``rule`` (Holm over
+    its languages' tests by default)."""
     langs = sorted(set.intersection(*(set(by_lang) for by_lang in reports.values())))
     out: dict[str, Any] = {"languages": langs, "n": {lang: reports["mitigated"][lang]["n"] for lang in langs}}
     out["models"] = {name: {lang: headline(dict(by_lang[lang])) for lang in langs} for name, by_lang in reports.items()}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.benchmarks import compare_reports
+from bias_eval.compare.winomt_tests import read_judged
 from bias_eval.core.decision import Rule
 from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
@@ -23,7 +24,7 @@ from mtkit.evaluation.selection import MEASURES
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
-from mtkit.evaluation.verdict_winomt import decisions, judgements, winomt_section
+from mtkit.evaluation.verdict_winomt import decisions, winomt_section
 from mtkit.evaluation.winomt_run import language_reports, scored_languages
 from mtkit.train.record import RunRecord
 from mtkit.train.tracking import read_metrics
@@ -65,7 +66,7 @@ def verdict_winomt(
     asked = {n: winomt_request(cfg, m, report_decoding(cfg)) for n, m in models.items()}
     reports = {n: language_reports(asked[n], scored, out / n, resolved) for n in models}
     right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
-    judged = {n: {lang: judgements(out / n / lang, lang) for lang in scored} for n in models}
+    judged = {n: {lang: read_judged(out / n / lang, lang, n) for lang in scored} for n in models}
     return winomt_section(reports, right, judged, cfg.mitigation.rule())
 
 

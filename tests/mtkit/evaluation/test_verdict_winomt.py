@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bias_eval.compare.winomt_tests import Judged
 from mtkit.evaluation.verdict_page import winomt_table
 from mtkit.evaluation.verdict_winomt import decisions, winomt_section
 
@@ -88,7 +89,8 @@ def test_delta_g_outcomes_narrowed_widened_and_over_corrected() -> None:
 
         reports = {"start": {"de": metrics(before)}, "mitigated": {"de": metrics(after) | {"delta_g_ci95": after_ci}}}
         right_ = {n: {"de": [g == p for g, p in j]} for n, j in (("start", before), ("mitigated", after))}
-        judged = {"start": {"de": before}, "mitigated": {"de": after}}
+        judged = {n: {"de": Judged.of([{"gold": g, "predicted": p} for g, p in j])}
+                  for n, j in (("start", before), ("mitigated", after))}  # fmt: skip
         return winomt_section(reports, right_, judged)["mitigated_vs_start"]["de"]
 
     narrowed = section(start, right)
