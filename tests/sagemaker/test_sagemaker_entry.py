@@ -147,7 +147,9 @@ RUN = DDP_RUN  # the flags of the shared 2-process run (tests/conftest.py: ddp_r
 @pytest.mark.parametrize(
     "launcher",
     [
-        "cpu_ddp",
+        # slow: a third 2-process launch of the default tier's DDP run; the default tier keeps the entry's environment
+        # checks against accelerate's (test_accelerate_env_is_what_accelerate_launch_gives_its_workers)
+        pytest.param("cpu_ddp", marks=pytest.mark.slow),
         # the p5 default: the mapping's DeepSpeed variables decide how the model is built, sharded and saved
         pytest.param("deepspeed_zero3", marks=pytest.mark.slow),
     ],

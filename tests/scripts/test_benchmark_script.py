@@ -157,6 +157,7 @@ def test_translate_benchmark_runs_transformers_on_the_gpu_where_there_is_one():
     assert hf_settings(cuda=True) == ("cuda", "bf16") and hf_settings(cuda=False) == ("cpu", "fp32")
 
 
+@pytest.mark.slow  # a training process per allocator; tests/mtkit/test_allocator.py keeps the restart on tcmalloc
 def test_allocator_benchmark_times_each_installed_allocator_in_its_own_process(multi30k_small, tmp_path):
     report = tmp_path / "alloc.json"
     res = run_script(
