@@ -58,6 +58,7 @@ def peers(multi30k_small, tmp_path_factory):
     return res, {r["system"]: r for r in record["systems"]}, raw, record["settings"]
 
 
+@pytest.mark.slow  # a run of both toolkits; the benchmark's refusals stay in the default tier
 def test_our_figures_match_the_run_log_and_the_saved_translations(peers, multi30k_small):
     res, table, raw, _ = peers
     (ours,) = raw["mtkit"]
@@ -85,6 +86,7 @@ def test_our_figures_match_the_run_log_and_the_saved_translations(peers, multi30
         assert all(row["eole"] == "n/a" for row in table.values())
 
 
+@pytest.mark.slow  # a run of both toolkits; the benchmark's refusals stay in the default tier
 def test_eole_runs_the_same_model_on_the_same_pieces(peers):
     if not (EOLE_ENV / "bin" / "python").is_file():
         pytest.skip(f"eole's environment {EOLE_ENV} is absent: `python scripts/benchmark.py peers` creates it")
@@ -102,6 +104,7 @@ def test_eole_runs_the_same_model_on_the_same_pieces(peers):
     assert mean(cell["mtkit vs eole"]) == pytest.approx(ratio, rel=0.01)
 
 
+@pytest.mark.slow  # a run of both toolkits; the benchmark's refusals stay in the default tier
 def test_eole_via_ctranslate2_is_scored_from_its_own_translations(peers, multi30k_small):
     if not (EOLE_ENV / "bin" / "python").is_file():
         pytest.skip(f"eole's environment {EOLE_ENV} is absent: `python scripts/benchmark.py peers` creates it")

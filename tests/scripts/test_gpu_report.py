@@ -55,6 +55,7 @@ def test_flan_t5_xl_without_checkpointing_gets_a_budget_that_fits_80_gb():
     assert 1024 <= budgets[False] < 8192 and budgets[True] >= 8192
 
 
+@pytest.mark.slow  # collects the whole suite in a second interpreter (what a device run does first)
 def test_the_suite_collects_without_the_optional_packages():
     """The GPU image lacks these: a module needing one is skipped, never an error that stops collection."""
     blocked = ",".join(gpu_report.OPTIONAL_MODULES)
@@ -100,6 +101,7 @@ def test_without_a_gpu_every_gpu_step_is_skipped_and_reported(tmp_path):
     assert len(table) == 2 + len(records) and all(f"| {name} |" in "\n".join(table) for name in names)
 
 
+@pytest.mark.slow  # the step benchmark end to end: tests/scripts/test_benchmark_step_script.py runs it
 def test_smoke_runs_the_step_benchmark_and_reports_its_figures(tmp_path):
     res = run_script("gpu_report.py", "--out", str(tmp_path), "--smoke", "--only", "base-bf16")
     assert res.returncode == 0, res.stderr[-3000:]
