@@ -19,7 +19,7 @@ from bias_eval.core.errors import UserError
 from bias_eval.core.intervals import difference_interval
 from bias_eval.core.markdown import escape, table
 from bias_eval.core.page import CSS
-from bias_eval.core.paired import p_text
+from bias_eval.core.paired import p_relation
 from bias_eval.core.units import figure_value
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
@@ -310,17 +310,10 @@ def render_html(
 
 def p_words(row: Mapping[str, Any]) -> str:
     """A paired test's p-values in a sentence: ``p = 0.012`` or, at a bootstrap's floor, ``p < 0.002``; then the
-    adjusted p where it differs, ``adjusted = 0.03``, or ``adjusted \u2264 0.02`` when the raw p is a bound (the
-    adjusted p made from it is one too)."""
-    floor, raw = row.get("p_floor"), row["p_value"]
-    said = p_text(raw, floor)
-    said = f"p {said if said.startswith('<') else '= ' + said}" + (" (McNemar)" if "McNemar" in row["test"] else "")
-    adjusted = row.get("p_adjusted")
-    if adjusted in (None, raw):
-        return said
-    text = p_text(adjusted, floor)
-    relation = "" if text.startswith("<") else "\u2264 " if floor is not None and raw <= floor else "= "
-    return f"{said}, adjusted {relation}{text}"
+    adjusted p where it differs (:func:`bias_eval.core.paired.p_relation`: ``adjusted ≤ 0.02`` from a bound)."""
+    raw, adjusted = p_relation(row)
+    said = f"p {raw}" + (" (McNemar)" if "McNemar" in row["test"] else "")
+    return said if adjusted is None else f"{said}, adjusted {adjusted}"
 
 
 def change_words(row: Mapping[str, Any], name: str, scale: float = 1.0, digits: int = 1, unit: str = " points") -> str:

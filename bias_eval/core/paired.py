@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,20 @@ def p_text(p: float, floor: float | None = None) -> str:
         step = 10.0 ** (math.floor(math.log10(floor)) - 1)
         return f"< {(math.floor(round(floor / step, 6)) + 1) * step:.2g}"
     return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def p_relation(row: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A tested row's raw p and its adjusted p for a sentence (``p_value``, ``p_adjusted``, ``p_floor``): ``= 0.012``
+    or, at a bootstrap's floor, ``< 0.002`` (:func:`p_text`); the adjusted one the same way, ``≤ 0.02`` when
+    the raw p is a bound (the adjusted p made from it is one too), ``None`` where it does not differ."""
+    floor, raw, adjusted = row.get("p_floor"), row["p_value"], row.get("p_adjusted")
+    said = p_text(raw, floor)
+    said = said if said.startswith("<") else f"= {said}"
+    if adjusted is None or adjusted == raw:
+        return said, None
+    text = p_text(adjusted, floor)
+    bound = floor is not None and raw <= floor
+    return said, text if text.startswith("<") else f"{'≤' if bound else '='} {text}"
 
 
 def bootstrap_refusal(n: int, samples: int, paired: bool, level: float = LEVEL) -> str | None:

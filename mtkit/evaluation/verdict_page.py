@@ -10,7 +10,7 @@ from typing import Any
 
 from bias_eval.compare.comparability import generation_setting
 from bias_eval.core.markdown import table
-from bias_eval.core.paired import p_text
+from bias_eval.core.paired import p_relation, p_text
 from bias_eval.mtgeneval.balance import mf_ratio_text, ratio_bounds_text
 from bias_eval.mtgeneval.gendered import GENDERS
 from bias_eval.winomt.report import fmt_figure, fmt_interval
@@ -193,15 +193,11 @@ def _cost(c: Mapping[str, Any], cost: Mapping[str, Any], title: str = "") -> str
 
 
 def _p(figure: Mapping[str, Any]) -> str:
-    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002`` (:func:`bias_eval.core.paired.p_text`), with the adjusted
-    p beside it when it differs (``; adjusted = 0.0936``)."""
-    text = p_text(figure["p_value"], figure.get("p_floor"))
-    said = text if text.startswith("<") else f"= {text}"
-    adjusted = figure.get("p_adjusted")
-    if adjusted is not None and adjusted != figure["p_value"]:
-        shown = p_text(adjusted, figure.get("p_floor"))
-        said += f"; adjusted {shown if shown.startswith('<') else '= ' + shown}"
-    return said
+    """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002``, with the adjusted p beside it when it differs
+    (``; adjusted = 0.0936``, or ``≤ 0.02`` from a bound: :func:`bias_eval.core.paired.p_relation`, the
+    comparisons' wording)."""
+    raw, adjusted = p_relation(figure)
+    return raw if adjusted is None else f"{raw}; adjusted {adjusted}"
 
 
 def _fmt(key: str, value: Any, counts: Sequence[int | None] | None = None) -> str:

@@ -25,6 +25,7 @@ from bias_eval.core.paired import (
     mcnemar_interval,
     mcnemar_p,
     mean_change,
+    p_relation,
     paired_change,
 )
 
@@ -256,3 +257,13 @@ def test_four_pairs_feminine_0_of_4_to_4_of_4_is_not_beyond_noise() -> None:
     assert feminine["p_value"] == pytest.approx(2 / 2**4) and not feminine["significant"]
     assert feminine["ci95"][0] <= 0 <= feminine["ci95"][1]
     assert rows["accuracy_gap_size"]["missing"] and "4 pairs" in rows["accuracy_gap_size"]["refused"]
+
+
+def test_an_adjusted_p_made_from_a_bound_is_written_as_a_bound() -> None:
+    """Every page (comparisons and the verdict) writes p one way: ``= x`` when exact, ``< x`` at a bootstrap's floor,
+    and Holm's adjusted p of a floor-bound raw p as ``≤ x`` (it is m times a bound), never ``= x``."""
+    floor = 2 / 1200  # the paired bootstrap's smallest p with 1,199 resamples
+    assert p_relation({"p_value": floor, "p_floor": floor, "p_adjusted": 12 * floor}) == ("< 0.0017", "≤ 0.02")
+    assert p_relation({"p_value": 0.012, "p_floor": floor, "p_adjusted": 0.036}) == ("= 0.012", "= 0.036")
+    assert p_relation({"p_value": 0.0004, "p_adjusted": 0.0004}) == ("< 0.001", None)
+    assert p_relation({"p_value": 0.2, "p_floor": None, "p_adjusted": 0.6}) == ("= 0.2", "= 0.6")
