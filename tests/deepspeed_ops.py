@@ -7,6 +7,7 @@ DeepSpeed builds it on first use; ``make test`` builds it once when it sets up `
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 #: where the suite's DeepSpeed runs find the op: the checkout's own folder, not the shared ~/.cache, where a build
@@ -24,6 +25,10 @@ def build() -> None:
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(EXTENSIONS))
     if built(Path(os.environ["TORCH_EXTENSIONS_DIR"])):
         return
+    # The suite's processes find the venv's own ninja first (testing_utils.run_script puts its bin first on PATH), so
+    # this build must use it too: a system ninja of another version keeps another build log, and the first DeepSpeed
+    # start of the suite would then build the op again (a minute of CPU beside the suite's first launches).
+    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
     from deepspeed.accelerator import get_accelerator
 
     if get_accelerator().device_name() == "cpu":
