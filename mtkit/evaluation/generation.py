@@ -44,21 +44,16 @@ class ReportDecoding:
         out["mbr"] = None if s.mbr is None else asdict(s.mbr)
         return out | {"device": self.device, "max_source_tokens": self.max_source_tokens}
 
-    def fields(self) -> dict[str, Any]:
-        """The report's decoding fields (``scripts/bias_report.py``'s flags, :class:`~mtkit.evaluation.bias_run.
-        ReportRequest`'s fields) that decode with these settings, every one spelled out (nothing is then read from a
-        model's files but its position limit)."""
-        s = self.settings
-        out: dict[str, Any] = {"prompt": "none" if s.prompt is None else s.prompt.template}
-        out |= {name: getattr(s, name) for name in _RECORDED}
-        if s.mbr is not None:
-            out |= {"decoding": "mbr", "mbr_samples": s.mbr.samples, "mbr_candidates": s.mbr.candidates}
-            out |= {key: getattr(s.mbr, key) for key in ("epsilon", "top_p") if getattr(s.mbr, key) is not None}
-        return out
-
     def flags(self) -> list[str]:
-        """:meth:`fields` as ``scripts/bias_report.py``'s flags."""
-        return [arg for key, value in self.fields().items() for arg in (f"--{key}", str(value))]
+        """``scripts/bias_report.py``'s decoding flags that decode with these settings, every one spelled out (nothing
+        is then read from a model's files but its position limit): the rebuild command of a report."""
+        s = self.settings
+        found: dict[str, Any] = {"prompt": "none" if s.prompt is None else s.prompt.template}
+        found |= {name: getattr(s, name) for name in _RECORDED}
+        if s.mbr is not None:
+            found |= {"decoding": "mbr", "mbr_samples": s.mbr.samples, "mbr_candidates": s.mbr.candidates}
+            found |= {key: getattr(s.mbr, key) for key in ("epsilon", "top_p") if getattr(s.mbr, key) is not None}
+        return [arg for key, value in found.items() for arg in (f"--{key}", str(value))]
 
 
 #: how a model translates for a report and where each saved setting came from (:func:`resolve_report`)
