@@ -25,6 +25,7 @@ from mtkit.model.vocab import tokens_in_use
 
 #: The marker :func:`install_token_loss` leaves on a model.
 INSTALLED = "_mtkit_token_loss"
+KERNEL = "_mtkit_loss_kernel"  # the fused loss's elementwise part compiled: None (on a GPU), True or False
 
 
 def transformers_model(model) -> torch.nn.Module:
@@ -129,14 +130,17 @@ def _loss_forward(self, *args, label_smoothing: float | None = None, loss_rows=N
         bias=getattr(self, "final_logits_bias", None),
         label_smoothing=label_smoothing,
         vocab=tokens_in_use(self.config),
+        kernel=getattr(self, KERNEL, None),
     )
 
 
-def install_token_loss(model) -> None:
+def install_token_loss(model, kernel: bool | None = None) -> None:
     """Make the transformers model in ``model`` return the summed token loss from its forward when asked (see the
     module's docstring); called before ``accelerator.prepare``, whose wrappers then call it. Under DeepSpeed ZeRO-3
-    the output weight, read in that forward outside its own module's, is registered to be gathered there."""
+    the output weight, read in that forward outside its own module's, is registered to be gathered there. ``kernel``:
+    :func:`mtkit.model.linear_ce.linear_cross_entropy_sum`'s (default: compiled on a GPU, eager on a CPU)."""
     inner = transformers_model(model)
+    setattr(inner, KERNEL, kernel)
     if getattr(inner, INSTALLED, False):
         return
     inner.forward = MethodType(_loss_forward, inner)

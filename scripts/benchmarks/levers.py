@@ -37,9 +37,11 @@ class Levers:
     pad: int = 8  # batches padded to a multiple of this
     no_cache: bool = False  # use_cache=False in the training forward
     fused: bool = False  # the output projection and loss fused, on the target rows alone
+    loss_kernel: bool = False  # the fused loss's elementwise part compiled into a few kernels (a GPU's default)
     vocab64: bool = False  # the vocabulary rounded up to a multiple of 64 rows
     compile: str | None = None  # None, "dynamic", "static" (bucketed batches) or "cudagraphs" (static, replayed)
     fused_norms: bool = False  # T5's RMS norm compiled into one kernel (GPU)
+    attention: str | None = None  # None (torch's choice) or the one SDPA backend: "cudnn", "efficient", "math"
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def build(workload: Workload, levers: Levers, weights: dict[str, torch.Tensor] |
                 own[name][tuple(slice(0, n) for n in tensor.shape)].copy_(tensor)
     mask_extra_rows(model)
     if levers.fused:
-        install_token_loss(model)
+        install_token_loss(model, kernel=levers.loss_kernel)
     if levers.fused_norms:
         fuse_t5_norms(model, "inductor" if torch.cuda.is_available() else "eager")  # on a CPU: the plumbing alone
     return model
@@ -157,7 +159,7 @@ def exactness(workload: Workload, levers: Levers, weights, batch: dict, device: 
     """The first update's loss and gradient norm from ``weights`` on ``batch`` (dropout off, fp32 on a CPU, the
     device's autocast on a GPU)."""
     model = build(workload, levers, weights).to(device).eval()
-    with autocast(device):
+    with autocast(device), attention(levers, device):
         loss = step_loss(model, to_device(batch, device), levers)
     loss.backward()
     norm = torch.stack([p.grad.float().norm() for p in model.parameters() if p.grad is not None]).norm()
@@ -170,6 +172,18 @@ def autocast(device: torch.device):
     )
 
 
+def attention(levers: Levers, device: torch.device):
+    """The SDPA backend ``levers`` names, alone (on a CPU, math: the others are CUDA kernels), or torch's choice."""
+    from contextlib import nullcontext
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if levers.attention is None:
+        return nullcontext()
+    backend = {"cudnn": SDPBackend.CUDNN_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    return sdpa_kernel(backend.get(levers.attention, SDPBackend.MATH) if device.type == "cuda" else SDPBackend.MATH)
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -179,19 +193,9 @@ def measure(workload: Workload, levers: Levers, weights, pairs, *, steps: int, w
     """One variant: ``warmup`` untimed updates (compiling), ``steps`` timed ones over fixed batches; the figures."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     data = [to_device(b, device) for b in batches(workload, pairs, levers, warmup + steps)]
-    model = build(workload, levers, weights).to(device).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
-    forward = compiled(model, levers, smoke)
     graphs = _counter("stats", "unique_graphs")
     breaks = _counter("graph_break")
-
-    def update(batch: dict) -> None:
-        with autocast(device):
-            loss = step_loss(forward, batch, levers)
-        (loss / batch["stats"]["tgt_tokens"]).backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-
+    model, update = trainer(workload, levers, weights, device, smoke)
     started = time.perf_counter()
     timed = data[warmup:] or data
     shapes = {tuple(b["input_ids"].shape) for b in data[:warmup]}
@@ -225,6 +229,22 @@ def measure(workload: Workload, levers: Levers, weights, pairs, *, steps: int, w
         "graph_breaks": _counter("graph_break") - breaks,
         "seconds": time.perf_counter() - started,
     }
+
+
+def trainer(workload: Workload, levers: Levers, weights, device: torch.device, smoke: bool):
+    """The variant's model on ``device`` and its update: forward and loss under autocast, backward, AdamW."""
+    model = build(workload, levers, weights).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
+    forward = compiled(model, levers, smoke)
+
+    def update(batch: dict) -> None:
+        with autocast(device), attention(levers, device):
+            loss = step_loss(forward, batch, levers)
+        (loss / batch["stats"]["tgt_tokens"]).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return model, update
 
 
 def host_syncs(update, batch: dict, device: torch.device) -> int | None:
