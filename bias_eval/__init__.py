@@ -1,5 +1,6 @@
 """bias_eval: gender-bias evaluation of translation models on MT-GenEval (or any gendered parallel data) and WinoMT,
-a library of its own (it imports nothing of ``mtkit``). :func:`make_report` makes a report from hypotheses and
+a library of its own (it imports nothing of ``mtkit``). :func:`make_report` makes a report from hypotheses (a
+:class:`Report`, its per-sentence details in memory; ``Report.read`` reads one from its folder) and
 :func:`compare_reports` compares two, whichever the benchmark; each is imported when first used, so that
 ``bias_eval.core.markdown`` stays light.
 
@@ -14,6 +15,7 @@ from typing import Any
 
 #: the public API -> the module that defines it
 _HOMES = {
+    "Report": "bias_eval.core.report",
     "ReportSettings": "bias_eval.core.settings",
     "make_report": "bias_eval.benchmarks",
     "Comparison": "bias_eval.compare.mtgeneval",

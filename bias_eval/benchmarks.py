@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.compare.mtgeneval import Comparison, compare_mtgeneval
-from bias_eval.compare.winomt import BENCHMARK, compare_winomt
+from bias_eval.compare.winomt import compare_winomt
 from bias_eval.core.decision import Rule
 from bias_eval.core.errors import UserError
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import WINOMT, Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.mtgeneval.gendered import GenderedData
 from bias_eval.mtgeneval.make import make_mtgeneval_report
@@ -24,53 +25,45 @@ from bias_eval.winomt.report import make_winomt_report
 Log = Callable[[str], object] | None
 
 
-def benchmark(metrics: Mapping[str, Any]) -> str:
-    """The benchmark a ``metrics.json`` (or a set of WinoMT reports) reports on (MT-GenEval's reports of earlier
-    versions do not say)."""
-    return str(metrics.get("benchmark") or "mtgeneval")
-
-
 def make_report(
     data: GenderedData | WinoMT,
     hypotheses: Mapping[str, Any],
     settings: ReportSettings,
     out: Path,
     log: Log = print,
-) -> dict[str, Any]:
-    """Score ``hypotheses`` (by target language) against ``data`` and write the report into ``out``; return its
-    ``metrics.json``, as :func:`compare_reports` takes it.
+) -> Report:
+    """Score ``hypotheses`` (by target language) against ``data``, write the report into ``out`` and return it (its
+    metrics and per-sentence details in memory), as :func:`compare_reports` takes it.
 
     - MT-GenEval or a gendered table (:class:`~bias_eval.mtgeneval.gendered.GenderedData`): each language's
       ``feminine``/``masculine`` (and ``context``) lines; one report of every language in ``out``.
     - WinoMT (:class:`~bias_eval.winomt.data.WinoMT`): each language's
       :class:`~bias_eval.winomt.data.Translations`; one report per language in ``out/<lang>/``, returned as the set
-      (``{"benchmark": "winomt", "languages": {lang: metrics}}``)."""
+      (metrics ``{"benchmark": "winomt", "languages": {lang: metrics}}``)."""
     if isinstance(data, GenderedData):
         return make_mtgeneval_report(data, hypotheses, settings, out, log)
     if not hypotheses or not all(isinstance(t, Translations) for t in hypotheses.values()):
         raise UserError("WinoMT: give each language's Translations (bias_eval.winomt.data.pair_translations)")
-    found = {lang: make_winomt_report(data, t, lang, settings, out / lang, log) for lang, t in hypotheses.items()}
-    return {"benchmark": BENCHMARK, "languages": {m["language"]: m for m in found.values()}}
+    found = [make_winomt_report(data, t, lang, settings, out / lang, log) for lang, t in hypotheses.items()]
+    return Report.winomt_set({r.metrics["language"]: r for r in found}, out)
 
 
 def compare_reports(
-    before: Mapping[str, Any],
-    after: Mapping[str, Any],
-    folders: Sequence[str | Path],
+    before: Report,
+    after: Report,
     names: Sequence[str],
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
 ) -> Comparison:
-    """Compare the reports ``before`` and ``after`` of one benchmark (their ``metrics.json``, from the report folders
-    ``folders``, whose per-sentence details the paired tests read) under ``names``, each paired change decided by
-    ``rule`` (:mod:`bias_eval.core.decision`); with ``out``, write the comparison's files there (the LaTeX table
-    laid out by ``layout``). Two benchmarks are refused before anything is read or written."""
-    kinds = benchmark(before), benchmark(after)
-    if kinds[0] != kinds[1]:
+    """Compare the reports ``before`` and ``after`` of one benchmark (made by :func:`make_report` or read by
+    :meth:`Report.read`; the paired tests read their per-sentence details) under ``names``, each paired change
+    decided by ``rule`` (:mod:`bias_eval.core.decision`); with ``out``, write the comparison's files there (the LaTeX
+    table laid out by ``layout``). Two benchmarks are refused before anything is written."""
+    if before.benchmark != after.benchmark:
         raise UserError(
-            f"AFTER: a {kinds[1]} report cannot be compared with BEFORE's {kinds[0]} report (compare two reports of "
-            "one benchmark)"
+            f"AFTER: a {after.benchmark} report cannot be compared with BEFORE's {before.benchmark} report (compare "
+            "two reports of one benchmark)"
         )
-    compare = compare_winomt if kinds[0] == BENCHMARK else compare_mtgeneval
-    return compare(before, after, folders, names, out, rule, layout)
+    compare = compare_winomt if before.benchmark == WINOMT else compare_mtgeneval
+    return compare(before, after, names, out, rule, layout)

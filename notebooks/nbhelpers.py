@@ -181,15 +181,15 @@ def show_bias_report(report: str | Path, examples: int = 3) -> None:
 def compare_reports(reports: Mapping[str, str | Path]) -> Markdown:
     """Two reports' figures side by side with their change, and whether the change is beyond both CIs (the same
     table as ``scripts/compare_reports.py``)."""
-    from bias_eval.compare.rows import compare, describe_sources, load_metrics, render_markdown
+    from bias_eval.compare.rows import compare, describe_sources, render_markdown
+    from bias_eval.core.report import Report
 
     if len(reports) != 2:
         raise ValueError(f"compare_reports: give two reports (before and after), got {len(reports)}")
     names = list(reports)
-    folders = [str(p) for p in reports.values()]
-    metrics = [load_metrics(folder, name) for folder, name in zip(folders, names)]
-    rows, notes = compare(metrics[0], metrics[1], names)
-    return Markdown(render_markdown(rows, notes, names, describe_sources(folders, metrics, names)))
+    read = [Report.read(folder, name) for name, folder in reports.items()]
+    rows, notes = compare(read[0].metrics, read[1].metrics, names)
+    return Markdown(render_markdown(rows, notes, names, describe_sources(read, names)))
 
 
 def bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str) -> str:

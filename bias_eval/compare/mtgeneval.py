@@ -1,12 +1,12 @@
 """Two MT-GenEval reports compared: :func:`compare_mtgeneval` puts their figures side by side, runs the paired tests
-of their changes on the same sentences (from each report folder's details), says in a first paragraph what changed
+of their changes on the same sentences (from each report's per-sentence details), says in a first paragraph what changed
 beyond noise and, given ``out``, writes ``comparison.md``, ``comparison.html``, ``comparison.json``,
 ``comparison.tex`` and the figure of both systems on shared axes (``figures/comparison.svg``, ``.pdf``, ``.png``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from bias_eval.compare.rows import Row, compare, describe_sources, render_html, 
 from bias_eval.core.decision import Rule
 from bias_eval.core.files import write_report
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import Report
 
 #: the files :func:`compare_reports` writes, the figure's aside
 COMPARISON_FILES = ("comparison.md", "comparison.html", "comparison.json", "comparison.tex")
@@ -45,28 +46,28 @@ class Comparison:
 
 
 def compare_mtgeneval(
-    before: Mapping[str, Any],
-    after: Mapping[str, Any],
-    folders: Sequence[str | Path],
+    before: Report,
+    after: Report,
     names: Sequence[str],
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
 ) -> Comparison:
-    """Compare the reports ``before`` and ``after`` (their ``metrics.json``, from the report folders ``folders``,
-    whose details the paired tests read) under ``names``, each paired change decided by ``rule``
-    (:mod:`bias_eval.core.decision`); with ``out``, write the comparison's files there (the LaTeX table laid out by
-    ``layout``)."""
+    """Compare the reports ``before`` and ``after`` (their metrics, and the per-sentence details the paired tests
+    read) under ``names``, each paired change decided by ``rule`` (:mod:`bias_eval.core.decision`); with ``out``,
+    write the comparison's files there (the LaTeX table laid out by ``layout``)."""
     from bias_eval.compare.plot import (  # matplotlib: not for every importer's start
         CAPTION,
         comparison_figures,
     )
 
     names = list(names)
+    reports = [before, after]
+    before, after = before.metrics, after.metrics
     rows, notes = compare(before, after, names, rule.min_effect)
-    sources = describe_sources([str(f) for f in folders], [before, after], names)
+    sources = describe_sources(reports, names)
     common = sorted(set(before["languages"]) & set(after["languages"]))
-    paired = paired_tests([Path(f) for f in folders], [before, after], names, common, rule)
+    paired = paired_tests(reports, names, common, rule)
     flagged = cautions(before, after, names)
     said = summary(paired, names)
     caption = CAPTION.format(before=names[0], after=names[1])

@@ -1,20 +1,19 @@
-"""The paired tests of a report comparison: both report folders' per-sentence details (``<lang>.details.jsonl``)
-read back, checked to hold the same sentences, and each figure's change tested on them (:mod:`bias_eval.core.paired`);
-rendered as a markdown and an HTML section and as ``comparison.json``'s ``paired`` object."""
+"""The paired tests of a report comparison: both reports' per-sentence details (held, or read back from each
+folder's ``<lang>.details.jsonl``), checked to hold the same sentences, and each figure's change tested on them
+(:mod:`bias_eval.core.paired`); rendered as a markdown and an HTML section and as ``comparison.json``'s ``paired``
+object."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bias_eval.core.bootstrap import language_rng, resample_counts, resampling
 from bias_eval.core.decision import LEVEL, RULE_DEFINITION, Rule, decide, holm_samples, resample_note
-from bias_eval.core.errors import UserError
 from bias_eval.core.markdown import table
 from bias_eval.core.paired import (
     MIN_BOOTSTRAP,
@@ -31,7 +30,7 @@ from bias_eval.core.paired import (
     share_figure,
     size_change,
 )
-from bias_eval.core.textio import read_jsonl
+from bias_eval.core.report import Refused, Report
 from bias_eval.core.units import figure_value
 from bias_eval.mtgeneval.balance import over_correction
 from bias_eval.mtgeneval.gendered import GENDERS
@@ -73,10 +72,6 @@ PAIRED_NOTE = (
 )
 
 
-class Refused(Exception):
-    """The reports cannot be paired; the message says why, in one line."""
-
-
 @dataclass
 class Sentences:
     """One report's sentences of one language, per gender: sources, references, hypotheses and decisions."""
@@ -92,21 +87,10 @@ class Sentences:
 FIELDS = ("source", "reference", "hypothesis", "correct", "strict_correct", "bleu_stats", "chrf_stats")
 
 
-def read_details(folder: Path, lang: str, argument: str) -> list[dict[str, Any]]:
-    """The rows of ``folder``'s ``<lang>.details.jsonl`` (either benchmark's); :class:`Refused` when it is missing or
-    unreadable."""
-    path = folder / f"{lang}.details.jsonl"
-    if not path.exists():
-        raise Refused(f"{argument}: {path} is missing (the per-sentence details the paired tests need)")
-    try:
-        return [row for _, row in read_jsonl(path)]
-    except UserError as err:
-        raise Refused(f"{argument}: {err}") from None
-
-
-def read_sentences(folder: Path, lang: str, argument: str) -> Sentences:
-    """The sentences of ``folder``'s ``<lang>.details.jsonl``; :class:`Refused` when it is missing or unreadable."""
-    rows = read_details(folder, lang, argument)
+def sentences(report: Report, lang: str, argument: str) -> Sentences:
+    """The sentences of ``report``'s ``lang``, from its per-sentence details (:meth:`Report.rows`; :class:`Refused`
+    when there are none or they are unreadable)."""
+    rows = report.rows(lang, argument)
     paired = bool(rows) and "gender" not in rows[0]
     out = Sentences(paired, {g: {key: [] for key in (*FIELDS, "correct_pair")} for g in GENDERS})
     for row in rows:
@@ -265,8 +249,7 @@ def macro_tests(kept: Mapping[str, Mapping[str, Change]]) -> list[dict[str, Any]
 
 
 def paired_tests(
-    folders: Sequence[Path],
-    metrics: Sequence[Mapping[str, Any]],
+    reports: Sequence[Report],
     names: Sequence[str],
     langs: Sequence[str],
     rule: Rule = Rule(),
@@ -274,6 +257,7 @@ def paired_tests(
     """``comparison.json``'s ``paired``: the tests of every language in ``langs``, each row decided by ``rule``
     (:func:`bias_eval.core.decision.decide`), or ``refused`` with the reason; the resampling follows BEFORE's bootstrap
     settings, with at least the resamples Holm's adjustment needs (:func:`bias_eval.core.decision.holm_samples`)."""
+    metrics = [r.metrics for r in reports]
     config = metrics[0].get("config") or {}
     tests = (len(BOOTSTRAPPED) + len(SIZES) + len(ACCURACIES)) * (len(langs) + (len(langs) > 1))  # at most
     samples, seed = resampling(config)
@@ -283,7 +267,7 @@ def paired_tests(
     try:
         read = {}
         for lang in langs:
-            read[lang] = [read_sentences(Path(f), lang, arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
+            read[lang] = [sentences(r, lang, arg) for r, arg in zip(reports, ("BEFORE", "AFTER"))]
             check_same(lang, *read[lang], names)
     except Refused as why:
         out["refused"] = str(why)

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bias_eval.compare.comparability import HEADING
@@ -20,6 +18,7 @@ from bias_eval.core.intervals import difference_interval
 from bias_eval.core.markdown import escape, table
 from bias_eval.core.page import CSS
 from bias_eval.core.paired import p_relation
+from bias_eval.core.report import Report
 from bias_eval.core.units import figure_value
 
 #: (title, metrics.json key) of every figure compared; a figure has a CI when the report has ``<key>_ci95``.
@@ -96,37 +95,6 @@ def _interval(value: Any) -> list[float] | None:
         return None
     bounds = [_number(v) for v in value]
     return None if None in bounds else bounds  # type: ignore[return-value]
-
-
-def load_metrics(folder: str, argument: str) -> dict[str, Any]:
-    """The ``metrics.json`` of a report folder, checked; problems are one-line errors naming ``argument``."""
-    path = Path(folder)
-    if not path.exists():
-        raise UserError(f"{argument}: {path}: no such folder")
-    if not path.is_dir():
-        raise UserError(f"{argument}: {path} is not a folder (expected a bias report folder)")
-    file = path / "metrics.json"
-    languages = sorted(f.parent.name for f in path.glob("*/metrics.json"))
-    if not file.is_file() and languages:  # a folder of one WinoMT report per language
-        found = {lang: load_metrics(str(path / lang), argument) for lang in languages}
-        if all(m.get("benchmark") == "winomt" and m.get("language") == lang for lang, m in found.items()):
-            return {"benchmark": "winomt", "languages": found}
-    if not file.is_file():
-        raise UserError(f"{argument}: {path} has no metrics.json (not a scripts/bias_report.py output folder)")
-    try:
-        metrics = json.loads(file.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{argument}: {file}: invalid UTF-8") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"{argument}: {file}: invalid JSON (line {err.lineno}, column {err.colno})") from None
-    if isinstance(metrics, dict) and metrics.get("benchmark") == "winomt" and isinstance(metrics.get("language"), str):
-        return metrics  # one language's WinoMT report (bias_eval.compare.winomt)
-    for part in ("languages", "macro"):
-        if not isinstance(metrics, dict) or not isinstance(metrics.get(part), dict):
-            raise UserError(f"{argument}: {file} is not a bias report's metrics.json (no {part!r} object)")
-    if not metrics["languages"] or not all(isinstance(m, dict) for m in metrics["languages"].values()):
-        raise UserError(f"{argument}: {file} holds no language results")
-    return metrics
 
 
 def report_names(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
@@ -211,11 +179,13 @@ def header(names: Sequence[str]) -> list[str]:
     return ["lang", "figure", before, f"{before} 95% CI", after, f"{after} 95% CI", "change", "changed"]
 
 
-def describe_sources(folders: Sequence[str], metrics: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+def describe_sources(reports: Sequence[Report], names: Sequence[str]) -> list[str]:
+    """Where each report comes from: its folder (or ``in memory``), data and hypotheses."""
     lines = []
-    for name, folder, m in zip(names, folders, metrics):
-        config = m.get("config") or {}
-        lines.append(f"{name}: {folder} ({config.get('data', '?')}; {config.get('hypotheses_description', '?')})")
+    for name, report in zip(names, reports):
+        config = report.metrics.get("config") or {}
+        where = report.folder if report.folder is not None else "in memory"
+        lines.append(f"{name}: {where} ({config.get('data', '?')}; {config.get('hypotheses_description', '?')})")
     return lines
 
 

@@ -4,7 +4,7 @@ the paired tests on the same sentences (:mod:`bias_eval.compare.winomt_tests`), 
 (:func:`bias_eval.compare.winomt_paper.summary`), the LaTeX table and the figure of both systems on shared axes.
 
 A WinoMT report is one language's folder; a set of them is a folder of ``<lang>/`` report folders (as the training
-pipeline and ``scripts/bias_study.py`` write them), read by :func:`bias_eval.compare.rows.load_metrics` into
+pipeline and ``scripts/bias_study.py`` write them), held as one :class:`bias_eval.core.report.Report` whose metrics are
 ``{"benchmark": "winomt", "languages": {lang: metrics}}``."""
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Any
 
 from bias_eval.compare.comparability import decoding_differences
 from bias_eval.compare.mtgeneval import COMPARISON_FILES, FIGURE_FILES, Comparison
-from bias_eval.compare.mtgeneval_tests import Refused, paired_html, paired_markdown
+from bias_eval.compare.mtgeneval_tests import paired_html, paired_markdown
 from bias_eval.compare.rows import Row, render_html, render_markdown
-from bias_eval.compare.winomt_tests import NOTE, PREFIX, read_judged, winomt_paired
+from bias_eval.compare.winomt_tests import NOTE, PREFIX, judged, winomt_paired
 from bias_eval.core.decision import Rule
 from bias_eval.core.errors import UserError
 from bias_eval.core.files import write_report
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import WINOMT, Refused, Report
 
-BENCHMARK = "winomt"
 #: (title, metrics.json key) of every figure set side by side
 FIGURES = (
     ("accuracy", "accuracy"),
@@ -39,16 +39,9 @@ FIGURES = (
 SCORED = (("data", "data folder"), ("lines", "lines scored"), ("sample", "subset drawn"))
 
 
-def reports(metrics: Mapping[str, Any], folder: str | Path) -> dict[str, tuple[Mapping[str, Any], Path]]:
-    """Each language's WinoMT ``metrics.json`` and its report folder, of one report or of a set."""
-    if "language" in metrics:
-        return {metrics["language"]: (metrics, Path(folder))}
-    return {lang: (m, Path(folder) / lang) for lang, m in sorted(metrics["languages"].items())}
-
-
 def side_rows(
-    before: Mapping[str, tuple[Mapping[str, Any], Path]],
-    after: Mapping[str, tuple[Mapping[str, Any], Path]],
+    before: Mapping[str, Mapping[str, Any]],
+    after: Mapping[str, Mapping[str, Any]],
     langs: Sequence[str],
     min_effect: float,
 ) -> list[Row]:
@@ -59,10 +52,10 @@ def side_rows(
         values = [(m.get(key), m.get(f"{key}_ci95")) for m in (b, a)]
         return Row(scope, title, PREFIX + key, *values[0], *values[1], min_effect)
 
-    rows = [row(lang, t, k, before[lang][0], after[lang][0]) for lang in langs for t, k in FIGURES]
+    rows = [row(lang, t, k, before[lang], after[lang]) for lang in langs for t, k in FIGURES]
     if len(langs) > 1 and set(before) == set(after):
         for title, key in FIGURES:
-            means = [_mean([side[lang][0].get(key) for lang in langs]) for side in (before, after)]
+            means = [_mean([side[lang].get(key) for lang in langs]) for side in (before, after)]
             rows.append(row("mean", title, key, {key: means[0]}, {key: means[1]}))
     return rows
 
@@ -83,43 +76,43 @@ def differences(before: Mapping[str, Any], after: Mapping[str, Any], names: Sequ
     return lines + [f"{lang}: {line}" for line in decoding_differences((before, after), names)]
 
 
-def _sources(sets: Sequence[Mapping[str, tuple[Mapping[str, Any], Path]]], names: Sequence[str]) -> list[str]:
+def _sources(sets: Sequence[Mapping[str, Report]], names: Sequence[str]) -> list[str]:
     out = []
     for name, found in zip(names, sets):
-        for lang, (m, folder) in found.items():
-            out.append(f"{name} ({lang}): {folder} ({(m.get('config') or {}).get('description', '?')})")
+        for lang, report in found.items():
+            where = report.folder if report.folder is not None else "in memory"
+            out.append(f"{name} ({lang}): {where} ({(report.metrics.get('config') or {}).get('description', '?')})")
     return out
 
 
 def compare_winomt(
-    before: Mapping[str, Any],
-    after: Mapping[str, Any],
-    folders: Sequence[str | Path],
+    before: Report,
+    after: Report,
     names: Sequence[str],
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
 ) -> Comparison:
-    """Compare the WinoMT reports (or sets of them) ``before`` and ``after`` from ``folders`` under ``names``, every
-    paired change decided by ``rule``; with ``out``, write the comparison's files there (the LaTeX table laid out
-    by ``layout``)."""
+    """Compare the WinoMT reports (or sets of them) ``before`` and ``after`` under ``names``, every paired change
+    decided by ``rule``; with ``out``, write the comparison's files there (the LaTeX table laid out by
+    ``layout``)."""
     from bias_eval.compare.winomt_paper import CAPTION, comparison_figures, render_latex, summary
 
     names = list(names)
-    sets = [reports(m, f) for m, f in zip((before, after), folders)]
+    sets = [{lang: r.language(lang) for lang in r.languages} for r in (before, after)]
+    metrics = [{lang: r.metrics for lang, r in s.items()} for s in sets]
     langs = sorted(set(sets[0]) & set(sets[1]))
     if not langs:
         shown = f"BEFORE: {' '.join(sorted(sets[0]))}; AFTER: {' '.join(sorted(sets[1]))}"
         raise UserError(f"AFTER: no language in common with BEFORE ({shown})")
-    rows = side_rows(*sets, langs, rule.min_effect)
+    rows = side_rows(*metrics, langs, rule.min_effect)
     notes = [f"Languages only in {name}, left out: {' '.join(sorted(set(own) - set(langs)))}."
              for name, own in zip(names, sets) if set(own) - set(langs)]  # fmt: skip
-    flagged = [line for lang in langs for line in differences(sets[0][lang][0], sets[1][lang][0], names, lang)]
+    flagged = [line for lang in langs for line in differences(metrics[0][lang], metrics[1][lang], names, lang)]
     try:
-        judged = {lang: [read_judged(s[lang][1], lang, arg) for s, arg in zip(sets, ("BEFORE", "AFTER"))]
-                  for lang in langs}  # fmt: skip
+        pairs = {lang: [judged(s[lang], lang, arg) for s, arg in zip(sets, ("BEFORE", "AFTER"))] for lang in langs}
         same = set(sets[0]) == set(sets[1])
-        paired = winomt_paired(judged, names, sets[0][langs[0]][0].get("config") or {}, rule, mean=same)
+        paired = winomt_paired(pairs, names, metrics[0][langs[0]].get("config") or {}, rule, mean=same)
     except Refused as why:
         paired = {"refused": str(why), "rows": [], "level": rule.level, "rule": rule.describe()}
     said, sources = summary(paired, names), _sources(sets, names)
@@ -129,12 +122,11 @@ def compare_winomt(
     markdown = markdown.replace("# Bias report comparison", "# WinoMT comparison", 1)
     done = Comparison(names, rows, notes, sources, flagged, paired, said, markdown)
     if out is not None:
-        metrics = [{lang: s[lang][0] for lang in langs} for s in sets]
-        figure = comparison_figures(*metrics, names)
+        figure = comparison_figures(*({lang: m[lang] for lang in langs} for m in metrics), names)
         page = render_html(rows, notes, names, sources, paired_html(paired, names, NOTE), cautions=flagged,
                            summary=said, figure=(figure["svg"], caption))  # fmt: skip
         page = page.replace("<h1>Bias report comparison</h1>", "<h1>WinoMT comparison</h1>", 1)
-        document = done.document() | {"benchmark": BENCHMARK}
+        document = done.document() | {"benchmark": WINOMT}
         texts = (markdown, page, json.dumps(document, indent=2) + "\n", render_latex(rows, paired, names, layout))
         files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}
         write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES})

@@ -1,7 +1,7 @@
 """The paired tests of two WinoMT reports on the same sentences, per language: McNemar's exact test of the accuracy
 (:func:`bias_eval.core.paired.mcnemar`) and the paired bootstrap (the same resamples of the sentences for both systems)
 of ΔG, each F1, ΔS and the sizes of ΔG and ΔS, every figure recomputed by :func:`bias_eval.winomt.figures.summary` from
-the per-sentence details each report folder keeps (``<lang>.details.jsonl``: gold, predicted and the pro- and
+each report's per-sentence details (held, or its folder's ``<lang>.details.jsonl``: gold, predicted and the pro- and
 anti-stereotypical items a line counts for); each row then decided by the comparison's rule
 (:func:`bias_eval.core.decision.decide`: Holm over every test of the comparison by default)."""
 
@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bias_eval.compare.mtgeneval_tests import Refused, read_details
 from bias_eval.core.bootstrap import language_rng, resample_counts, resampling
 from bias_eval.core.decision import Rule, decide
 from bias_eval.core.paired import (
@@ -26,6 +24,7 @@ from bias_eval.core.paired import (
     mean_change,
     size_change,
 )
+from bias_eval.core.report import Refused, Report
 from bias_eval.winomt.figures import CELLS, summary
 
 #: (title, key of :func:`~bias_eval.winomt.figures.summary`) of the figures tested with the paired bootstrap
@@ -77,9 +76,11 @@ class Judged:
         return cls(tuple(r.get("source", "") for r in rows), correct, cells, halves)
 
 
-def read_judged(folder: Path, lang: str, argument: str) -> Judged:
-    """The per-sentence details of the WinoMT report in ``folder``; :class:`Refused` when missing or unreadable."""
-    return Judged.of(read_details(folder, lang, argument), f"{argument}: {folder}/{lang}.details.jsonl")
+def judged(report: Report, lang: str, argument: str) -> Judged:
+    """``report``'s translations of ``lang``, judged (its per-sentence details, :meth:`Report.rows`);
+    :class:`Refused` when they are missing or unreadable."""
+    where = f"{argument}: {report.folder}/{lang}.details.jsonl" if report.folder is not None else argument
+    return Judged.of(report.rows(lang, argument), where)
 
 
 def check_same(lang: str, before: Judged, after: Judged, names: Sequence[str]) -> None:

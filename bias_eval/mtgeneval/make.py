@@ -15,6 +15,7 @@ from bias_eval.core.files import write_report
 from bias_eval.core.intervals import PAIRED_DIFFERENCE_DEFINITION, WILSON_DEFINITION
 from bias_eval.core.langtag import LanguageTag
 from bias_eval.core.memory import machine_memory
+from bias_eval.core.report import Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.core.textio import NORMAL_FORM, normal_lines
 from bias_eval.mtgeneval.accuracy import WARNING_DEFINITION
@@ -163,11 +164,11 @@ def make_mtgeneval_report(
     settings: ReportSettings,
     out: Path,
     log: Callable[[str], object] | None = print,
-) -> dict[str, Any]:
+) -> Report:
     """Score ``hypotheses`` (language -> ``feminine``/``masculine``/``context`` -> lines, in ``data``'s order; given
     :data:`bias_eval.core.textio.NORMAL_FORM`, as ``data``'s loaders give their text) against ``data``, write the report
-    into ``out`` (all files at once) and return its ``metrics.json``; ``log`` (``None``: silent) gets the summary
-    table, the warnings and the list of files."""
+    into ``out`` (all files at once) and return it (its metrics and per-sentence details in memory); ``log`` (``None``:
+    silent) gets the summary table, the warnings and the list of files."""
     from bias_eval.mtgeneval.plots import make_figures  # matplotlib: not for every importer's start
 
     sizes = [len(ld.side(g).references) for ld in data.languages.values() for g in GENDERS]
@@ -188,4 +189,4 @@ def make_mtgeneval_report(
         if metrics["over_correction"]:
             log(f"\nOVER-CORRECTION: {metrics['over_correction']['message']}")
         log(f"\nreport written to {out}/: " + ", ".join(sorted(files)))
-    return metrics
+    return Report.written(metrics, files, out)

@@ -14,6 +14,7 @@ from bias_eval.core.latex import Layout
 from bias_eval.core.markdown import escape, table
 from bias_eval.core.page import figure_path
 from bias_eval.core.references import FILE, bibtex
+from bias_eval.core.report import WINOMT, Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.core.textio import NORMAL_FORM
 from bias_eval.winomt.anchors import anchor, published_line, whole
@@ -186,14 +187,14 @@ def make_winomt_report(
     settings: ReportSettings,
     out: Path,
     log: Callable[[str], object] | None = print,
-) -> dict[str, Any]:
-    """Score ``translations`` into ``lang`` on ``data``, write the report into ``out`` and return its
-    ``metrics.json``; ``log`` (``None``: silent) gets the takeaway and the list of files."""
+) -> Report:
+    """Score ``translations`` into ``lang`` on ``data``, write the report into ``out`` and return it (its metrics and
+    per-sentence details in memory); ``log`` (``None``: silent) gets the takeaway and the list of files."""
     lang = check_language(lang)
     scored = score_translations(translations, lang)
     found = figures(scored, data, lang, samples=settings.bootstrap_samples, seed=settings.seed)
     config = {
-        "benchmark": "winomt",
+        "benchmark": WINOMT,
         "data": str(data.folder),
         "hypotheses": dict(settings.hypotheses),
         "description": settings.description,
@@ -211,10 +212,10 @@ def make_winomt_report(
         "command": settings.command,
     }
     found["anchor"] = anchor(lang)
-    metrics = clean_json({"benchmark": "winomt", "language": lang, **found, "config": config})
+    metrics = clean_json({"benchmark": WINOMT, "language": lang, **found, "config": config})
     files = report_files(metrics, scored, data, settings.layout)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))
         log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + ", figures/")
-    return metrics
+    return Report.written(metrics, files, out)

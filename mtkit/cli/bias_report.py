@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
     args = parse_args(argv)
     request = ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest)})
-    metrics = (run_winomt if args.benchmark == "winomt" else run_report)(request)
+    metrics = (run_winomt if args.benchmark == "winomt" else run_report)(request).metrics
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:
         try:  # the report is written already: a card that cannot be updated is a warning

@@ -10,11 +10,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bias_eval.benchmarks import benchmark, compare_reports
+from bias_eval.benchmarks import compare_reports
 from bias_eval.compare.mtgeneval import COMPARISON_FILES, FIGURE_FILES
-from bias_eval.compare.rows import load_metrics, report_names
+from bias_eval.compare.rows import report_names
 from bias_eval.core.decision import Rule
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import Report
 from bias_eval.core.textio import check_writable
 from mtkit.cli.args import Parser, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
@@ -64,12 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_apart({"BEFORE": args.before, "AFTER": args.after}, {"--out": args.out})
     if args.out is not None:  # a folder that cannot be made or written: one line, before the reports are read
         check_writable(Path(args.out), "--out")
-    before, after = load_metrics(args.before, "BEFORE"), load_metrics(args.after, "AFTER")
-    names = names or report_names(before, after)
+    before, after = Report.read(args.before, "BEFORE"), Report.read(args.after, "AFTER")
+    names = names or report_names(before.metrics, after.metrics)
     out = None if args.out is None else Path(args.out)
     rule = Rule(args.p_adjust, args.min_effect)
     layout = Layout(args.label, args.table_star)
-    done = compare_reports(before, after, [args.before, args.after], names, out, rule, layout)
+    done = compare_reports(before, after, names, out, rule, layout)
     if done.paired["refused"]:
         print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
     if out is None:
@@ -78,9 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in done.cautions:
             print(f"warning: {line}", file=sys.stderr)
         print(f"comparison written to {args.out}/: " + ", ".join(sorted([*COMPARISON_FILES, *FIGURE_FILES])))
-    if benchmark(after) != "mtgeneval":  # the model card takes MT-GenEval's before/after table only
+    if after.benchmark != "mtgeneval":  # the model card takes MT-GenEval's before/after table only
         return 0
-    model_dir = local_model_dir((after.get("config") or {}).get("hypotheses", {}).get("model"))
+    model_dir = local_model_dir((after.metrics.get("config") or {}).get("hypotheses", {}).get("model"))
     if model_dir is not None:  # AFTER's model, when it is a folder here: its card gets the before/after table
         try:
             print(f"model card updated: {add_comparison(model_dir, done.rows, names, done.sources)}", file=sys.stderr)

@@ -15,6 +15,7 @@ from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import MIN_EFFECT
 from bias_eval.core.files import check_report_folder
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.core.textio import check_writable
 from bias_eval.mtgeneval.gendered import GENDERS, GenderedData
@@ -190,8 +191,8 @@ def report_settings(
     )
 
 
-def run_report(args: ReportRequest, resolved: Resolved | None = None) -> dict[str, Any]:
-    """Write the report of ``args`` into ``--out`` (a card is the caller's); return its ``metrics.json``. ``--model``
+def run_report(args: ReportRequest, resolved: Resolved | None = None) -> Report:
+    """Write the report of ``args`` into ``--out`` (a card is the caller's); return it (:class:`Report`). ``--model``
     translates as ``resolved`` says when given (the settings of several reports resolved once, as a verdict's), else
     as ``args``'s decoding fields resolve (:func:`~mtkit.evaluation.generation.resolve_report`)."""
     if args.hyp_dir:

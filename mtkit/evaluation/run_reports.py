@@ -21,7 +21,7 @@ def bias_report(cfg: RunConfig, split: str, final: Path, out: Path) -> dict[str,
     figures (``metrics.json``), which go into the model's card."""
     langs = cfg.data.languages()
     request = ReportRequest(str(out), str(cfg.data.mtgeneval_dir), split=split, target_langs=langs, model=str(final))
-    return run_report(replace(request, **report_decoding(cfg)))
+    return dict(run_report(replace(request, **report_decoding(cfg))).metrics)
 
 
 def winomt_request(cfg: RunConfig, model: Path | str, decoding: dict[str, Any]) -> ReportRequest:
@@ -37,7 +37,7 @@ def winomt_report(cfg: RunConfig, final: Path, out: Path) -> dict[str, dict[str,
     warn_unscored(cfg.data.languages())  # once a run: the verdict's WinoMT section comes after this report
     langs = scored_languages(cfg.data.languages())
     reports = language_reports(winomt_request(cfg, final, report_decoding(cfg)), langs, out)
-    return {lang: headline(metrics) for lang, metrics in reports.items()}
+    return {lang: headline(report.metrics) for lang, report in reports.items()}
 
 
 def report_decoding(cfg: RunConfig) -> dict[str, Any]:

@@ -25,12 +25,12 @@ from typing import Any
 
 from bias_eval.benchmarks import compare_reports
 from bias_eval.compare.mtgeneval import Comparison
-from bias_eval.compare.rows import load_metrics
 from bias_eval.core import latex
 from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import Rule
 from bias_eval.core.latex import Layout
 from bias_eval.core.page import CSS
+from bias_eval.core.report import Report
 from bias_eval.core.textio import check_writable
 from bias_eval.mtgeneval.paper_tables import figure_plain
 from bias_eval.winomt.languages import check_language
@@ -99,8 +99,8 @@ def label(study: Study, *parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9:.-]", "-", "-".join((study.layout.label or "tab:study", *parts)))
 
 
-def _reports(study: Study, name: str, root: Path) -> dict[str, dict[str, Any]]:
-    """System ``name``'s reports into ``root/<name>/``: its ``metrics.json`` per benchmark (WinoMT's as a set)."""
+def _reports(study: Study, name: str, root: Path) -> dict[str, Report]:
+    """System ``name``'s reports into ``root/<name>/``, by benchmark (WinoMT's as a set)."""
     folder, found = study.systems[name], {}
     common = {"bootstrap_samples": study.bootstrap_samples, "seed": study.seed, "name": name,
               "table_star": study.layout.wide}  # fmt: skip
@@ -118,7 +118,7 @@ def _reports(study: Study, name: str, root: Path) -> dict[str, dict[str, Any]]:
                                     hyp_file=str(folder / "winomt" / f"{lang}.txt"),
                                     label=label(study, name, "winomt", lang), **common)  # fmt: skip
             by_lang[lang] = run_winomt(request)
-        found["winomt"] = {"benchmark": "winomt", "languages": by_lang}
+        found["winomt"] = Report.winomt_set(by_lang, root / name / "winomt")
     return found
 
 
@@ -133,11 +133,10 @@ def run_study(study: Study, out: Path) -> dict[str, Any]:
         comparisons: dict[str, dict[str, Comparison]] = {}
         for benchmark in study.benchmarks:
             for other in names[1:]:
-                folders = [out / n / benchmark for n in (names[0], other)]
-                metrics = [load_metrics(str(f), arg) for f, arg in zip(folders, ("BEFORE", "AFTER"))]
+                pair = [reports[n][benchmark] for n in (names[0], other)]
                 where = out / "compare" / benchmark / f"{names[0]}_vs_{other}"
                 laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
-                done = compare_reports(*metrics, folders, [names[0], other], where, study.rule, laid)
+                done = compare_reports(*pair, [names[0], other], where, study.rule, laid)
                 comparisons.setdefault(benchmark, {})[other] = done
         (out / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
         (out / "study.tex").write_text(study_table(study, reports), encoding="utf-8")
@@ -154,7 +153,7 @@ def _link(path: str, text: str) -> str:
 
 
 def index_page(
-    study: Study, reports: Mapping[str, Mapping[str, Any]], comparisons: Mapping[str, Mapping[str, Comparison]]
+    study: Study, reports: Mapping[str, Mapping[str, Report]], comparisons: Mapping[str, Mapping[str, Comparison]]
 ) -> str:
     """``index.html``: the headline table, every report and comparison linked, each comparison's first paragraph
     beside its link."""
@@ -189,7 +188,7 @@ CAPTION = (
 )
 
 
-def headline(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def headline(study: Study, reports: Mapping[str, Mapping[str, Report]]) -> tuple[list[str], list[list[str]]]:
     """The headline table, as text: per system and language, BLEU and the accuracy gap on MT-GenEval, accuracy, ΔG
     and ΔS on WinoMT (the benchmarks scored)."""
     header = ["System", "Language"]
@@ -200,10 +199,10 @@ def headline(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> tuple[li
         for lang in study.langs:
             row = [name, lang]
             if "mtgeneval" in found:
-                m = found["mtgeneval"]["languages"][lang]
+                m = found["mtgeneval"].metrics["languages"][lang]
                 row += [figure_plain(m.get("bleu")), figure_plain(m.get("accuracy_gap"), 100, True)]
             if "winomt" in found:
-                w = found["winomt"]["languages"][lang]
+                w = found["winomt"].metrics["languages"][lang]
                 row += [
                     figure_plain(w.get("accuracy")),
                     *(figure_plain(w.get(k), signed=True) for k in ("delta_g", "delta_s")),
@@ -212,7 +211,7 @@ def headline(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> tuple[li
     return header, rows
 
 
-def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
+def study_table(study: Study, reports: Mapping[str, Mapping[str, Report]]) -> str:
     """``study.tex``: the :func:`headline` table, a rule between the systems."""
     header, plain = headline(study, reports)
     rows: list[list[str] | None] = []
@@ -224,7 +223,7 @@ def study_table(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def headline_html(study: Study, reports: Mapping[str, Mapping[str, Any]]) -> str:
+def headline_html(study: Study, reports: Mapping[str, Mapping[str, Report]]) -> str:
     """The :func:`headline` table on the index page: numbers right-aligned, the baseline (the first system) named."""
     header, rows = headline(study, reports)
     baseline = next(iter(study.systems))

@@ -6,18 +6,13 @@ per-sentence details (``bias_eval``'s own paired tests, on the part's pairs)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from bias_eval.compare.mtgeneval_tests import (
-    Sentences,
-    language_tests,
-    macro_tests,
-    read_sentences,
-)
+from bias_eval.compare.mtgeneval_tests import Sentences, language_tests, macro_tests, sentences
 from bias_eval.core.bootstrap import resampling
 from bias_eval.core.decision import Rule, decide
 from bias_eval.core.intervals import mean_interval
+from bias_eval.core.report import Report
 from bias_eval.mtgeneval.balance import gap_interval
 from bias_eval.mtgeneval.gendered import GENDERS
 from mtkit.data.pairs import TextWords, gendered_words
@@ -94,21 +89,21 @@ def compare_sentences(
 
 
 def part_comparisons(
-    folders: Mapping[str, Path],
+    reports: Mapping[str, Report],
     order: Mapping[str, Sequence[str]],
     unseen: set[str],
     metrics: Mapping[str, Any],
     measure: str,
     rule: Rule = Rule(),
 ) -> dict[str, Any]:
-    """Per part (:data:`PARTS`): its number of pairs and, for every comparison of two models in ``folders`` (report
-    folders by model name), the part's figures, paired tests and outcome (:func:`compare_sentences`); ``None`` for a
+    """Per part (:data:`PARTS`): its number of pairs and, for every comparison of two models in ``reports`` (by model
+    name), the part's figures, paired tests and outcome (:func:`compare_sentences`); ``None`` for a
     part without pairs. ``order`` lists each language's verdict units line by line (the reports' order), ``metrics``
     is one report's ``metrics.json`` (its bootstrap settings are used), ``measure`` the accuracy whose gap is judged,
     ``rule`` how a change is decided."""
     config = metrics.get("config") or {}
     samples, seed = resampling(config)
-    read = {name: {lang: read_sentences(Path(f), lang, name) for lang in order} for name, f in folders.items()}
+    read = {name: {lang: sentences(r, lang, name) for lang in order} for name, r in reports.items()}
     out: dict[str, Any] = {}
     for part in PARTS:
         lines = {lang: [i for i, u in enumerate(units) if (u in unseen) == (part == "unseen")] for lang, units in
@@ -118,7 +113,7 @@ def part_comparisons(
             continue
         out[part] = {"pairs": sum(len(v) for v in lines.values())}
         for name, (b, a) in COMPARISONS.items():
-            if b not in folders or a not in folders:
+            if b not in reports or a not in reports:
                 out[part][name] = None
                 continue
             pairs = {lang: [_subset(read[n][lang], idx) for n in (b, a)] for lang, idx in lines.items()}

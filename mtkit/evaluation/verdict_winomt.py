@@ -9,25 +9,18 @@ every p Holm-adjusted over the comparison's tests by the verdict's rule."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from bias_eval.compare.mtgeneval_tests import Refused
 from bias_eval.compare.winomt_tests import Judged, check_same, language_tests
 from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import Rule, decide
 from bias_eval.core.paired import mcnemar
-from bias_eval.core.textio import read_jsonl
+from bias_eval.core.report import Refused
 from mtkit.evaluation.outcome import COMPARISONS, outcome
 from mtkit.evaluation.winomt_run import HEADLINE, headline
 
 #: the comparisons the section reports (before, after)
 CHANGES = {name: pair for name, pair in COMPARISONS.items() if name.startswith("mitigated_vs_")}
-
-
-def decisions(folder: Path, lang: str) -> list[bool]:
-    """Whether each sentence of a WinoMT report in ``folder`` got the profession's gender right, in order."""
-    return [bool(row["correct"]) for _, row in read_jsonl(folder / f"{lang}.details.jsonl")]
 
 
 #: the verdict's names of the comparison's tests of ΔG (:func:`bias_eval.compare.winomt_tests.language_tests`)
@@ -86,8 +79,8 @@ def winomt_section(
     rule: Rule = Rule(),
 ) -> dict[str, Any]:
     """``verdict.json``'s ``winomt``: ``reports`` are each model's WinoMT ``metrics.json`` by name and language,
-    ``right`` its per-sentence :func:`decisions` alike and ``judged`` its sentences
-    (:func:`~bias_eval.compare.winomt_tests.read_judged`) (``None``: no test of ΔG); the models' headline figures and
+    ``right`` whether each sentence was judged right, alike, and ``judged`` its sentences
+    (:func:`~bias_eval.compare.winomt_tests.judged`) (``None``: no test of ΔG); the models' headline figures and
     the changes of :data:`CHANGES` whose two models were scored, each comparison's tests decided by ``rule`` (Holm over
     its languages' tests by default)."""
     langs = sorted(set.intersection(*(set(by_lang) for by_lang in reports.values())))

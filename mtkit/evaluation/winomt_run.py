@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bias_eval.core.report import Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.core.textio import check_writable
 from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations, subset
@@ -87,8 +88,8 @@ def translate(
     return Translations(data.items, tuple(sources), tuple(lines[(lang, "winomt")])), decoding, origins
 
 
-def run_winomt(args: ReportRequest, resolved: Resolved | None = None) -> dict[str, Any]:
-    """Write the WinoMT report of ``args`` into ``--out``; return its ``metrics.json``. ``--model`` translates as
+def run_winomt(args: ReportRequest, resolved: Resolved | None = None) -> Report:
+    """Write the WinoMT report of ``args`` into ``--out``; return it (:class:`Report`). ``--model`` translates as
     ``resolved`` says when given (:func:`~mtkit.evaluation.bias_run.run_report`)."""
     check_request(args)
     lang = target_lang(args)
@@ -136,10 +137,9 @@ def warn_unscored(langs: Sequence[str]) -> None:
 
 def language_reports(
     request: ReportRequest, langs: Sequence[str], out: Path, resolved: Resolved | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Report]:
     """The WinoMT reports of ``request``'s model into ``out/<lang>``, one per language of ``langs`` (each one WinoMT
-    scores: :func:`scored_languages`), translated as ``resolved`` says when given; their ``metrics.json`` by
-    language."""
+    scores: :func:`scored_languages`), translated as ``resolved`` says when given; by language."""
     asked = replace(request, benchmark="winomt")
     return {lang: run_winomt(replace(asked, out=str(out / lang), target_langs=[lang]), resolved) for lang in langs}
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.benchmarks import compare_reports
-from bias_eval.compare.winomt_tests import read_judged
+from bias_eval.compare.winomt_tests import judged
 from bias_eval.core.decision import Rule
+from bias_eval.core.report import Report
 from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
@@ -24,7 +25,7 @@ from mtkit.evaluation.selection import MEASURES
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
 from mtkit.evaluation.verdict_page import render_markdown
-from mtkit.evaluation.verdict_winomt import decisions, winomt_section
+from mtkit.evaluation.verdict_winomt import winomt_section
 from mtkit.evaluation.winomt_run import language_reports, scored_languages
 from mtkit.train.record import RunRecord
 from mtkit.train.tracking import read_metrics
@@ -37,10 +38,10 @@ def _jsonl(path: Path) -> list[dict]:
 
 def verdict_reports(
     cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, resolved: Resolved
-) -> dict[str, dict]:
+) -> dict[str, Report]:
     """The ``bias_eval`` reports of ``models`` (name: model folder) on the verdict pairs (``out/pairs``) into
     ``out/<name>``, all translated as ``resolved`` says (:func:`verdict_decoding`, resolved once for them all, so that
-    none reads anything of its own folder); returns their figures (``metrics.json``) by name."""
+    none reads anything of its own folder); returns them by name."""
     common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
     return {n: run_report(replace(common, out=str(out / n), model=str(m)), resolved) for n, m in models.items()}
 
@@ -65,9 +66,10 @@ def verdict_winomt(
     scored = scored_languages(langs)
     asked = {n: winomt_request(cfg, m, report_decoding(cfg)) for n, m in models.items()}
     reports = {n: language_reports(asked[n], scored, out / n, resolved) for n in models}
-    right = {n: {lang: decisions(out / n / lang, lang) for lang in scored} for n in models}
-    judged = {n: {lang: read_judged(out / n / lang, lang, n) for lang in scored} for n in models}
-    return winomt_section(reports, right, judged, cfg.mitigation.rule())
+    found = {n: {lang: judged(r, lang, n) for lang, r in by_lang.items()} for n, by_lang in reports.items()}
+    right = {n: {lang: list(j.correct) for lang, j in by_lang.items()} for n, by_lang in found.items()}
+    metrics = {n: {lang: r.metrics for lang, r in by_lang.items()} for n, by_lang in reports.items()}
+    return winomt_section(metrics, right, found, cfg.mitigation.rule())
 
 
 def _cost(before: Path, after: Path, rule: Rule) -> dict[str, Any] | None:
@@ -89,11 +91,12 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     if control is not None:
         models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
     resolved = verdict_decoding(cfg, Path(models["mitigated"]), list(order))  # once, for every report below
-    metrics = verdict_reports(cfg, models, list(order), out, resolved)
+    reports = verdict_reports(cfg, models, list(order), out, resolved)
+    metrics = {n: r.metrics for n, r in reports.items()}
     rule, done = cfg.mitigation.rule(), {}
     for name, pair in COMPARISONS.items():
-        if all(n in metrics for n in pair):
-            done[name] = compare_reports(*(metrics[n] for n in pair), [out / n for n in pair], pair, out / name, rule)
+        if all(n in reports for n in pair):
+            done[name] = compare_reports(*(reports[n] for n in pair), pair, out / name, rule)
     record.comparison = done["mitigated_vs_start"]  # the card's before/after table
     tests = trainer.out / "translations"
     costs = {"mitigated_vs_start": _cost(tests / "test-start.jsonl", tests / "test.jsonl", rule)}
@@ -103,7 +106,7 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     unseen = unseen_units(verdict, tuned_words(tuning))
     m = cfg.mitigation
     measure = MEASURES[m.mitigation_accuracy]
-    words = part_comparisons({n: out / n for n in metrics}, order, unseen, metrics["mitigated"], measure, rule)
+    words = part_comparisons(reports, order, unseen, metrics["mitigated"], measure, rule)
     leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip

@@ -11,6 +11,7 @@ from testing_utils import WINOMT
 
 import bias_eval
 from bias_eval.core.errors import UserError
+from bias_eval.core.report import Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.winomt.data import load_winomt
 
@@ -31,6 +32,6 @@ def test_two_benchmarks_are_not_compared(tmp_path: Path) -> None:
     winomt = {"benchmark": "winomt", "language": "de"}
     for before, after, said in ((mtgeneval, winomt, "a winomt report"), (winomt, mtgeneval, "a mtgeneval report")):
         with pytest.raises(UserError, match=f"AFTER: {said} cannot be compared") as err:
-            bias_eval.compare_reports(before, after, [tmp_path, tmp_path], ["a", "b"], tmp_path / "cmp")
+            bias_eval.compare_reports(Report(before, tmp_path), Report(after, tmp_path), ["a", "b"], tmp_path / "cmp")
         assert "\n" not in str(err.value)
     assert not (tmp_path / "cmp").exists()

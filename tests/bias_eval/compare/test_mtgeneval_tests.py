@@ -1,6 +1,7 @@
 """Reading a report's per-sentence details for the paired tests
-(:func:`bias_eval.compare.mtgeneval_tests.read_sentences`): each line one sentence pair, whatever line-separator
-characters the sentences hold; a p-value at the bootstrap's floor printed as the bound it is."""
+(:func:`bias_eval.compare.mtgeneval_tests.sentences` of :meth:`bias_eval.core.report.Report.rows`): each line one
+sentence pair, whatever line-separator characters the sentences hold; a p-value at the bootstrap's floor printed as the
+bound it is."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bias_eval.compare.mtgeneval_tests import Refused, _row, paired_cells, read_sentences
+from bias_eval.compare.mtgeneval_tests import _row, paired_cells, sentences
 from bias_eval.core.bootstrap import resample_counts
 from bias_eval.core.files import jsonl
 from bias_eval.core.paired import compare_figure, gap_figure, p_text, share_figure
+from bias_eval.core.report import Refused, Report
 
 
 @pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85"])  # raw in JSON (control characters are escaped)
@@ -22,18 +24,18 @@ def test_details_with_line_separators_inside_sentences_read_whole(tmp_path: Path
             "masculine")} | {"correct_feminine": True, "correct_masculine": i % 2 == 0, "correct_pair": i % 2 == 0}
             for i in range(3)]  # fmt: skip
     (tmp_path / "de.details.jsonl").write_text(jsonl(rows), encoding="utf-8")
-    sentences = read_sentences(tmp_path, "de", "BEFORE")
-    assert sentences.paired and sentences.size("feminine") == sentences.size("masculine") == 3
-    assert sentences.columns["masculine"]["hypothesis"] == [f"hypothesis {i}{brk}masculine" for i in range(3)]
-    assert sentences.columns["masculine"]["correct"] == [True, False, True]
+    found = sentences(Report({}, tmp_path), "de", "BEFORE")
+    assert found.paired and found.size("feminine") == found.size("masculine") == 3
+    assert found.columns["masculine"]["hypothesis"] == [f"hypothesis {i}{brk}masculine" for i in range(3)]
+    assert found.columns["masculine"]["correct"] == [True, False, True]
 
 
 def test_details_that_are_not_json_are_refused_with_their_line(tmp_path: Path) -> None:
     (tmp_path / "de.details.jsonl").write_text('{"index": 0}\n{"index": \n', encoding="utf-8")
     with pytest.raises(Refused, match=r"^AFTER: .*de.details.jsonl: line 2 is not valid JSON"):
-        read_sentences(tmp_path, "de", "AFTER")
+        sentences(Report({}, tmp_path), "de", "AFTER")
     with pytest.raises(Refused, match=r"^AFTER: .*fr.details.jsonl is missing"):
-        read_sentences(tmp_path, "fr", "AFTER")
+        sentences(Report({}, tmp_path), "fr", "AFTER")
 
 
 @pytest.mark.parametrize(("samples", "shown"), [(1000, "< 0.002"), (300, "< 0.0067")])

@@ -17,9 +17,9 @@ from testing_utils import WINOMT, script_in_process
 from winomt_helpers import GOOGLE, systems
 
 from bias_eval.benchmarks import compare_reports, make_report
-from bias_eval.compare.rows import load_metrics
 from bias_eval.core.errors import UserError
 from bias_eval.core.latex import Layout
+from bias_eval.core.report import Report
 from bias_eval.core.settings import ReportSettings
 from mtkit.cli.compare_reports import main as compare_main
 
@@ -27,8 +27,8 @@ NAMES = ["google", "degraded"]
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, dict]:
-    """Two sets of one German report each (``<set>/de``), their metrics and the comparison written to ``out``."""
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Report, Report]:
+    """Two sets of one German report each (``<set>/de``), as the one call returns them."""
     if not (GOOGLE / "en-de.txt").is_file():
         pytest.skip(f"{GOOGLE} is not there")
     data, good, bad, _ = systems(200)
@@ -37,22 +37,35 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict,
     for name, translations in zip(NAMES, (good, bad)):  # bias_eval's one call: a set of <lang>/ reports
         settings = ReportSettings({"hyp_file": name}, name, "cmd", bootstrap_samples=200, name=name)
         found[name] = make_report(data, {"de": translations}, settings, root / name, log=None)
-    return root / NAMES[0], root / NAMES[1], found[NAMES[0]]["languages"]["de"], found[NAMES[1]]["languages"]["de"]
+    return root / NAMES[0], root / NAMES[1], found[NAMES[0]], found[NAMES[1]]
 
 
 def test_make_report_returns_the_set_it_writes(reports) -> None:
-    """The one call's WinoMT set is what the comparison reads back from the folder (``<lang>/metrics.json``)."""
-    a, _, metrics, _ = reports
-    assert load_metrics(str(a), "BEFORE") == {"benchmark": "winomt", "languages": {"de": metrics}}
-    assert json.loads((a / "de" / "metrics.json").read_text(encoding="utf-8")) == metrics
+    """The one call's WinoMT set is what reading the folder back gives (``<lang>/metrics.json`` and the details)."""
+    a, _, made, _ = reports
+    read = Report.read(a, "BEFORE")
+    assert read.metrics == made.metrics and read.folder == made.folder == a
+    assert json.loads((a / "de" / "metrics.json").read_text(encoding="utf-8")) == made.metrics["languages"]["de"]
+    assert made.rows("de", "BEFORE") == read.rows("de", "BEFORE") == _details(a)  # held, and read from the file
 
 
 @pytest.fixture(scope="module")
 def compared(reports, tmp_path_factory: pytest.TempPathFactory):
     a, b, _, _ = reports
     out = tmp_path_factory.mktemp("cmp") / "out"
-    metrics = [load_metrics(str(f), arg) for f, arg in ((a, "BEFORE"), (b, "AFTER"))]
-    return out, compare_reports(*metrics, [a, b], NAMES, out, layout=Layout("tab:wino-de", wide=True))
+    read = [Report.read(f, arg) for f, arg in ((a, "BEFORE"), (b, "AFTER"))]
+    return out, compare_reports(*read, NAMES, out, layout=Layout("tab:wino-de", wide=True))
+
+
+def test_a_comparison_of_held_reports_is_that_of_the_folders(reports, compared, tmp_path: Path) -> None:
+    """The reports as the one call returns them (details in memory) compare exactly as the same reports read back
+    from their folders: every file of the comparison, byte for byte."""
+    _, _, made_a, made_b = reports
+    out, _ = compared
+    held = tmp_path / "held"
+    compare_reports(made_a, made_b, NAMES, held, layout=Layout("tab:wino-de", wide=True))
+    for name in ("comparison.md", "comparison.html", "comparison.json", "comparison.tex"):
+        assert (held / name).read_bytes() == (out / name).read_bytes(), name
 
 
 def _details(folder: Path) -> list[dict]:
@@ -64,7 +77,8 @@ def _rows(compared) -> dict[str, dict]:
 
 
 def test_mcnemar_by_the_binomial_sum(reports, compared) -> None:
-    a, b, ma, mb = reports
+    a, b, made_a, made_b = reports
+    ma, mb = (r.metrics["languages"]["de"] for r in (made_a, made_b))
     before, after = _details(a), _details(b)
     only_b = sum(x["correct"] and not y["correct"] for x, y in zip(before, after))
     only_c = sum(y["correct"] and not x["correct"] for x, y in zip(before, after))
@@ -134,13 +148,14 @@ def test_files_page_and_latex(compared) -> None:
 
 
 def test_earlier_details_without_halves(reports, tmp_path: Path) -> None:
-    a, b, ma, mb = reports
+    a, b, made_a, made_b = reports
     old = tmp_path / "old" / "de"
     old.mkdir(parents=True)
     rows = _details(b)
     lines = [json.dumps({k: v for k, v in r.items() if k not in ("pro", "anti")}) for r in rows]
     (old / "de.details.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = compare_reports(ma, mb, [a / "de", old], NAMES)
+    before = Report(made_a.metrics["languages"]["de"], a / "de")
+    done = compare_reports(before, Report(made_b.metrics["languages"]["de"], old), NAMES)
     by = {r["figure"]: r for r in done.paired["rows"]}
     assert by["winomt_delta_s"].get("missing") and "earlier version" in by["winomt_delta_s"]["refused"]
     assert not by["winomt_delta_g"].get("missing")
@@ -161,5 +176,5 @@ def test_the_command_line_and_two_benchmarks_refused(reports, tmp_path: Path) ->
     assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
     assert "cannot be compared" in refused.stderr and not (tmp_path / "mixed").exists()
     with pytest.raises(UserError, match="no language in common"):
-        sets = {"benchmark": "winomt", "languages": {}}, {"benchmark": "winomt", "language": "de"}
-        compare_reports(*sets, [a, b], NAMES)
+        sets = Report({"benchmark": "winomt", "languages": {}}, a), Report({"benchmark": "winomt", "language": "de"}, b)
+        compare_reports(*sets, NAMES)

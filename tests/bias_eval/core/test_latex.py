@@ -15,6 +15,7 @@ from bias_eval.benchmarks import compare_reports
 from bias_eval.compare.mtgeneval_paper import render_latex as comparison_latex
 from bias_eval.core.files import jsonl
 from bias_eval.core.latex import escape
+from bias_eval.core.report import Report
 from bias_eval.mtgeneval.gendered import LanguageData, Side
 from bias_eval.mtgeneval.report import metrics_document, render_latex
 from bias_eval.mtgeneval.scoring import macro_average, score_language
@@ -41,7 +42,7 @@ def tables(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> di
         metrics.append(metrics_document([result], macro_average([result]), config | {"name": name}))
         folders.append(tmp_path_factory.mktemp("report"))
         (folders[-1] / "de.details.jsonl").write_text(jsonl(result.details), encoding="utf-8")
-    done = compare_reports(*metrics, folders, NAMES)
+    done = compare_reports(*(Report(m, f) for m, f in zip(metrics, folders)), NAMES)
     assert done.paired["refused"] is None
     return {"report": render_latex(metrics[0]), "comparison": comparison_latex(done.rows, done.paired, NAMES),
             "metrics": metrics[0]}  # fmt: skip

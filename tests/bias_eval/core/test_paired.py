@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
-from bias_eval.compare.mtgeneval_tests import Sentences, language_tests, paired_tests, read_sentences
+from bias_eval.compare.mtgeneval_tests import Sentences, language_tests, paired_tests, sentences
 from bias_eval.core.paired import (
     McNemar,
     bootstrap_test,
@@ -28,6 +28,7 @@ from bias_eval.core.paired import (
     p_relation,
     paired_change,
 )
+from bias_eval.core.report import Report
 
 #: scipy.stats.binomtest(b, b + c).pvalue (two-sided, p=1/2), computed with scipy 1.17.1 and written out here
 SCIPY_BINOMTEST = {
@@ -143,7 +144,9 @@ def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
     its sentences' summed sacreBLEU counts (geneval_helpers.SentenceCounts)."""
     _, ref, a, b, folder_a, folder_b = two_systems
     samples, seed, n = 40, 9, len(ref["feminine"])
-    rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), samples, seed)
+    rows = language_tests(
+        "de", sentences(Report({}, folder_a), "de", "A"), sentences(Report({}, folder_b), "de", "B"), samples, seed
+    )
     by = {r["figure"]: r for r in rows}
     draws = np.random.default_rng([seed, zlib.crc32(b"de")]).integers(0, n, size=(samples, n))
     both = ("feminine", "masculine")
@@ -167,7 +170,9 @@ def test_paired_bootstrap_equals_a_direct_resampling(two_systems) -> None:
 
 def test_mcnemar_rows_count_the_sentences_judged_differently(two_systems) -> None:
     _, ref, a, b, folder_a, folder_b = two_systems
-    rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder_b, "de", "B"), 40, 1)
+    rows = language_tests(
+        "de", sentences(Report({}, folder_a), "de", "A"), sentences(Report({}, folder_b), "de", "B"), 40, 1
+    )
     by = {r["figure"]: r for r in rows}
     n = len(ref["feminine"])
     # feminine: A wrong on every 4th sentence, B on every 10th (B right where A is wrong, except on multiples of 20)
@@ -195,7 +200,9 @@ def test_significance_agrees_with_sacrebleus_paired_bootstrap(two_systems) -> No
         systems = [("a", [h for g in both for h in a[g]]), ("other", [h for g in both for h in other[g]])]
         _, scores = PairedTest(systems, {"BLEU": BLEU()}, refs, test_type="bs", n_samples=300)()
         theirs = scores["BLEU"][1].p_value < 0.05
-        rows = language_tests("de", read_sentences(folder_a, "de", "A"), read_sentences(folder, "de", "B"), 300, 3)
+        rows = language_tests(
+            "de", sentences(Report({}, folder_a), "de", "A"), sentences(Report({}, folder), "de", "B"), 300, 3
+        )
         ours = next(r for r in rows if r["figure"] == "bleu")["significant"]
         assert (ours, theirs) == (expected, expected), next(r for r in rows if r["figure"] == "bleu")
 
@@ -205,10 +212,10 @@ def test_refused_on_other_sentences(two_systems, tmp_path: Path) -> None:
     moved = {g: [*ref[g][1:], ref[g][0]] for g in ref}
     other = _write_report(tmp_path / "other", src, moved, a)
     metrics = [{"languages": {"de": {}}, "macro": {}, "config": {"bootstrap_samples": 40, "seed": 1}}] * 2
-    paired = paired_tests([folder_a, other], metrics, ["base", "tuned"], ["de"])
+    paired = paired_tests([Report(m, f) for m, f in zip(metrics, (folder_a, other))], ["base", "tuned"], ["de"])
     assert paired["refused"] == "de: feminine sentence 0 has another reference in tuned: not the same sentences"
     assert paired["rows"] == []
-    missing = paired_tests([folder_a, tmp_path], metrics, ["base", "tuned"], ["de"])
+    missing = paired_tests([Report(m, f) for m, f in zip(metrics, (folder_a, tmp_path))], ["base", "tuned"], ["de"])
     assert missing["refused"].startswith(f"AFTER: {tmp_path / 'de.details.jsonl'} is missing")
 
 

@@ -64,7 +64,8 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
         seed=7,
         examples=3,
     )
-    metrics = bias_eval.make_report(data, hypotheses, settings, mem_out, log=None)
+    report = bias_eval.make_report(data, hypotheses, settings, mem_out, log=None)
+    metrics = report.metrics
     for name in FILES:
         assert (mem_out / name).read_bytes() == (cli_out / name).read_bytes(), name
     bib = (mem_out / "references.bib").read_text(encoding="utf-8")  # the benchmark's paper, on the page too
@@ -85,7 +86,9 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
         ).returncode
         == 0
     )
-    done = bias_eval.compare_reports(metrics, metrics, [cli_out, mem_out], names, tmp_path / "cmp_mem")
+    read = bias_eval.Report.read(cli_out, "BEFORE")  # the script's report read back; the other one held in memory
+    assert read.metrics == report.metrics and read.rows("de", "BEFORE") == report.rows("de", "AFTER")
+    done = bias_eval.compare_reports(read, report, names, tmp_path / "cmp_mem")
     for name in ("comparison.md", "comparison.html", "comparison.json"):
         assert (tmp_path / "cmp_mem" / name).read_bytes() == (cmp_out / name).read_bytes(), name
     assert done.paired["refused"] is None and done.paired["rows"]

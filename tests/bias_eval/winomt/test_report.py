@@ -33,7 +33,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     settings = ReportSettings({"hyp_file": str(GOOGLE_DE)}, "Google's first 400", "cmd", bootstrap_samples=50,
                               name="system A")  # fmt: skip
     out = tmp_path_factory.mktemp("winomt") / "de"
-    return out, make_winomt_report(data, translations, "de", settings, out, log=None)
+    return out, make_winomt_report(data, translations, "de", settings, out, log=None).metrics
 
 
 def _wilson(k: int, n: int) -> list[float]:

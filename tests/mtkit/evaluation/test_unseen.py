@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from bias_eval.core.report import Report
 from mtkit.data.pairs import gendered_words
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict_page import words_section
@@ -70,7 +71,9 @@ def test_each_parts_figures_and_tests_are_its_pairs_alone(tmp_path) -> None:
         details(tmp_path / name, [bool(x) for x in f], [bool(x) for x in m])
     order = {"es": [f"es:{i}" for i in range(N)]}
     unseen = {f"es:{i}" for i in range(0, N, 3)}
-    found = part_comparisons({n: tmp_path / n for n in decisions}, order, unseen, {"config": {"seed": 1}}, "accuracy")
+    found = part_comparisons(
+        {n: Report({}, tmp_path / n) for n in decisions}, order, unseen, {"config": {"seed": 1}}, "accuracy"
+    )
     lines = {"unseen": list(range(0, N, 3)), "seen": [i for i in range(N) if i % 3]}
     for part, idx in lines.items():
         assert found[part]["pairs"] == len(idx)
@@ -83,7 +86,9 @@ def test_each_parts_figures_and_tests_are_its_pairs_alone(tmp_path) -> None:
             gap = found[part][name]["overall"]["accuracy_gap"]
             m = [bool(decisions[after][1][i]) for i in idx]
             assert np.isclose(gap["after"], np.mean(m) - np.mean(a))
-    alone = part_comparisons({n: tmp_path / n for n in ("start", "mitigated")}, order, set(), {}, "strict_accuracy")
+    alone = part_comparisons(
+        {n: Report({}, tmp_path / n) for n in ("start", "mitigated")}, order, set(), {}, "strict_accuracy"
+    )
     assert alone["unseen"] is None and alone["seen"]["pairs"] == N and alone["seen"]["mitigated_vs_control"] is None
     assert alone["seen"]["mitigated_vs_start"]["overall"]["measure"] == "strict_accuracy"
     page = "\n".join(words_section({"seen": alone["seen"], "unseen": None}))  # the page's part: no row without figures
@@ -103,7 +108,7 @@ def test_each_part_tests_over_correction_with_its_own_gap_intervals(tmp_path) ->
     details(tmp_path / "start", *start)
     details(tmp_path / "mitigated", feminine, masculine)
     order = {"es": [f"es:{i}" for i in range(n)]}
-    found = part_comparisons({x: tmp_path / x for x in ("start", "mitigated")}, order, {f"es:{i}" for i in
+    found = part_comparisons({x: Report({}, tmp_path / x) for x in ("start", "mitigated")}, order, {f"es:{i}" for i in
                              unseen_lines}, {"config": {"seed": 1}}, "accuracy")  # fmt: skip
     unseen, seen = (found[part]["mitigated_vs_start"]["overall"] for part in ("unseen", "seen"))
     gap = unseen["accuracy_gap"]
