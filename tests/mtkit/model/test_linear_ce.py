@@ -111,7 +111,8 @@ def test_a_vocabulary_larger_than_the_weight_is_refused():
         linear_cross_entropy_sum(hidden, weight, labels, vocab=51)
 
 
-def test_the_compiled_kernel_gives_the_same_value_and_gradients():
+@pytest.mark.slow  # inductor's compile, 12 s; the default tier keeps tests/scripts/test_gpu_levers.py's loss-kernel
+def test_the_compiled_kernel_gives_the_same_value_and_gradients():  # (one update's loss and gradient norm, to 1e-6)
     """``kernel=True`` (a GPU's default) compiles each chunk's elementwise part; here inductor's CPU code: the value
     and every gradient within 1e-6 of torch's loss on the whole logits, with a bias, unused rows, ignored rows and an
     uneven last chunk (a second row count: the compiled code takes both)."""
