@@ -25,6 +25,7 @@ kernels on a GPU, where this toolkit also trains and tests on CPUs.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import torch
 
@@ -67,6 +68,27 @@ def _compiled_math():
     return torch.compile(_chunk_math, fullgraph=True)
 
 
+#: set when compiling :func:`_chunk_math` failed in this process: the eager code serves from then on
+_KERNEL_FAILED: list[str] = []
+
+
+def _kernel_math(*args):
+    """:func:`_chunk_math` compiled; should compiling fail on this machine (a GPU without Triton's support, say), the
+    eager code from then on, with one warning: the same values, more slowly."""
+    if not _KERNEL_FAILED:
+        try:
+            return _compiled_math()(*args)
+        except Exception as err:  # whatever a compiler raises: the eager code computes the same
+            _KERNEL_FAILED.append(type(err).__name__)
+            warnings.warn(
+                f"linear_cross_entropy_sum: compiling the loss's elementwise part failed ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''}); it runs eagerly from now on",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return _chunk_math(*args)
+
+
 @torch.library.custom_op("mtkit::linear_cross_entropy", mutates_args=())
 def _forward(
     hidden: torch.Tensor,
@@ -95,7 +117,7 @@ def _forward(
         torch.zeros(size, dtype=torch.float32, device=weight.device) if grad and b is not None else hidden.new_empty(0)
     )
     total = torch.zeros((), dtype=torch.float32, device=hidden.device)
-    math = _compiled_math() if kernel else _chunk_math
+    math = _kernel_math if kernel else _chunk_math
     for start in range(0, rows, rows_per_chunk):
         part = slice(start, min(rows, start + rows_per_chunk))
         h = hidden[part].to(dtype)

@@ -1,3 +1,5 @@
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -124,3 +126,29 @@ def test_the_compiled_kernel_gives_the_same_value_and_gradients():  # (one updat
     assert ours.item() == pytest.approx(ref.item(), rel=1e-6)
     for g, theirs in zip(grads(ours, hidden, weight, b), grads(ref, hidden, weight, b), strict=True):
         assert rel(g, theirs) < 1e-6
+
+
+def test_a_kernel_that_cannot_be_compiled_leaves_the_eager_code_with_one_warning(monkeypatch):
+    """Compiling fails (here: the compiler raises, as on a GPU without Triton's support): one warning naming it, then
+    the eager code, the same value and gradients as without the kernel, for this call and the next."""
+    from mtkit.model import linear_ce
+
+    def no_compiler():
+        def fail(*_):
+            raise RuntimeError("no Triton for this device\nmore lines")
+
+        return fail
+
+    monkeypatch.setattr(linear_ce, "_compiled_math", no_compiler)
+    monkeypatch.setattr(linear_ce, "_KERNEL_FAILED", [])
+    hidden, weight, b, labels = case(4, vocab=45)
+    with pytest.warns(RuntimeWarning, match=r"failed \(RuntimeError: no Triton for this device\); it runs eagerly"):
+        ours = linear_cross_entropy_sum(hidden, weight, labels, bias=b, label_smoothing=0.1, vocab=45, kernel=True)
+    eager = linear_cross_entropy_sum(hidden, weight, labels, bias=b, label_smoothing=0.1, vocab=45, kernel=False)
+    assert ours.item() == eager.item()
+    for g, theirs in zip(grads(ours, hidden, weight, b), grads(eager, hidden, weight, b), strict=True):
+        assert torch.equal(g, theirs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        again = linear_cross_entropy_sum(hidden, weight, labels, bias=b, label_smoothing=0.1, vocab=45, kernel=True)
+    assert again.item() == eager.item() and linear_ce._KERNEL_FAILED == ["RuntimeError"]
