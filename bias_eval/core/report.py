@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bias_eval.core.errors import UserError
-from bias_eval.core.textio import read_jsonl
+from bias_eval.core.textio import read_jsonl, split_lines
 
 WINOMT = "winomt"
 DETAILS = "{lang}.details.jsonl"
@@ -82,7 +82,7 @@ class Report:
         details = {}
         for name, data in files.items():
             if name.endswith(".details.jsonl") and "/" not in name:
-                lines = data.decode("utf-8").splitlines()
+                lines = split_lines(data.decode("utf-8"))  # a U+2028 inside a sentence is text, not a row's end
                 details[name.removesuffix(".details.jsonl")] = [json.loads(line) for line in lines if line.strip()]
         return cls(metrics, folder, details)
 

@@ -25,6 +25,8 @@ def test_details_with_line_separators_inside_sentences_read_whole(tmp_path: Path
             for i in range(3)]  # fmt: skip
     (tmp_path / "de.details.jsonl").write_text(jsonl(rows), encoding="utf-8")
     found = sentences(Report({}, tmp_path), "de", "BEFORE")
+    held = Report.written({}, {"de.details.jsonl": jsonl(rows).encode("utf-8")}, tmp_path)  # as make_report holds them
+    assert held.details["de"] == rows and sentences(held, "de", "BEFORE") == found
     assert found.paired and found.size("feminine") == found.size("masculine") == 3
     assert found.columns["masculine"]["hypothesis"] == [f"hypothesis {i}{brk}masculine" for i in range(3)]
     assert found.columns["masculine"]["correct"] == [True, False, True]
