@@ -62,13 +62,12 @@ def compare_mtgeneval(
     )
 
     names = list(names)
-    reports = [before, after]
-    before, after = before.metrics, after.metrics
-    rows, notes = compare(before, after, names, rule.min_effect)
+    reports, metrics = [before, after], [before.metrics, after.metrics]
+    rows, notes = compare(*metrics, names, rule.min_effect)
     sources = describe_sources(reports, names)
-    common = sorted(set(before["languages"]) & set(after["languages"]))
+    common = sorted(set(metrics[0]["languages"]) & set(metrics[1]["languages"]))
     paired = paired_tests(reports, names, common, rule)
-    flagged = cautions(before, after, names)
+    flagged = cautions(*metrics, names)
     said = summary(paired, names)
     caption = CAPTION.format(before=names[0], after=names[1])
     markdown = render_markdown(
@@ -76,7 +75,7 @@ def compare_mtgeneval(
     )
     done = Comparison(names, rows, notes, sources, flagged, paired, said, markdown)
     if out is not None:
-        figure = comparison_figures(before, after, names)
+        figure = comparison_figures(*metrics, names)
         page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged, summary=said,
                            figure=(figure["svg"], caption))  # fmt: skip
         tex = render_latex(rows, paired, names, layout)
