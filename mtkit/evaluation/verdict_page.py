@@ -194,10 +194,10 @@ def _cost(c: Mapping[str, Any], cost: Mapping[str, Any], title: str = "") -> str
 
 def _p(figure: Mapping[str, Any]) -> str:
     """``= 0.0312`` or, at the bootstrap's floor, ``< 0.002``, with the adjusted p beside it when it differs
-    (``; adjusted = 0.0936``, or ``≤ 0.02`` from a bound: :func:`bias_eval.core.paired.p_relation`, the
-    comparisons' wording)."""
+    (``, adjusted = 0.0936``, or ``≤ 0.02`` from a bound: :func:`bias_eval.core.paired.p_relation`), as the
+    comparisons say it (:func:`bias_eval.compare.rows.p_words`)."""
     raw, adjusted = p_relation(figure)
-    return raw if adjusted is None else f"{raw}; adjusted {adjusted}"
+    return raw if adjusted is None else f"{raw}, adjusted {adjusted}"
 
 
 def _fmt(key: str, value: Any, counts: Sequence[int | None] | None = None) -> str:
