@@ -16,6 +16,7 @@ from typing import Any
 #: the public API -> the module that defines it
 _HOMES = {
     "Report": "bias_eval.core.report",
+    "ReportOptions": "bias_eval.core.settings",
     "ReportSettings": "bias_eval.core.settings",
     "make_report": "bias_eval.benchmarks",
     "Comparison": "bias_eval.compare.mtgeneval",

@@ -195,7 +195,7 @@ def cases(d: Path, run: Path) -> list[Case]:
         Case("data", "MT-GenEval f/m counts, report", "bias_report", ["--mtgeneval_dir", geneval, "--hyp_dir",
              str(d / "hyps"), "--out", str(d / "report")], "masculine-dev.en_de.de: 1 lines, but "),
         Case("data", "report gender value", "bias_report", ["--data", str(d / "gender.csv"), "--model",
-             str(d / "nomodel"), "--out", str(d / "report")], "gender.csv: line 2: gender 'neutral'"),
+             str(final), "--out", str(d / "report")], "gender.csv: line 2: gender 'neutral'"),
         Case("data", "preprocess data", "preprocess", data_args(d / "uneven"), "2 source lines but 1 target lines"),
         Case("data", "report data", "bias_report", ["--mtgeneval_dir", str(d / "nowhere"), "--hyp_dir", str(d / "hyps"),
              "--out", str(d / "report")], "--mtgeneval_dir"),

@@ -1,4 +1,5 @@
-"""What a report needs to know besides the data and the hypotheses, for either benchmark."""
+"""What a report needs to know besides the data and the hypotheses, for either benchmark: the options its maker
+picks (:class:`ReportOptions`) and where its hypotheses came from (:class:`ReportSettings`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,22 @@ from bias_eval.core.latex import Layout
 
 
 @dataclass(frozen=True)
+class ReportOptions:
+    """How a report is made, whatever its data and hypotheses: the bootstrap, the worst examples shown, the smallest
+    finding, the system's name and how ``report.tex`` is set."""
+
+    bootstrap_samples: int = SAMPLES  # resamples for the CIs (0: none)
+    seed: int = SEED
+    examples: int = 10  # worst examples per language
+    name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
+    min_effect: float = MIN_EFFECT  # the smallest gap shown as a finding, in points (bias_eval.core.decision)
+    layout: Layout = Layout()  # how report.tex is set for a paper: its label, table* (bias_eval.core.latex)
+
+
+@dataclass(frozen=True)
 class ReportSettings:
-    """What a report needs to know besides the data and the hypotheses: where the hypotheses came from, the
-    bootstrap's resamples and seed, and the command that rebuilds it (written into ``metrics.json``)."""
+    """What a report needs to know besides the data and the hypotheses: where the hypotheses came from, the command
+    that rebuilds it (both written into ``metrics.json``) and its :class:`ReportOptions`."""
 
     hypotheses: Mapping[str, Any]  # metrics.json's config.hypotheses: {"hyp_dir": ...} or the model and its settings
     description: str  # one line: how the hypotheses were made
@@ -23,9 +37,4 @@ class ReportSettings:
     hyp_dir: Path | None = None  # the folder of <lang>.<gender>.txt hypothesis files, if any (config.files)
     context: bool = False  # the contextual subset scored too
     max_samples: int | None = None  # the data is a subset of about this many sentences
-    bootstrap_samples: int = SAMPLES  # resamples for the CIs (0: none)
-    seed: int = SEED
-    examples: int = 10  # worst examples per language
-    name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
-    min_effect: float = MIN_EFFECT  # the smallest gap shown as a finding, in points (bias_eval.core.decision)
-    layout: Layout = Layout()  # how report.tex is set for a paper: its label, table* (bias_eval.core.latex)
+    options: ReportOptions = ReportOptions()

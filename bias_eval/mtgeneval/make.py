@@ -35,7 +35,7 @@ from bias_eval.mtgeneval.scoring import Hypotheses, score_dataset
 
 def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
     """What every figure of ``metrics.json`` means, for this data set and these settings."""
-    paired = all(ld.paired for ld in data.languages.values())
+    paired, options = all(ld.paired for ld in data.languages.values()), settings.options
     resampling = (
         "paired bootstrap: sentence pairs (both genders of a sentence together) are drawn with replacement"
         if paired
@@ -47,9 +47,9 @@ def definitions(data: GenderedData, settings: ReportSettings) -> dict[str, str]:
         "sacreBLEU's defaults; bleu_feminine and bleu_masculine over the sentences of one gender; chrf* likewise "
         "with sacreBLEU chrF defaults (0-100 scale)",
         "bleu_gap": GAP_DEFINITION + "; chrf_gap likewise",
-        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {settings.bootstrap_samples} "
+        "bleu_gap_ci95": f"95% percentile interval (2.5th, 97.5th) of the gap over {options.bootstrap_samples} "
         f"bootstrap replicates, {resampling}; corpus scores are recomputed on each resample; numpy "
-        f"Generator seeded with (seed={settings.seed}, crc32(language)); chrf_gap_ci95 likewise",
+        f"Generator seeded with (seed={options.seed}, crc32(language)); chrf_gap_ci95 likewise",
         "accuracy": ACCURACY_DEFINITION,
         "accuracy_ci95": "accuracy_feminine, accuracy_masculine, accuracy_pair, coverage and the strict accuracies: "
         + WILSON_DEFINITION,
@@ -133,7 +133,7 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
     """The ``config`` block of metrics.json: inputs, settings, signatures, definitions, the reproduce command."""
     langs = sorted(data.languages)
     return {
-        "name": settings.name,
+        "name": settings.options.name,
         "data": data.name,
         "split": data.split,
         "dataset_kind": "demo" if data.demo else "mtgeneval" if data.split is not None else "table",
@@ -143,11 +143,11 @@ def report_config(data: GenderedData, settings: ReportSettings) -> dict[str, Any
         "max_samples": settings.max_samples,  # a subset (compare_reports flags two reports that differ in it)
         "hypotheses": dict(settings.hypotheses),
         "hypotheses_description": settings.description,
-        "bootstrap_samples": settings.bootstrap_samples,
-        "min_effect": settings.min_effect,
-        "seed": settings.seed,
+        "bootstrap_samples": settings.options.bootstrap_samples,
+        "min_effect": settings.options.min_effect,
+        "seed": settings.options.seed,
         "ci_level": 0.95,
-        "worst_examples": settings.examples,
+        "worst_examples": settings.options.examples,
         "normal_form": NORMAL_FORM,  # of every hypothesis and reference (bias_eval.core.textio.normal_text)
         "bleu_signature": bleu_signatures(langs),  # each language's tokenizer (bias_eval.core.bleu)
         "chrf_signature": signature(CHRF_METRIC),
@@ -171,16 +171,16 @@ def make_mtgeneval_report(
     silent) gets the summary table, the warnings and the list of files."""
     from bias_eval.mtgeneval.plots import make_figures  # matplotlib: not for every importer's start
 
-    sizes = [len(ld.side(g).references) for ld in data.languages.values() for g in GENDERS]
-    check_resamples(settings.bootstrap_samples, max(sizes, default=0), machine_memory())  # before any is drawn
+    sizes, options = [len(ld.side(g).references) for ld in data.languages.values() for g in GENDERS], settings.options
+    check_resamples(options.bootstrap_samples, max(sizes, default=0), machine_memory())  # before any is drawn
     hypotheses = {
         lang: {kind: normal_lines(lines) for kind, lines in kinds.items()} for lang, kinds in hypotheses.items()
     }
     results, macro = score_dataset(
-        data, hypotheses, samples=settings.bootstrap_samples, seed=settings.seed, examples=settings.examples
+        data, hypotheses, samples=options.bootstrap_samples, seed=options.seed, examples=options.examples
     )
     metrics = metrics_document(results, macro, report_config(data, settings))
-    files = report_files(results, metrics, make_figures(metrics), settings.layout)
+    files = report_files(results, metrics, make_figures(metrics), options.layout)
     write_report(out, files)
     if log is not None:
         log(summary_table(metrics))

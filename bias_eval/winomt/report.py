@@ -192,28 +192,28 @@ def make_winomt_report(
     per-sentence details in memory); ``log`` (``None``: silent) gets the takeaway and the list of files."""
     lang = check_language(lang)
     scored = score_translations(translations, lang)
-    found = figures(scored, data, lang, samples=settings.bootstrap_samples, seed=settings.seed)
+    found = figures(scored, data, lang, samples=settings.options.bootstrap_samples, seed=settings.options.seed)
     config = {
         "benchmark": WINOMT,
         "data": str(data.folder),
         "hypotheses": dict(settings.hypotheses),
         "description": settings.description,
-        "name": settings.name,
+        "name": settings.options.name,
         "lines": len(scored),
         "sentences": len(data.items),
         "normal_form": NORMAL_FORM,
         "sample": data.sample,
         "moved": translations.moved,
         "untranslated": translations.untranslated,
-        "bootstrap_samples": settings.bootstrap_samples,
-        "seed": settings.seed,
+        "bootstrap_samples": settings.options.bootstrap_samples,
+        "seed": settings.options.seed,
         "method": METHOD,
         "definitions": DEFINITIONS,
         "command": settings.command,
     }
     found["anchor"] = anchor(lang)
     metrics = clean_json({"benchmark": WINOMT, "language": lang, **found, "config": config})
-    files = report_files(metrics, scored, data, settings.layout)
+    files = report_files(metrics, scored, data, settings.options.layout)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))

@@ -1,27 +1,36 @@
-"""Command line of ``scripts/bias_report.py``: parse the flags into a :class:`~mtkit.evaluation.bias_run.ReportRequest`,
-run it (:func:`~mtkit.evaluation.bias_run.run_report`), then update the model card with ``--update_card``."""
+"""Command line of ``scripts/bias_report.py``: parse the flags, resolve once what the report is made of (its data
+source, hypotheses and options: :mod:`mtkit.evaluation.report_inputs`), make it
+(:func:`~mtkit.evaluation.bias_run.run_report` or :func:`~mtkit.evaluation.winomt_run.run_winomt`), then update the
+model card with ``--update_card``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import fields
+from pathlib import Path
 
 from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import MIN_EFFECT
+from bias_eval.core.latex import Layout
+from bias_eval.core.settings import ReportOptions
 from bias_eval.mtgeneval.gendered import SPLITS
+from bias_eval.winomt.languages import LANGUAGES, check_language
 from mtkit.cli.args import Parser, add_decoding_args, add_latex_args, ranged
 from mtkit.data.languages import check_code
 from mtkit.data.mtgeneval_hub import HUB_ID
+from mtkit.decode.devices import check_device
 from mtkit.decode.engines import ENGINES
 from mtkit.decode.generate import DTYPES
 from mtkit.decode.settings import DEFAULTS
 from mtkit.errors import UserError, cli_entry
-from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.bias_run import run_report
+from mtkit.evaluation.report_inputs import GenderedSource, Hypotheses, Translator, WinoMTSource
 from mtkit.evaluation.winomt_run import WINOMT_DIR, run_winomt
 from mtkit.export.card_bias import add_bias_report, local_model_dir
 from mtkit.flags import HelpFormatter, option
+from mtkit.hubcheck import check_hub_source
+from mtkit.model.folders import check_pretrained_source
 
 EPILOG = """examples:
   %(prog)s --mtgeneval_dir ../shared/data/mt-geneval --split dev --hyp_dir hyps/ --out reports/dev
@@ -187,8 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the report; every input problem ends as ``error: ...`` and exit status 2, with nothing written."""
     args = parse_args(argv)
-    request = ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest)})
-    metrics = (run_winomt if args.benchmark == "winomt" else run_report)(request).metrics
+    out, options = Path(args.out), report_options(args)
+    if args.benchmark == "winomt":
+        metrics = run_winomt(winomt_source(args), hypotheses(args, "hyp_file"), out, options).metrics
+    else:
+        metrics = run_report(gendered_source(args), hypotheses(args, "hyp_dir"), out, options).metrics
     model_dir = local_model_dir(args.model)
     if model_dir is not None and args.update_card:
         try:  # the report is written already: a card that cannot be updated is a warning
@@ -211,3 +223,62 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.update_card and not local_model_dir(args.model):
         raise UserError("--update_card: only used with --model a local model folder (its README.md is the card)")
     return args
+
+
+#: the flags that say how ``--model`` translates: ignored, so refused, with ``--hyp_dir``
+MODEL_FLAGS = (
+    *("prompt", "num_beams", "batch_size", "max_new_tokens", "length_penalty", "max_len_a", "max_len_b", "force"),
+    *("device", "dtype", "engine", "decoding", "mbr_samples", "mbr_candidates", "epsilon", "top_p", "max_samples"),
+)
+#: the MT-GenEval flags a WinoMT report does not take (its gaps have no bold findings: no --min_effect)
+NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir", "min_effect")
+
+
+def report_options(args: argparse.Namespace) -> ReportOptions:
+    """The report's own flags: the bootstrap, worst examples, smallest finding, name and LaTeX layout."""
+    layout = Layout(args.label, args.table_star)
+    return ReportOptions(args.bootstrap_samples, args.seed, args.examples, args.name, args.min_effect, layout)
+
+
+def hypotheses(args: argparse.Namespace, files: str) -> Hypotheses:
+    """The files of ``--<files>`` (``hyp_dir`` or ``hyp_file``), else ``--model`` with its decoding flags resolved
+    once (:meth:`Translator.resolve`), the device, the hub id and the model folder checked before anything loads.
+    With files, a flag of :data:`MODEL_FLAGS` set otherwise than its default is refused: it would be ignored."""
+    if getattr(args, files):
+        defaults = build_parser()
+        for name in MODEL_FLAGS if files == "hyp_dir" else ():
+            if getattr(args, name) != defaults.get_default(name):
+                raise UserError(f"--{name}: only used with --model")
+        return Path(getattr(args, files))
+    check_device(args.device, args.engine)
+    check_hub_source(args.model, f"--model {args.model}")  # a hub id out of reach: one line, at once
+    if args.engine == "hf":
+        check_pretrained_source(args.model, "--model", weights=True)  # before its tokenizer loads
+    return Translator.resolve(args.model, vars(args), args.device, args.force)
+
+
+def gendered_source(args: argparse.Namespace) -> GenderedSource:
+    """MT-GenEval's folder, the hub or a table (``--mtgeneval_dir``, ``--hub``, ``--data``) and what of it is
+    scored."""
+    folder, table = (Path(value) if value else None for value in (args.mtgeneval_dir, args.data))
+    langs = tuple(args.target_langs) if args.target_langs else None
+    return GenderedSource(folder, args.hub, table, args.split, langs, args.context, args.max_samples)
+
+
+def winomt_source(args: argparse.Namespace) -> WinoMTSource:
+    """WinoMT (``--winomt_dir``) in the one ``--target_lang``, the flags that do not go with it refused first."""
+    for flag in NOT_WINOMT:
+        if getattr(args, flag):
+            raise UserError(f"--{flag}: not used with --benchmark winomt (its data is --winomt_dir)")
+    if args.hub or args.context:
+        raise UserError(f"--{'hub' if args.hub else 'context'}: not used with --benchmark winomt")
+    if bool(args.model) == bool(args.hyp_file):
+        raise UserError("--benchmark winomt: give one of --model and --hyp_file")
+    if args.hyp_file and args.max_samples is not None:
+        raise UserError("--max_samples: only used with --model")
+    langs = sorted({check_language(lang) for lang in args.target_langs or []})  # DE is de
+    if len(langs) != 1:
+        raise UserError(
+            f"--target_lang: WinoMT is scored one target language at a time: give one ({', '.join(LANGUAGES)})"
+        )
+    return WinoMTSource(Path(args.winomt_dir or WINOMT_DIR), langs[0], args.max_samples)

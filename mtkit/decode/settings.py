@@ -7,6 +7,7 @@ Fields are named as ``scripts/translate.py``'s flags, the recipe's ``eval`` keys
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -123,17 +124,17 @@ def saved_generation(model: str | Path) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def resolve(flags, model: str | Path) -> tuple[DecodingSettings, dict[str, str]]:
-    """The settings ``model`` decodes with, and where each came from: the flag (``flags.<field>``, ``None`` or
-    absent: not given) as ``--<field>``; else, for :data:`SAVED`, the model's ``generation_config.json`` and for the
-    prompt its ``prompt.json`` (their paths); else ``default`` (:data:`DEFAULTS`). MBR keys are refused without
-    ``--decoding mbr``."""
+def resolve(flags: Any, model: str | Path) -> tuple[DecodingSettings, dict[str, str]]:
+    """The settings ``model`` decodes with, and where each came from: the flag (``flags.<field>``, or
+    ``flags[<field>]`` of a mapping; ``None`` or absent: not given) as ``--<field>``; else, for :data:`SAVED`, the
+    model's ``generation_config.json`` and for the prompt its ``prompt.json`` (their paths); else ``default``
+    (:data:`DEFAULTS`). MBR keys are refused without ``--decoding mbr``."""
     saved = saved_generation(model) | {"prompt": resolve_prompt(None, model)}
     files = dict.fromkeys(SAVED, Path(model, "generation_config.json")) | {"prompt": Path(model, "prompt.json")}
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for name in (f.name for f in fields(DecodingSettings)):
-        given = getattr(flags, name, None)
+        given = flags.get(name) if isinstance(flags, Mapping) else getattr(flags, name, None)
         if given is not None:
             values[name] = resolve_prompt(given, model) if name == "prompt" else given
             origin[name] = f"--{name}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -107,17 +108,17 @@ def fit_to_model(decoding: ReportDecoding, limit: int | None, origin: str = "") 
     return replace(decoding, settings=settings, max_source_tokens=limit)
 
 
-def resolve_report(request: Any) -> Resolved:
-    """How ``request.model`` translates for a report (``request``: a :class:`~mtkit.evaluation.bias_run.
-    ReportRequest`, whose decoding fields are :func:`mtkit.decode.settings.resolve`'s flags; its ``seed`` is MBR's as
-    well as the bootstrap's) and where its saved settings and prompt came from (and ``decoding``, with MBR),
-    fitted to the model's position limit."""
-    settings, found = resolve(request, request.model)
+def resolve_report(model: str, given: Mapping[str, Any], device: str | None = None) -> Resolved:
+    """How ``model`` translates for a report on ``device``, from the decoding settings ``given`` (by
+    :class:`~mtkit.decode.settings.DecodingSettings`'s field names, as :func:`mtkit.decode.settings.resolve` takes
+    flags; ``seed`` is MBR's), and where its saved settings and prompt came from (and ``decoding``, with MBR), fitted
+    to the model's position limit."""
+    settings, found = resolve(given, model)
     origin = {name: found[name] for name in (*SAVED, "prompt")}
     if settings.mbr is not None:
         origin["decoding"] = found["decoding"]
-    limit = position_limit(request.model)
-    fitted = fit_to_model(ReportDecoding(settings, request.device), limit, origin["max_new_tokens"])
+    limit = position_limit(model)
+    fitted = fit_to_model(ReportDecoding(settings, device), limit, origin["max_new_tokens"])
     if fitted.settings.max_new_tokens != settings.max_new_tokens:
         origin["max_new_tokens"] += f", capped at the model's {limit} positions"
     return fitted, origin

@@ -31,11 +31,13 @@ from bias_eval.core.decision import Rule
 from bias_eval.core.latex import Layout
 from bias_eval.core.page import CSS
 from bias_eval.core.report import Report
+from bias_eval.core.settings import ReportOptions
 from bias_eval.core.textio import check_writable
 from bias_eval.mtgeneval.paper_tables import figure_plain
 from bias_eval.winomt.languages import check_language
 from mtkit.errors import UserError
-from mtkit.evaluation.bias_run import ReportRequest, run_report
+from mtkit.evaluation.bias_run import run_report
+from mtkit.evaluation.report_inputs import GenderedSource, WinoMTSource
 from mtkit.evaluation.winomt_run import run_winomt
 from mtkit.paths import check_apart
 
@@ -102,22 +104,20 @@ def label(study: Study, *parts: str) -> str:
 def _reports(study: Study, name: str, root: Path) -> dict[str, Report]:
     """System ``name``'s reports into ``root/<name>/``, by benchmark (WinoMT's as a set)."""
     folder, found = study.systems[name], {}
-    common = {"bootstrap_samples": study.bootstrap_samples, "seed": study.seed, "name": name,
-              "table_star": study.layout.wide}  # fmt: skip
+    options = ReportOptions(study.bootstrap_samples, study.seed, name=name)
+
+    def laid(*parts: str) -> ReportOptions:
+        return replace(options, layout=replace(study.layout, label=label(study, name, *parts)))
+
     if "mtgeneval" in study.benchmarks:
-        request = ReportRequest(out=str(root / name / "mtgeneval"), mtgeneval_dir=str(study.mtgeneval_dir),
-                                split=study.split, target_langs=list(study.langs),
-                                hyp_dir=str(folder / "mtgeneval"), label=label(study, name, "mtgeneval"),
-                                **common)  # fmt: skip
-        found["mtgeneval"] = run_report(request)
+        source = GenderedSource(study.mtgeneval_dir, split=study.split, langs=tuple(study.langs))
+        found["mtgeneval"] = run_report(source, folder / "mtgeneval", root / name / "mtgeneval", laid("mtgeneval"))
     if "winomt" in study.benchmarks:
         by_lang = {}
         for lang in study.langs:
-            request = ReportRequest(out=str(root / name / "winomt" / lang), benchmark="winomt",
-                                    winomt_dir=str(study.winomt_dir), target_langs=[lang],
-                                    hyp_file=str(folder / "winomt" / f"{lang}.txt"),
-                                    label=label(study, name, "winomt", lang), **common)  # fmt: skip
-            by_lang[lang] = run_winomt(request)
+            source = WinoMTSource(Path(study.winomt_dir), check_language(lang))
+            hyp_file, out = folder / "winomt" / f"{lang}.txt", root / name / "winomt" / lang
+            by_lang[lang] = run_winomt(source, hyp_file, out, laid("winomt", lang))
         found["winomt"] = Report.winomt_set(by_lang, root / name / "winomt")
     return found
 

@@ -74,15 +74,13 @@ def change(before: Mapping[str, Any], after: Mapping[str, Any], right: Sequence[
 
 def winomt_section(
     reports: Mapping[str, Mapping[str, Mapping[str, Any]]],
-    right: Mapping[str, Mapping[str, Sequence[bool]]],
-    judged: Mapping[str, Mapping[str, Judged]] | None = None,
+    judged: Mapping[str, Mapping[str, Judged]],
     rule: Rule = Rule(),
 ) -> dict[str, Any]:
-    """``verdict.json``'s ``winomt``: ``reports`` are each model's WinoMT ``metrics.json`` by name and language,
-    ``right`` whether each sentence was judged right, alike, and ``judged`` its sentences
-    (:func:`~bias_eval.compare.winomt_tests.judged`) (``None``: no test of ΔG); the models' headline figures and
-    the changes of :data:`CHANGES` whose two models were scored, each comparison's tests decided by ``rule`` (Holm over
-    its languages' tests by default)."""
+    """``verdict.json``'s ``winomt``: ``reports`` are each model's WinoMT ``metrics.json`` by name and language, and
+    ``judged`` its sentences alike (:func:`~bias_eval.compare.winomt_tests.judged`: whether each was right, its counted
+    cells); the models' headline figures and the changes of :data:`CHANGES` whose two models were scored, each
+    comparison's tests decided by ``rule`` (Holm over its languages' tests by default)."""
     langs = sorted(set.intersection(*(set(by_lang) for by_lang in reports.values())))
     out: dict[str, Any] = {"languages": langs, "n": {lang: reports["mitigated"][lang]["n"] for lang in langs}}
     out["models"] = {name: {lang: headline(dict(by_lang[lang])) for lang in langs} for name, by_lang in reports.items()}
@@ -90,15 +88,15 @@ def winomt_section(
         if before not in reports or after not in reports:
             out[name] = None
             continue
-        found = {lang: change(reports[before][lang], reports[after][lang], (right[before][lang], right[after][lang]))
+        pairs = {lang: (judged[before][lang], judged[after][lang]) for lang in langs}
+        found = {lang: change(reports[before][lang], reports[after][lang], [j.correct for j in pairs[lang]])
                  for lang in langs}  # fmt: skip
-        tests = {lang: gap_tests(lang, (judged[before][lang], judged[after][lang])) if judged else [] for lang in langs}
+        tests = {lang: gap_tests(lang, pairs[lang]) for lang in langs}
         rows = [t for lang in langs for t in (*tests[lang], found[lang]["accuracy_test"])]
         decide(rows, rule)
         for lang in langs:
-            if tests[lang]:
-                found[lang]["gap_tests"] = tests[lang]
-                said = gap_outcome(tests[lang], reports[after][lang].get("delta_g_ci95"))
-                found[lang]["gap_outcome"], found[lang]["levelled_down"] = said
+            found[lang]["gap_tests"] = tests[lang]
+            said = gap_outcome(tests[lang], reports[after][lang].get("delta_g_ci95"))
+            found[lang]["gap_outcome"], found[lang]["levelled_down"] = said
         out[name] = found
     return out

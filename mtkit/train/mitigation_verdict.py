@@ -14,13 +14,15 @@ from bias_eval.benchmarks import compare_reports
 from bias_eval.compare.winomt_tests import judged
 from bias_eval.core.decision import Rule
 from bias_eval.core.report import Report
+from bias_eval.core.settings import ReportOptions
 from bias_eval.core.textio import atomic_write, read_jsonl
 from mtkit.config import RunConfig
 from mtkit.data.mitigation_data import write_pairs_layout
-from mtkit.evaluation.bias_run import ReportRequest, run_report
-from mtkit.evaluation.generation import Resolved, resolve_report, saved_dtype
+from mtkit.evaluation.bias_run import run_report
+from mtkit.evaluation.generation import saved_dtype
 from mtkit.evaluation.outcome import COMPARISONS
-from mtkit.evaluation.run_reports import report_decoding, winomt_request
+from mtkit.evaluation.report_inputs import GenderedSource, Translator
+from mtkit.evaluation.run_reports import report_translator, winomt_source
 from mtkit.evaluation.selection import MEASURES
 from mtkit.evaluation.unseen import part_comparisons, tuned_words, unseen_units
 from mtkit.evaluation.verdict import general_cost, leakage, selection_budget, verdict_document
@@ -37,39 +39,37 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def verdict_reports(
-    cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, resolved: Resolved
+    models: dict[str, Path | str], langs: list[str], out: Path, translator: Translator
 ) -> dict[str, Report]:
     """The ``bias_eval`` reports of ``models`` (name: model folder) on the verdict pairs (``out/pairs``) into
-    ``out/<name>``, all translated as ``resolved`` says (:func:`verdict_decoding`, resolved once for them all, so that
-    none reads anything of its own folder); returns them by name."""
-    common = ReportRequest(str(out), str(out / "pairs"), split="test", target_langs=langs, **report_decoding(cfg))
-    return {n: run_report(replace(common, out=str(out / n), model=str(m)), resolved) for n, m in models.items()}
+    ``out/<name>``, each translated as ``translator`` decodes (:func:`verdict_translator`, resolved once for them all,
+    so that none reads anything of its own folder); returns them by name."""
+    source = GenderedSource(out / "pairs", split="test", langs=tuple(langs))
+    return {n: run_report(source, replace(translator, model=str(m)), out / n) for n, m in models.items()}
 
 
-def verdict_decoding(cfg: RunConfig, final: Path, langs: list[str]) -> Resolved:
+def verdict_translator(cfg: RunConfig, final: Path) -> Translator:
     """The one set of decoding settings of a verdict's models: the run's (beams, length penalty and bounds, its
     decoding settings) with the mitigated ``final/``'s prompt and weight type, resolved once."""
     e = cfg.eval
-    run = ReportRequest("", target_langs=langs, model=str(final), num_beams=e.num_beams,
-                        max_new_tokens=e.max_new_tokens, length_penalty=e.length_penalty, max_len_a=e.max_len_a,
-                        max_len_b=e.max_len_b, dtype=saved_dtype(final), **report_decoding(cfg))  # fmt: skip
-    return resolve_report(run)
+    given = {"num_beams": e.num_beams, "max_new_tokens": e.max_new_tokens, "length_penalty": e.length_penalty,
+             "max_len_a": e.max_len_a, "max_len_b": e.max_len_b, "dtype": saved_dtype(final)}  # fmt: skip
+    return report_translator(cfg, final, **given)
 
 
 def verdict_winomt(
-    cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, resolved: Resolved
+    cfg: RunConfig, models: dict[str, Path | str], langs: list[str], out: Path, translator: Translator
 ) -> dict[str, Any]:
     """The verdict's WinoMT section (:func:`~mtkit.evaluation.verdict_winomt.winomt_section`): ``models`` scored on
-    WinoMT into ``out/<name>/<lang>``, translated as ``resolved`` says (:func:`verdict_decoding`); the languages it
-    does not score were named by ``final/``'s report (:func:`~mtkit.evaluation.run_reports.winomt_report`), which
-    comes first."""
-    scored = scored_languages(langs)
-    asked = {n: winomt_request(cfg, m, report_decoding(cfg)) for n, m in models.items()}
-    reports = {n: language_reports(asked[n], scored, out / n, resolved) for n in models}
+    WinoMT into ``out/<name>/<lang>``, each translated as ``translator`` decodes (:func:`verdict_translator`); the
+    languages it does not score were named by ``final/``'s report
+    (:func:`~mtkit.evaluation.run_reports.winomt_report`), which comes first."""
+    scored, source = scored_languages(langs), winomt_source(cfg)
+    reports = {n: language_reports(source, replace(translator, model=str(m)), scored, out / n, ReportOptions())
+               for n, m in models.items()}  # fmt: skip
     found = {n: {lang: judged(r, lang, n) for lang, r in by_lang.items()} for n, by_lang in reports.items()}
-    right = {n: {lang: list(j.correct) for lang, j in by_lang.items()} for n, by_lang in found.items()}
     metrics = {n: {lang: r.metrics for lang, r in by_lang.items()} for n, by_lang in reports.items()}
-    return winomt_section(metrics, right, found, cfg.mitigation.rule())
+    return winomt_section(metrics, found, cfg.mitigation.rule())
 
 
 def _cost(before: Path, after: Path, rule: Rule) -> dict[str, Any] | None:
@@ -90,8 +90,8 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     models = {"start": cfg.model.model_name_or_path, "mitigated": trainer.out / "final"}
     if control is not None:
         models = {"start": models["start"], "control": control.out / "final", "mitigated": models["mitigated"]}
-    resolved = verdict_decoding(cfg, Path(models["mitigated"]), list(order))  # once, for every report below
-    reports = verdict_reports(cfg, models, list(order), out, resolved)
+    translator = verdict_translator(cfg, Path(models["mitigated"]))  # once, for every report below
+    reports = verdict_reports(models, list(order), out, translator)
     metrics = {n: r.metrics for n, r in reports.items()}
     rule, done = cfg.mitigation.rule(), {}
     for name, pair in COMPARISONS.items():
@@ -110,7 +110,7 @@ def mitigation_verdict(cfg: RunConfig, trainer: Trainer, control: Trainer | None
     leak = leakage(tuning, verdict)
     budget = selection_budget(read_metrics(trainer.out), record.results.get("best_step"), m.max_bleu_drop,
                               m.max_accuracy_drop, cfg.eval.metric_for_best_model, measure)  # fmt: skip
-    winomt = verdict_winomt(cfg, models, list(order), out / "winomt", resolved) if cfg.eval.winomt_dir else None
+    winomt = verdict_winomt(cfg, models, list(order), out / "winomt", translator) if cfg.eval.winomt_dir else None
     doc = verdict_document(metrics, {name: c.paired for name, c in done.items()}, costs, leak, budget, words, winomt)
     record.verdict_page = render_markdown(doc)
     atomic_write(out / "verdict.json", (json.dumps(doc, indent=2) + "\n").encode("utf-8"))

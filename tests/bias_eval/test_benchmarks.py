@@ -12,14 +12,14 @@ from testing_utils import WINOMT
 import bias_eval
 from bias_eval.core.errors import UserError
 from bias_eval.core.report import Report
-from bias_eval.core.settings import ReportSettings
+from bias_eval.core.settings import ReportOptions, ReportSettings
 from bias_eval.winomt.data import load_winomt
 
 
 def test_winomt_hypotheses_must_be_each_language_s_translations(tmp_path: Path) -> None:
     if not (WINOMT / "en.txt").is_file():
         pytest.skip(f"{WINOMT} is not there")
-    settings = ReportSettings({"hyp_file": "x"}, "x", "cmd", bootstrap_samples=0)
+    settings = ReportSettings({"hyp_file": "x"}, "x", "cmd", options=ReportOptions(bootstrap_samples=0))
     for given in ({}, {"de": ["Der Arzt kam."]}):
         with pytest.raises(UserError, match="WinoMT: give each language's Translations") as err:
             bias_eval.make_report(load_winomt(WINOMT), given, settings, tmp_path / "out", log=None)

@@ -51,7 +51,9 @@ def _golden(name: str) -> Any:
 
 
 def _settings(name: str) -> bias_eval.ReportSettings:
-    return bias_eval.ReportSettings({"hyp_dir": name}, name, "cmd", bootstrap_samples=200, seed=12345, name=name)
+    return bias_eval.ReportSettings(
+        {"hyp_dir": name}, name, "cmd", options=bias_eval.ReportOptions(bootstrap_samples=200, seed=12345, name=name)
+    )
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@ hypotheses are cached in OUTDIR/hyps and reused."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -356,12 +357,10 @@ def test_the_reports_resolution_is_the_toolkits(tuned_model: Path, tmp_path: Pat
     """The report resolves a saved model folder's settings as ``mtkit.decode.settings.resolve`` does (its
     generation_config.json and prompt.json under the same flags), and records the resolved object."""
     from mtkit.decode.settings import resolve
-    from mtkit.evaluation.bias_run import ReportRequest
     from mtkit.evaluation.generation import resolve_report
 
-    request = ReportRequest(str(tmp_path / "o"), model=str(tuned_model), **flags)
-    decoding, origin = resolve_report(request)
-    expected, found = resolve(request, tuned_model)
+    decoding, origin = resolve_report(str(tuned_model), flags)
+    expected, found = resolve(argparse.Namespace(**flags), tuned_model)
     assert decoding.settings == expected and decoding.max_source_tokens == 22  # the tiny model's positions
     assert (expected.num_beams, expected.length_penalty) == (flags.get("num_beams", 3), 0.6)  # from the file
     assert origin == {key: found[key] for key in origin} and origin["length_penalty"].endswith("generation_config.json")

@@ -15,7 +15,7 @@ from bias_eval.winomt.score import score_translations
 from mtkit.config import parse_config
 from mtkit.evaluation.run_reports import winomt_report
 from mtkit.pipeline import local_steps, write_final_card
-from mtkit.train.mitigation_verdict import mitigation_verdict, verdict_decoding, verdict_winomt
+from mtkit.train.mitigation_verdict import mitigation_verdict, verdict_translator, verdict_winomt
 from mtkit.train.record import RunRecord
 
 TEMPLATE = "translate English to {lang_name}: {source}"
@@ -112,8 +112,8 @@ def test_a_language_winomt_does_not_score_is_named_once_at_the_end_of_a_run(tiny
                         "--target_lang", "nl", "--gender_data", str(tmp_path), "--output_dir", str(tmp_path / "run"),
                         "--winomt_dir", str(WINOMT)])  # fmt: skip
     assert winomt_report(cfg, tiny_t5, tmp_path / "run" / "winomt") == {}
-    resolved = verdict_decoding(cfg, tiny_t5, ["nl"])
-    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["nl"], tmp_path / "verdict", resolved)
+    translator = verdict_translator(cfg, tiny_t5)
+    section = verdict_winomt(cfg, {"start": tiny_t5, "mitigated": tiny_t5}, ["nl"], tmp_path / "verdict", translator)
     assert section["languages"] == []
     warning = "warning: WinoMT scores de, es, fr, it, ru, uk, he, ar only: nl skipped"
     assert capsys.readouterr().err.splitlines() == [warning]

@@ -20,7 +20,7 @@ from bias_eval.benchmarks import compare_reports, make_report
 from bias_eval.core.errors import UserError
 from bias_eval.core.latex import Layout
 from bias_eval.core.report import Report
-from bias_eval.core.settings import ReportSettings
+from bias_eval.core.settings import ReportOptions, ReportSettings
 from mtkit.cli.compare_reports import main as compare_main
 
 NAMES = ["google", "degraded"]
@@ -35,7 +35,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Repor
     root = tmp_path_factory.mktemp("winomt_compare")
     found = {}
     for name, translations in zip(NAMES, (good, bad)):  # bias_eval's one call: a set of <lang>/ reports
-        settings = ReportSettings({"hyp_file": name}, name, "cmd", bootstrap_samples=200, name=name)
+        settings = ReportSettings(
+            {"hyp_file": name}, name, "cmd", options=ReportOptions(bootstrap_samples=200, name=name)
+        )
         found[name] = make_report(data, {"de": translations}, settings, root / name, log=None)
     return root / NAMES[0], root / NAMES[1], found[NAMES[0]], found[NAMES[1]]
 

@@ -60,9 +60,7 @@ def test_make_report_writes_what_the_script_writes_and_compare_reports_too(
         description=f"files in {hyp_dir}",
         command=shlex.join(["python", "scripts/bias_report.py", *flags]),  # the script's own, written out here
         hyp_dir=hyp_dir,
-        bootstrap_samples=30,
-        seed=7,
-        examples=3,
+        options=bias_eval.ReportOptions(bootstrap_samples=30, seed=7, examples=3),
     )
     report = bias_eval.make_report(data, hypotheses, settings, mem_out, log=None)
     metrics = report.metrics

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from testing_utils import WINOMT
 
-from bias_eval.core.settings import ReportSettings
+from bias_eval.core.settings import ReportOptions, ReportSettings
 from bias_eval.winomt.data import load_winomt, pair_translations
 from bias_eval.winomt.report import make_winomt_report
 
@@ -30,8 +30,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     data = load_winomt(WINOMT)
     pairs = [line.split(" ||| ") for line in GOOGLE_DE.read_text(encoding="utf-8").splitlines()[:400]]
     translations = pair_translations(data, [s for s, _ in pairs], [t for _, t in pairs], str(GOOGLE_DE))
-    settings = ReportSettings({"hyp_file": str(GOOGLE_DE)}, "Google's first 400", "cmd", bootstrap_samples=50,
-                              name="system A")  # fmt: skip
+    settings = ReportSettings({"hyp_file": str(GOOGLE_DE)}, "Google's first 400", "cmd",
+                              options=ReportOptions(bootstrap_samples=50, name="system A"))  # fmt: skip
     out = tmp_path_factory.mktemp("winomt") / "de"
     return out, make_winomt_report(data, translations, "de", settings, out, log=None).metrics
 

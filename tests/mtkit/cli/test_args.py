@@ -4,6 +4,7 @@ train.py refuses, each script refuses with the same words; a value train.py take
 from __future__ import annotations
 
 import typing
+from pathlib import Path
 
 import benchmark
 import pytest
@@ -105,16 +106,15 @@ def test_the_decision_flags_share_one_default_and_one_range() -> None:
         build_parser().parse_args(["a", "b", "--min_effect", "-1"])
 
 
-def test_a_reports_min_effect_flag_reaches_its_request_and_its_command() -> None:
-    """bias_report.py --min_effect: the report's request holds it, the command that rebuilds the report names it,
+def test_a_reports_min_effect_flag_reaches_its_options_and_its_command() -> None:
+    """bias_report.py --min_effect: the report's options hold it, the command that rebuilds the report names it,
     and a negative one is refused in one line."""
-    from dataclasses import fields
-
-    from mtkit.cli.bias_report import build_parser
-    from mtkit.evaluation.bias_run import ReportRequest, reproduce_command
+    from mtkit.cli.bias_report import build_parser, gendered_source, report_options
+    from mtkit.evaluation.report_inputs import rebuild_command
 
     args = build_parser().parse_args(["--hyp_dir", "h", "--mtgeneval_dir", "m", "--out", "o", "--min_effect", "0.5"])
-    request = ReportRequest(**{f.name: getattr(args, f.name) for f in fields(ReportRequest) if hasattr(args, f.name)})
-    assert request.min_effect == 0.5 and "--min_effect 0.5" in reproduce_command(request, None)
+    options = report_options(args)
+    command = rebuild_command(gendered_source(args), Path("h"), Path("o"), options)
+    assert options.min_effect == 0.5 and "--min_effect 0.5" in command
     with pytest.raises(UserError, match=r"^--min_effect: must be >= 0, got -2.0$"):
         build_parser().parse_args(["--hyp_dir", "h", "--out", "o", "--min_effect", "-2"])

@@ -20,6 +20,14 @@ def _metrics(right: list[bool], delta_g: float, delta_s: float) -> dict:
             "delta_s": delta_s, "n": len(right)}  # fmt: skip
 
 
+def _judged(right: list[bool]) -> Judged:
+    """Sentences of alternating gold genders, each predicted as its gold gender where ``right`` and as the other
+    where not."""
+    gold = ["male" if i % 2 else "female" for i in range(len(right))]
+    other = {"male": "female", "female": "male"}
+    return Judged.of([{"gold": g, "predicted": g if r else other[g]} for g, r in zip(gold, right)])
+
+
 def binomial_p(k: int, n: int) -> float:
     """The two-sided exact test of ``k`` of ``n`` at 1/2: the mass of the outcomes no likelier than ``k``."""
     pmf = [math.comb(n, i) / 2**n for i in range(n + 1)]
@@ -36,10 +44,14 @@ def _direct_p(before: list[bool], after: list[bool]) -> float:
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=60))
 def test_changes_and_mcnemar_against_a_direct_binomial_test(rows: list[tuple[bool, bool, bool]]) -> None:
     start, control, mitigated = ([r[i] for r in rows] for i in range(3))
-    right = {"start": {"de": start}, "control": {"de": control}, "mitigated": {"de": mitigated}}
+    judged = {
+        "start": {"de": _judged(start)},
+        "control": {"de": _judged(control)},
+        "mitigated": {"de": _judged(mitigated)},
+    }
     reports = {"start": {"de": _metrics(start, 10.0, 20.0)}, "control": {"de": _metrics(control, 8.0, 15.0)},
                "mitigated": {"de": _metrics(mitigated, 2.5, 5.0)}}  # fmt: skip
-    section = winomt_section(reports, right)
+    section = winomt_section(reports, judged)
     for name, before in (("mitigated_vs_control", control), ("mitigated_vs_start", start)):
         change = section[name]["de"]
         assert abs(change["accuracy_test"]["p_value"] - _direct_p(before, mitigated)) < 1e-9
@@ -53,7 +65,7 @@ def test_without_a_control_and_on_the_page(tmp_path: Path) -> None:
     start = [i % 3 == 0 for i in range(1, 10)]
     mitigated = [True] * 9
     reports = {"start": {"de": _metrics(start, 12.0, 3.0)}, "mitigated": {"de": _metrics(mitigated, 0.0, 0.0)}}
-    section = winomt_section(reports, {"start": {"de": start}, "mitigated": {"de": mitigated}})
+    section = winomt_section(reports, {"start": {"de": _judged(start)}, "mitigated": {"de": _judged(mitigated)}})
     assert section["mitigated_vs_control"] is None and list(section["models"]) == ["start", "mitigated"]
     assert section["mitigated_vs_start"]["de"]["accuracy_test"]["after_only"] == 6
     page = "\n".join(winomt_table(section))
@@ -84,10 +96,9 @@ def test_delta_g_outcomes_narrowed_widened_and_over_corrected() -> None:
             return _metrics(correct, _f1(judged, "male") - _f1(judged, "female"), 0.0)
 
         reports = {"start": {"de": metrics(before)}, "mitigated": {"de": metrics(after) | {"delta_g_ci95": after_ci}}}
-        right_ = {n: {"de": [g == p for g, p in j]} for n, j in (("start", before), ("mitigated", after))}
         judged = {n: {"de": Judged.of([{"gold": g, "predicted": p} for g, p in j])}
                   for n, j in (("start", before), ("mitigated", after))}  # fmt: skip
-        return winomt_section(reports, right_, judged)["mitigated_vs_start"]["de"]
+        return winomt_section(reports, judged)["mitigated_vs_start"]["de"]
 
     narrowed = section(start, right)
     size = next(t for t in narrowed["gap_tests"] if t["figure"] == "f1_gap_size")
