@@ -108,8 +108,8 @@ def build(workload: Workload, levers: Levers, weights: dict[str, torch.Tensor] |
             for name, tensor in weights.items():
                 own[name][tuple(slice(0, n) for n in tensor.shape)].copy_(tensor)
     mask_extra_rows(model)
-    if levers.fused:
-        install_token_loss(model, kernel=levers.loss_kernel)
+    if levers.fused:  # the kernel compiled on a GPU; on a CPU its plumbing alone (inductor's C++: 40 s a compile)
+        install_token_loss(model, kernel=levers.loss_kernel and torch.cuda.is_available())
     if levers.fused_norms:
         fuse_t5_norms(model, "inductor" if torch.cuda.is_available() else "eager")  # on a CPU: the plumbing alone
     return model
