@@ -8,19 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bias_eval.compare.mtgeneval import Comparison, compare_mtgeneval
-from bias_eval.compare.winomt import compare_winomt
 from bias_eval.core.decision import Rule
 from bias_eval.core.errors import UserError
 from bias_eval.core.latex import Layout
 from bias_eval.core.report import WINOMT, Report
 from bias_eval.core.settings import ReportSettings
 from bias_eval.mtgeneval.gendered import GenderedData
-from bias_eval.mtgeneval.make import make_mtgeneval_report
 from bias_eval.winomt.data import Translations, WinoMT
-from bias_eval.winomt.report import make_winomt_report
+
+if TYPE_CHECKING:
+    from bias_eval.compare.mtgeneval import Comparison
 
 Log = Callable[[str], object] | None
 
@@ -40,6 +39,11 @@ def make_report(
     - WinoMT (:class:`~bias_eval.winomt.data.WinoMT`): each language's
       :class:`~bias_eval.winomt.data.Translations`; one report per language in ``out/<lang>/``, returned as the set
       (metrics ``{"benchmark": "winomt", "languages": {lang: metrics}}``)."""
+    # each benchmark's report and comparison imported when first used: their pages and figures (matplotlib) are not
+    # for the start of every process that may report at its end (a training run's workers)
+    from bias_eval.mtgeneval.make import make_mtgeneval_report
+    from bias_eval.winomt.report import make_winomt_report
+
     if isinstance(data, GenderedData):
         return make_mtgeneval_report(data, hypotheses, settings, out, log)
     if not hypotheses or not all(isinstance(t, Translations) for t in hypotheses.values()):
@@ -65,5 +69,8 @@ def compare_reports(
             f"AFTER: a {after.benchmark} report cannot be compared with BEFORE's {before.benchmark} report (compare "
             "two reports of one benchmark)"
         )
+    from bias_eval.compare.mtgeneval import compare_mtgeneval
+    from bias_eval.compare.winomt import compare_winomt
+
     compare = compare_winomt if before.benchmark == WINOMT else compare_mtgeneval
     return compare(before, after, names, out, rule, layout)

@@ -13,7 +13,7 @@ from bias_eval.core.markdown import table
 from bias_eval.core.paired import p_relation, p_text
 from bias_eval.mtgeneval.balance import mf_ratio_text, ratio_bounds_text
 from bias_eval.mtgeneval.gendered import GENDERS
-from bias_eval.winomt.report import fmt_figure, fmt_interval
+from bias_eval.winomt.figures import fmt_figure, fmt_interval
 from mtkit.evaluation.outcome import (
     COMPARISONS,
     CONTROL,

@@ -16,7 +16,6 @@ from bias_eval.core.settings import ReportOptions, ReportSettings
 from bias_eval.core.textio import check_writable
 from bias_eval.winomt.data import Translations, WinoMT, load_winomt, read_translations, subset
 from bias_eval.winomt.languages import LANGUAGES
-from bias_eval.winomt.report import make_winomt_report
 from mtkit.evaluation.bias_run import check_translator
 from mtkit.evaluation.hyps import translate_lines
 from mtkit.evaluation.report_inputs import Hypotheses, Translator, WinoMTSource, rebuild_command
@@ -42,6 +41,8 @@ def run_winomt(
 ) -> Report:
     """Write the WinoMT report of ``hypotheses`` (a model translating, or ``--hyp_file``) on ``source`` into ``out``;
     return it (:class:`Report`)."""
+    from bias_eval.winomt.report import make_winomt_report  # its page's figures: not for every training process's start
+
     model = hypotheses.model if isinstance(hypotheses, Translator) else None
     hyp_file = None if isinstance(hypotheses, Translator) else Path(hypotheses)
     check_apart({"--winomt_dir": source.folder, "--hyp_file": hyp_file, "--model": model}, {"--out": out})

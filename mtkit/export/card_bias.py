@@ -17,7 +17,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from bias_eval.compare.rows import CHANGE_NOTE, Row, cells, header
 from bias_eval.core.markdown import table
 from bias_eval.core.units import fmt, fmt_ci, fmt_share
-from bias_eval.winomt.report import fmt_figure, fmt_interval
+from bias_eval.winomt.figures import fmt_figure, fmt_interval
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.data.origin import DEMO_ID, DEMO_NAME
 from mtkit.decode.ct2 import is_ct2_model
