@@ -184,8 +184,8 @@ def ddp_run(multi30k_small, tmp_path_factory) -> Path:
 #: given whole files (``make test``: ``--dist loadfile --no-loadscope-reorder``) then end within a small file of each
 #: other, where files of few tests at the end of the run left one worker alone for its last half minute.
 FIRST = (
-    "tests/mtkit/train/test_mitigation.py",
     "tests/mtkit/distributed/test_reshard.py",
+    "tests/mtkit/train/test_mitigation.py",
     "tests/mtkit/train/test_faults.py",
     "tests/sagemaker/test_sagemaker_entry.py",
     "tests/mtkit/distributed/test_fsdp.py",

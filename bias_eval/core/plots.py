@@ -11,7 +11,7 @@ import io
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib import rc_context
+from matplotlib import rc_context, rcParams
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.backends.backend_pdf import FigureCanvasPdf
@@ -26,6 +26,7 @@ COVERAGE_COLOUR = "#56B4E9"  # sky blue
 INK = "#333333"
 
 FORMATS = ("svg", "pdf", "png")  # every figure is written in each of these
+DPI = 150  # the PNG's resolution
 _RC = {
     "svg.fonttype": "none",  # text stays text in the SVG: editable, searchable, small
     "svg.hashsalt": "bias_eval",  # stable element ids: the same report gives the same bytes
@@ -37,13 +38,18 @@ _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": Non
 
 
 def render(fig: Figure) -> dict[str, bytes]:
-    """``fig`` as the bytes of each of :data:`FORMATS` (dates left out, so that equal figures give equal files)."""
+    """``fig`` as the bytes of each of :data:`FORMATS` (dates left out, so that equal figures give equal files), all
+    cut to one tight box, measured once (``bbox_inches="tight"`` would draw the figure twice for each format)."""
     out = {}
     with rc_context(_RC):
+        fig.set_dpi(DPI)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()  # the layout engine places the axes, as the first draw of a savefig would
+        box = fig.get_tightbbox(canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
         for fmt in FORMATS:
             _CANVAS[fmt](fig)
             buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
+            fig.savefig(buffer, format=fmt, dpi=DPI, bbox_inches=box, metadata=_METADATA[fmt])
             out[fmt] = buffer.getvalue()
     return out
 
