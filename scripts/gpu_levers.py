@@ -24,6 +24,7 @@ The corpora are synthetic (random ids at each benchmark's length distribution): 
 
     python scripts/gpu_levers.py                 # on a GPU machine
     python scripts/gpu_levers.py --smoke         # every variant two updates on the CPU with transformer-tiny
+                                                 # (the loss kernel and T5's fused norms eager there: their plumbing)
 """
 
 from __future__ import annotations
