@@ -38,14 +38,16 @@ _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": Non
 
 
 def render(fig: Figure) -> dict[str, bytes]:
-    """``fig`` as the bytes of each of :data:`FORMATS` (dates left out, so that equal figures give equal files), all
-    cut to one tight box, measured once (``bbox_inches="tight"`` would draw the figure twice for each format)."""
+    """``fig`` as the bytes of each of :data:`FORMATS` (dates left out, so that equal figures give equal files), laid
+    out once and cut to one tight box (``bbox_inches="tight"`` would lay out and draw the figure twice for each
+    format)."""
     out = {}
     with rc_context(_RC):
         fig.set_dpi(DPI)
         canvas = FigureCanvasAgg(fig)
         canvas.draw()  # the layout engine places the axes, as the first draw of a savefig would
         box = fig.get_tightbbox(canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
+        fig.set_layout_engine("none")  # kept where it placed them: each format the same layout, laid out once
         for fmt in FORMATS:
             _CANVAS[fmt](fig)
             buffer = io.BytesIO()
