@@ -45,7 +45,7 @@ def render(fig: Figure) -> dict[str, bytes]:
     with rc_context(_RC):
         fig.set_dpi(DPI)
         canvas = FigureCanvasAgg(fig)
-        canvas.draw()  # the layout engine places the axes, as the first draw of a savefig would
+        fig.draw_without_rendering()  # the layout engine places the axes, as a savefig's first draw would
         box = fig.get_tightbbox(canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
         fig.set_layout_engine("none")  # kept where it placed them: each format the same layout, laid out once
         for fmt in FORMATS:
