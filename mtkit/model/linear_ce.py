@@ -78,6 +78,8 @@ def _kernel_math(*args):
     if not _KERNEL_FAILED:
         try:
             return _compiled_math()(*args)
+        except torch.OutOfMemoryError:  # the batch, not the compiler: the eager code would not hold it either
+            raise
         except Exception as err:  # whatever a compiler raises: the eager code computes the same
             _KERNEL_FAILED.append(type(err).__name__)
             warnings.warn(

@@ -152,3 +152,23 @@ def test_a_kernel_that_cannot_be_compiled_leaves_the_eager_code_with_one_warning
         warnings.simplefilter("error")  # no second warning
         again = linear_cross_entropy_sum(hidden, weight, labels, bias=b, label_smoothing=0.1, vocab=45, kernel=True)
     assert again.item() == eager.item() and linear_ce._KERNEL_FAILED == ["RuntimeError"]
+
+
+def test_out_of_memory_in_the_kernel_is_raised_not_taken_for_a_compiler_failure(monkeypatch) -> None:
+    """A batch too large for the device is the batch's problem: it reaches the caller, and the kernel stays on."""
+    from mtkit.model import linear_ce
+
+    def out_of_memory():
+        def fail(*_):
+            raise torch.OutOfMemoryError("CUDA out of memory")
+
+        return fail
+
+    monkeypatch.setattr(linear_ce, "_compiled_math", out_of_memory)
+    monkeypatch.setattr(linear_ce, "_KERNEL_FAILED", [])
+    hidden, weight, b, labels = case(4, vocab=45)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning
+        with pytest.raises(torch.OutOfMemoryError):
+            linear_cross_entropy_sum(hidden, weight, labels, bias=b, label_smoothing=0.1, vocab=45, kernel=True)
+    assert linear_ce._KERNEL_FAILED == []
