@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from geneval_helpers import make_subset
-from testing_utils import MTGENEVAL, run_script, script_in_process
+from testing_utils import MTGENEVAL, script_in_process
 
 from mtkit.cli.bias_report import main as report_main
 from mtkit.cli.compare_reports import main as compare_main
@@ -236,7 +236,7 @@ def test_bad_input(reports: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 def test_help() -> None:
-    res = run_script("compare_reports.py", "--help")
+    res = script_in_process(compare_main, "--help")
     assert res.returncode == 0 and res.stderr == ""
     assert "BEFORE" in res.stdout and "--names" in res.stdout and "--out" in res.stdout
 

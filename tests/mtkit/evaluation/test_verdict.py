@@ -4,6 +4,7 @@ the rows' own language's tokenizer), the leakage check on mitigation data that h
 accuracy gap's outcome (narrowed, over-corrected, levelled down, did not narrow, no test ran) on constructed paired
 decisions, checked against a direct numpy computation over the same resamples."""
 
+import functools
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ from bias_eval.core.bootstrap import language_rng, resample_counts
 from bias_eval.core.decision import Rule
 from bias_eval.core.intervals import mean_interval, paired_difference_interval
 from bias_eval.mtgeneval.balance import over_correction, ratio_interval
+from bias_eval.mtgeneval.metrics import bleu_stats, chrf_stats
 from mtkit.evaluation.outcome import COMPARISONS
 from mtkit.evaluation.verdict import general_cost, leakage, verdict_document
 from mtkit.evaluation.verdict_page import KEPT_START, render_markdown, summary
@@ -161,16 +163,25 @@ def test_a_gap_closed_by_the_better_served_gender_falling_is_flagged_as_levellin
 SAMPLES, SEED = 400, 12345
 
 
+@functools.cache
+def _text_stats(n: int) -> tuple[list[list[int]], list[list[int]]]:
+    """The BLEU and chrF statistics of ``n`` sentences each translated as its reference, as a report saves them
+    (computed once: every system of these tests has this text)."""
+    text = [f"la casa {i}" for i in range(n)]
+    return bleu_stats(text, text, "de").tolist(), chrf_stats(text, text).tolist()
+
+
 def _sentences(feminine: list[bool], masculine: list[bool], *strict: list[bool]) -> Sentences:
     """One system's paired sentences of ``de`` with these accuracy decisions (text alike: BLEU plays no part); the
     strict decisions are ``strict`` (feminine, masculine) when given, else the same."""
     n, columns = len(feminine), {}
     strict = strict or (feminine, masculine)
+    bleu_rows, chrf_rows = _text_stats(n)
     for gender, decisions, own in (("feminine", feminine, strict[0]), ("masculine", masculine, strict[1])):
         columns[gender] = {
             "source": [f"{gender} {i}" for i in range(n)], "reference": [f"la casa {i}" for i in range(n)],
             "hypothesis": [f"la casa {i}" for i in range(n)], "correct": list(decisions),
-            "strict_correct": list(own), "bleu_stats": [None] * n, "chrf_stats": [None] * n,
+            "strict_correct": list(own), "bleu_stats": bleu_rows, "chrf_stats": chrf_rows,
             "correct_pair": [f and m for f, m in zip(feminine, masculine)],
         }  # fmt: skip
     return Sentences(True, columns)

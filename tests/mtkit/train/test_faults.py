@@ -22,12 +22,13 @@ from testing_utils import (
     REPO,
     as_written,
     launch_command,
-    run_script,
+    script_in_process,
     train_in_process,
     worker_pids,
 )
 
 import mtkit.train.trainer
+from mtkit.cli.export_model import main as export_main
 from mtkit.config import parse_config
 from mtkit.errors import UserError
 
@@ -261,12 +262,14 @@ def test_checkpoints_that_cannot_be_read_are_never_overwritten_silently(multi30k
     assert "resuming" not in res.stdout and (out / "final" / "model.safetensors").is_file()
 
 
-def test_secrets_in_the_environment_reach_nothing_a_run_writes(straight_runs, tmp_path):
+def test_secrets_in_the_environment_reach_nothing_a_run_writes(straight_runs, tmp_path, monkeypatch):
     """Known fake secrets in the environment of a run logging to TensorBoard and W&B (offline; the never-stopped
-    run of the signal tests), then of an export: not one of them in any file written, nor in what the processes
-    print (the run's in its log)."""
+    run of the signal tests, in its own processes), then of an export (in this one): not one of them in any file
+    written, nor in what the processes print (the run's in its log)."""
     run = straight_runs(1)
-    exported = run_script("export_model.py", str(run), str(tmp_path / "exported"), env=SECRETS)
+    for var, secret in SECRETS.items():
+        monkeypatch.setenv(var, secret)
+    exported = script_in_process(export_main, str(run), str(tmp_path / "exported"))
     assert exported.returncode == 0, exported.stderr[-2000:]
     written = [p for folder in (run.parent, tmp_path) for p in folder.rglob("*") if p.is_file()]
     assert any("wandb" in p.parts or p.name.endswith(".wandb") for p in written)  # W&B did write its files
