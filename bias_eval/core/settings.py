@@ -16,7 +16,7 @@ from bias_eval.core.latex import Layout
 @dataclass(frozen=True)
 class ReportOptions:
     """How a report is made, whatever its data and hypotheses: the bootstrap, the worst examples shown, the smallest
-    finding, the system's name and how ``report.tex`` is set."""
+    finding, the system's name, how ``report.tex`` is set and whether the figures are drawn."""
 
     bootstrap_samples: int = SAMPLES  # resamples for the CIs (0: none)
     seed: int = SEED
@@ -24,6 +24,7 @@ class ReportOptions:
     name: str | None = None  # the system's name in the title and metrics.json (default: the model or the folder)
     min_effect: float = MIN_EFFECT  # the smallest gap shown as a finding, in points (bias_eval.core.decision)
     layout: Layout = Layout()  # how report.tex is set for a paper: its label, table* (bias_eval.core.latex)
+    figures: bool = True  # the figures drawn (SVG, PDF, PNG) and shown on the page; False: every other file, as is
 
 
 @dataclass(frozen=True)

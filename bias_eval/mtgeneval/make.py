@@ -180,7 +180,7 @@ def make_mtgeneval_report(
         data, hypotheses, samples=options.bootstrap_samples, seed=options.seed, examples=options.examples
     )
     metrics = metrics_document(results, macro, report_config(data, settings))
-    files = report_files(results, metrics, make_figures(metrics), options.layout)
+    files = report_files(results, metrics, make_figures(metrics) if options.figures else {}, options.layout)
     write_report(out, files)
     if log is not None:
         log(summary_table(metrics))

@@ -37,6 +37,7 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
     """``report.html``; ``parts`` holds the report's title, takeaway, method and its tables as header and rows
     (``main``, ``professions``)."""
     config = metrics["config"]
+    drawn = f", figures/ ({', '.join(FORMATS)})" if figures else ""  # a report made without figures has none
     out = [
         "<!DOCTYPE html>",
         '<html lang="en" xmlns="http://www.w3.org/1999/xhtml">',
@@ -65,7 +66,7 @@ def render_html(metrics: Mapping[str, Any], figures: Figures, parts: Mapping[str
         f"<p>{escape(parts['method'])}</p><dl>",
         *[f"<dt><b>{escape(name)}</b></dt><dd>{escape(text)}</dd>" for name, text in config["definitions"].items()],
         f"</dl><p>Files: metrics.json, report.md, report.tex, professions.tsv, "
-        f"{escape(metrics['language'])}.details.jsonl, figures/ ({', '.join(FORMATS)}).</p>",
+        f"{escape(metrics['language'])}.details.jsonl{drawn}.</p>",
         f"<pre>{escape(config['command'])}</pre></details>",
         *bibtex_html("winomt"),
         "</body>",

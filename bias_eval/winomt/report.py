@@ -156,14 +156,14 @@ def details(scored: Sequence[Scored], data: WinoMT) -> list[dict[str, Any]]:
 
 
 def report_files(
-    metrics: Mapping[str, Any], scored: Sequence[Scored], data: WinoMT, layout: Layout = Layout()
+    metrics: Mapping[str, Any], scored: Sequence[Scored], data: WinoMT, layout: Layout = Layout(), figures: bool = True
 ) -> dict[str, bytes]:
-    """Every file of the report by its name in the report folder (figures under ``figures/``; ``report.tex`` laid out
-    by ``layout``)."""
+    """Every file of the report by its name in the report folder (figures under ``figures/`` unless ``figures`` is
+    false; ``report.tex`` laid out by ``layout``)."""
     from bias_eval.winomt.plots import make_figures  # matplotlib: not for every importer's start
 
     header, rows = profession_rows(metrics)
-    rendered = make_figures(metrics)
+    rendered = make_figures(metrics) if figures else {}
     parts = {"title": title(metrics), "takeaway": takeaway(metrics), "method": METHOD, "main": main_rows(metrics),
              "professions": (header, rows)}  # fmt: skip
     files = {
@@ -213,9 +213,10 @@ def make_winomt_report(
     }
     found["anchor"] = anchor(lang)
     metrics = clean_json({"benchmark": WINOMT, "language": lang, **found, "config": config})
-    files = report_files(metrics, scored, data, settings.options.layout)
+    files = report_files(metrics, scored, data, settings.options.layout, settings.options.figures)
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))
-        log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + ", figures/")
+        folders = ", figures/" if settings.options.figures else ""
+        log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + folders)
     return Report.written(metrics, files, out)

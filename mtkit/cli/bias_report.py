@@ -182,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=ranged("seed"), default=SEED, help=f"bootstrap seed, and MBR's sampling seed ({SEED})"
     )
     out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
+    out.add_argument(
+        *option("no_figures"),
+        action="store_true",
+        help="draw no figures: every other file as it would be and the page without figures, in about a third less "
+        "time (default: each figure as SVG, PDF and PNG in figures/ and on the page)",
+    )
     add_latex_args(out)
     out.add_argument(
         *option("update_card"),
@@ -235,9 +241,10 @@ NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir", "min_effect")
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:
-    """The report's own flags: the bootstrap, worst examples, smallest finding, name and LaTeX layout."""
+    """The report's own flags: the bootstrap, worst examples, smallest finding, name, LaTeX layout and figures."""
     layout = Layout(args.label, args.table_star)
-    return ReportOptions(args.bootstrap_samples, args.seed, args.examples, args.name, args.min_effect, layout)
+    options = (args.bootstrap_samples, args.seed, args.examples, args.name, args.min_effect, layout)
+    return ReportOptions(*options, figures=not args.no_figures)
 
 
 def hypotheses(args: argparse.Namespace, files: str) -> Hypotheses:

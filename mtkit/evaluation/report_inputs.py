@@ -147,4 +147,5 @@ def rebuild_command(
         parts += ["--min_effect", f"{options.min_effect:g}"] if options.min_effect != MIN_EFFECT else []
     parts += ["--name", options.name] if options.name else []
     layout = options.layout
-    return shlex.join(parts + ["--label", layout.label] * bool(layout.label) + ["--table_star"] * layout.wide)
+    parts += ["--label", layout.label] * bool(layout.label) + ["--table_star"] * layout.wide
+    return shlex.join(parts + ["--no_figures"] * (not options.figures))

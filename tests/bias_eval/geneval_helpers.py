@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -109,3 +111,29 @@ def bleu_of(total: np.ndarray) -> float:
     """Corpus BLEU from summed :class:`SentenceCounts` statistics, with ``corpus_bleu``'s default smoothing."""
     t = [int(x) for x in total]
     return BLEU.compute_bleu(t[:4], t[4:8], t[8], t[9], smooth_method="exp").score
+
+
+def assert_same_but_figures(drawn: Path, bare: Path) -> None:
+    """``bare``, a report made with ``--no_figures``, against ``drawn``, the same report with its figures: no
+    ``figures/``, no figure on its page or in its markdown, its command ending in ``--no_figures``; every other file
+    the same, byte for byte (its own folder in the command aside)."""
+
+    def files(folder: Path) -> set[str]:
+        return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+    kept = {name for name in files(drawn) if not name.startswith("figures/")}
+    assert kept != files(drawn) and files(bare) == kept
+    command = json.loads((bare / "metrics.json").read_text(encoding="utf-8"))["config"]["command"]
+    assert command.endswith(" --no_figures")
+    for name in sorted(kept):
+        with_them, without = (folder / name for folder in (drawn, bare))
+        if name.endswith((".json", ".md", ".html")):
+            text = with_them.read_text(encoding="utf-8")
+            text = re.sub(r"<figure id=.*?</figure>\n?", "", text, flags=re.S)  # the page's figures
+            text = re.sub(r", figures/ \([a-z, ]+\)", "", text)  # the page's list of files
+            text = "".join(line for line in text.splitlines(True) if "](figures/" not in line)  # the markdown's
+            assert "<figure" not in without.read_text(encoding="utf-8"), name
+            bare_text = without.read_text(encoding="utf-8").replace(" --no_figures", "").replace(str(bare), str(drawn))
+            assert bare_text == text, name
+        else:
+            assert without.read_bytes() == with_them.read_bytes(), name

@@ -15,6 +15,7 @@ import pytest
 import sacrebleu
 from geneval_helpers import (
     LANGS,
+    assert_same_but_figures,
     geneval_file,
     make_subset,
     read_plain,
@@ -109,6 +110,18 @@ def test_full_report_numbers_match_sacrebleu(full_report: tuple[Path, str], dev_
     assert config["bootstrap_samples"] == 300 and config["seed"] == 7
     assert config["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
     assert "fair_bleu" in config["definitions"] and "accuracy" in config["definitions"]
+
+
+def test_without_figures_every_other_file_is_as_with_them(full_report: tuple[Path, str], dev_root: Path) -> None:
+    """``--no_figures``: the full report's files but its figures, byte for byte (tests/bias_eval/geneval_helpers.py)."""
+    out, _ = full_report
+    hyp_dir = out.parent / "hyps"
+    bare = out.parent / "bare"
+    args = ["--split", "dev", "--target_langs", *LANGS, "--hyp_dir", str(hyp_dir), "--out", str(bare)]
+    proc = bias_report("--mtgeneval_dir", str(dev_root), *args, "--bootstrap_samples", "300", "--seed", "7",
+                       "--no_figures")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert_same_but_figures(out, bare)
 
 
 def test_full_report_files(full_report: tuple[Path, str]) -> None:
@@ -405,6 +418,7 @@ def test_data_file_report(run_cli, tmp_path: Path) -> None:
         str(tmp_path / "o"),
         "--bootstrap_samples",
         "100",
+        "--no_figures",
     )
     assert status == 0, err
     m = json.loads((tmp_path / "o" / "metrics.json").read_text(encoding="utf-8"))["languages"]["de"]
@@ -427,7 +441,7 @@ def test_context_subset_report(run_cli, shared_geneval: Path, tmp_path: Path) ->
     out = tmp_path / "o"
     status, stdout, err = run_cli(
         *("--mtgeneval_dir", str(root), "--hyp_dir", str(hyp_dir), "--out", str(out), "--context"),
-        *("--bootstrap_samples", "50"),
+        *("--bootstrap_samples", "50", "--no_figures"),
     )
     assert status == 0, err
     assert "Accuracy in context" in stdout
@@ -471,7 +485,7 @@ def test_decomposed_references_as_hypotheses_score_as_the_references(run_cli, de
         out = tmp_path / name
         args = ["--mtgeneval_dir", str(dev_root), "--split", "dev", "--target_langs", *LANGS, "--out", str(out)]
         code, _, err = run_cli(*args, "--hyp_dir", str(write_hyps(tmp_path / f"{name}_hyps", given)),
-                               "--bootstrap_samples", "0")  # fmt: skip
+                               "--bootstrap_samples", "0", "--no_figures")  # fmt: skip
         assert code == 0, err
         reports.append(json.loads((out / "metrics.json").read_text(encoding="utf-8")))
     composed, metrics = reports
@@ -492,7 +506,7 @@ def test_a_decomposed_table_scores_as_the_composed_one(run_cli, tmp_path: Path) 
     table.write_text("ID,source,target,gender,lang\n" + "".join(lines), encoding="utf-8")
     write_hyps(tmp_path / "hyps", {"es": {"feminine": [rows[0][2], rows[2][2]], "masculine": [rows[1][2], rows[3][2]]}})
     out = tmp_path / "report"
-    code, _, err = run_cli("--data", str(table), "--hyp_dir", str(tmp_path / "hyps"), "--out", str(out))
+    code, _, err = run_cli("--data", str(table), "--hyp_dir", str(tmp_path / "hyps"), "--out", str(out), "--no_figures")
     assert code == 0, err
     m = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["languages"]["es"]
     assert m["bleu"] == pytest.approx(100.0) and m["accuracy_pair"] == 1.0
@@ -509,7 +523,8 @@ def test_a_language_is_one_tag_from_the_flag_to_the_files(run_cli, small_geneval
         (folder / f"{name}.{gender}.txt").write_text("".join(x + "\n" for x in hyps[gender]), encoding="utf-8")
     out = tmp_path / "report"
     args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--hyp_dir", str(folder), "--out", str(out)]
-    status, _, err = run_cli(*args, *(["--target_langs", asked] if asked else []), "--bootstrap_samples", "0")
+    status, _, err = run_cli(*args, *(["--target_langs", asked] if asked else []), "--bootstrap_samples", "0",
+                             "--no_figures")  # fmt: skip
     assert status == 0, err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     assert list(metrics["languages"]) == ["de"] and metrics["languages"]["de"]["bleu"] == pytest.approx(100.0)

@@ -55,6 +55,13 @@ def tiny_model(shared_geneval: Path, tmp_path_factory: pytest.TempPathFactory) -
     return folder
 
 
+@pytest.fixture
+def run_cli(run_cli):
+    """The report script without figures: these tests are about the model's hypotheses and their settings, not the
+    page (tests/bias_eval/test_cli.py checks a report made without figures against one made with them)."""
+    return lambda *argv: run_cli(*argv, "--no_figures")
+
+
 def test_model_report_and_cache(run_cli, small_geneval: Path, tiny_model: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     args = [

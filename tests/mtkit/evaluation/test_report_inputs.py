@@ -27,6 +27,7 @@ OPTIONS = st.builds(
     name=NAME,
     min_effect=st.sampled_from([0.0, 0.5, 2.0]),
     layout=st.builds(Layout, label=st.none() | st.sampled_from(["tab:a", "tab:b c"]), wide=st.booleans()),
+    figures=st.booleans(),
 )
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from geneval_helpers import assert_same_but_figures
 from testing_utils import WINOMT, script_in_process
 
 from bias_eval.winomt import anchors
@@ -60,6 +61,8 @@ def test_google_german_is_the_published_figure(tmp_path: Path) -> None:
     assert (tmp_path / "de" / "references.bib").read_text().startswith("@inproceedings{stanovsky-etal-2019-evaluating")
     tex = (tmp_path / "de" / "report.tex").read_text()
     assert "\\resizebox" not in tex and "$\\Delta$S & +12.5 &  & 12.5 \\\\" in tex
+    report("DE", tmp_path / "bare", "--bootstrap_samples", "0", "--no_figures")
+    assert_same_but_figures(tmp_path / "de", tmp_path / "bare")  # the same report, without its figures
 
 
 @pytest.mark.slow  # the default tier keeps German, exact (above)
