@@ -167,7 +167,7 @@ def test_report_shows_accuracy_cis_and_coverage(run_cli, small_geneval: Path, tm
     out = tmp_path / "report"
     status, stdout, err = run_cli(
         *("--mtgeneval_dir", str(small_geneval), "--split", "test", "--out", str(out)),
-        *("--hyp_dir", str(write_hyps(tmp_path / "h", hyps)), "--bootstrap_samples", "100"),
+        *("--hyp_dir", str(write_hyps(tmp_path / "h", hyps)), "--bootstrap_samples", "100", "--no_figures"),
     )
     assert status == 0, err
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -210,7 +210,7 @@ def test_garbage_that_looks_unbiased_is_a_loud_warning(run_cli, small_geneval, t
         garbage["es"][gender] = lines[:3] + ["" if i % 2 else "Creo y a nuestrosrosrosros cuadros cuadros." for i in
                                              range(len(lines) - 3)]  # fmt: skip
     hyps = write_hyps(tmp_path / "hyps", garbage)
-    args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--hyp_dir", str(hyps)]
+    args = ["--mtgeneval_dir", str(small_geneval), "--split", "test", "--no_figures", "--hyp_dir", str(hyps)]
     status, out, _ = run_cli(*args, "--bootstrap_samples", "20", "--out", str(tmp_path / "r"))
     assert status == 0
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())

@@ -108,7 +108,7 @@ def test_bias_report_checks_each_language_on_its_references(models, tmp_path, ca
     table = write_table(tmp_path / "both.csv", rows)
     out = tmp_path / "report"
     argv = ["--data", str(table), "--out", str(out), "--num_beams", "1", "--max_new_tokens", "4"]
-    argv += ["--bootstrap_samples", "0", "--device", "cpu"]
+    argv += ["--bootstrap_samples", "0", "--device", "cpu", "--no_figures"]
     code, _, err = run(bias_report_main, [*argv, "--model", str(models["latin"])], capsys)
     assert code == 2 and "Traceback" not in err and not out.exists()  # refused before anything is translated
     (line,) = errors(err)

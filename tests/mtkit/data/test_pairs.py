@@ -71,7 +71,7 @@ def hyp_dir(folder: Path) -> Path:
 def report(tmp_path: Path, table: Path) -> dict:
     out = tmp_path / "report"
     argv = ["--data", str(table), "--hyp_dir", str(hyp_dir(tmp_path / "hyps")), "--out", str(out)]
-    assert report_main([*argv, "--bootstrap_samples", "0"]) == 0
+    assert report_main([*argv, "--bootstrap_samples", "0", "--no_figures"]) == 0
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
 
@@ -148,7 +148,7 @@ def test_a_duplicated_row_drops_its_id_alone_from_the_report(tmp_path, capsys):
             lines = [hypothesis(lang, i, gender) for i in ids]
             (hyps / f"{lang}.{gender}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "report"
-    argv = ["--data", str(path), "--hyp_dir", str(hyps), "--out", str(out), "--bootstrap_samples", "0"]
+    argv = ["--data", str(path), "--hyp_dir", str(hyps), "--out", str(out), "--bootstrap_samples", "0", "--no_figures"]
     assert report_main(argv) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if "not exactly one feminine" in line]
     assert notes == [
