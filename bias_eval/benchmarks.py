@@ -59,11 +59,13 @@ def compare_reports(
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
+    figures: bool = True,
 ) -> Comparison:
     """Compare the reports ``before`` and ``after`` of one benchmark (made by :func:`make_report` or read by
     :meth:`Report.read`; the paired tests read their per-sentence details) under ``names``, each paired change
     decided by ``rule`` (:mod:`bias_eval.core.decision`); with ``out``, write the comparison's files there (the LaTeX
-    table laid out by ``layout``). Two benchmarks are refused before anything is written."""
+    table laid out by ``layout``; the figure of both systems unless ``figures`` is false). Two benchmarks are refused
+    before anything is written."""
     if before.benchmark != after.benchmark:
         raise UserError(
             f"AFTER: a {after.benchmark} report cannot be compared with BEFORE's {before.benchmark} report (compare "
@@ -73,4 +75,4 @@ def compare_reports(
     from bias_eval.compare.winomt import compare_winomt
 
     compare = compare_winomt if before.benchmark == WINOMT else compare_mtgeneval
-    return compare(before, after, names, out, rule, layout)
+    return compare(before, after, names, out, rule, layout, figures)

@@ -52,10 +52,12 @@ def compare_mtgeneval(
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
+    figures: bool = True,
 ) -> Comparison:
     """Compare the reports ``before`` and ``after`` (their metrics, and the per-sentence details the paired tests
     read) under ``names``, each paired change decided by ``rule`` (:mod:`bias_eval.core.decision`); with ``out``,
-    write the comparison's files there (the LaTeX table laid out by ``layout``)."""
+    write the comparison's files there (the LaTeX table laid out by ``layout``; the figure unless ``figures`` is
+    false)."""
     from bias_eval.compare.plot import (  # matplotlib: not for every importer's start
         CAPTION,
         comparison_figures,
@@ -69,17 +71,17 @@ def compare_mtgeneval(
     paired = paired_tests(reports, names, common, rule)
     flagged = cautions(*metrics, names)
     said = summary(paired, names)
-    caption = CAPTION.format(before=names[0], after=names[1])
+    caption = CAPTION.format(before=names[0], after=names[1]) if figures else ""
     markdown = render_markdown(
         rows, notes, names, sources, paired_markdown(paired, names), cautions=flagged, summary=said, figure=caption
     )
     done = Comparison(names, rows, notes, sources, flagged, paired, said, markdown)
     if out is not None:
-        figure = comparison_figures(*metrics, names)
+        figure = comparison_figures(*metrics, names) if figures else {}
         page = render_html(rows, notes, names, sources, paired_html(paired, names), cautions=flagged, summary=said,
-                           figure=(figure["svg"], caption))  # fmt: skip
+                           figure=(figure["svg"], caption) if figure else None)  # fmt: skip
         tex = render_latex(rows, paired, names, layout)
         texts = (markdown, page, json.dumps(done.document(), indent=2) + "\n", tex)
         files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}
-        write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES})
+        write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES if figure})
     return done

@@ -92,10 +92,11 @@ def compare_winomt(
     out: Path | None = None,
     rule: Rule = Rule(),
     layout: Layout = Layout(),
+    figures: bool = True,
 ) -> Comparison:
     """Compare the WinoMT reports (or sets of them) ``before`` and ``after`` under ``names``, every paired change
-    decided by ``rule``; with ``out``, write the comparison's files there (the LaTeX table laid out by
-    ``layout``)."""
+    decided by ``rule``; with ``out``, write the comparison's files there (the LaTeX table laid out by ``layout``;
+    the figure unless ``figures`` is false)."""
     from bias_eval.compare.winomt_paper import CAPTION, comparison_figures, render_latex, summary
 
     names = list(names)
@@ -116,18 +117,18 @@ def compare_winomt(
     except Refused as why:
         paired = {"refused": str(why), "rows": [], "level": rule.level, "rule": rule.describe()}
     said, sources = summary(paired, names), _sources(sets, names)
-    caption = CAPTION.format(before=names[0], after=names[1])
+    caption = CAPTION.format(before=names[0], after=names[1]) if figures else ""
     section = paired_markdown(paired, names, NOTE)
     markdown = render_markdown(rows, notes, names, sources, section, cautions=flagged, summary=said, figure=caption)
     markdown = markdown.replace("# Bias report comparison", "# WinoMT comparison", 1)
     done = Comparison(names, rows, notes, sources, flagged, paired, said, markdown)
     if out is not None:
-        figure = comparison_figures(*({lang: m[lang] for lang in langs} for m in metrics), names)
+        figure = comparison_figures(*({lang: m[lang] for lang in langs} for m in metrics), names) if figures else {}
         page = render_html(rows, notes, names, sources, paired_html(paired, names, NOTE), cautions=flagged,
-                           summary=said, figure=(figure["svg"], caption))  # fmt: skip
+                           summary=said, figure=(figure["svg"], caption) if figure else None)  # fmt: skip
         page = page.replace("<h1>Bias report comparison</h1>", "<h1>WinoMT comparison</h1>", 1)
         document = done.document() | {"benchmark": WINOMT}
         texts = (markdown, page, json.dumps(document, indent=2) + "\n", render_latex(rows, paired, names, layout))
         files = {name: text.encode("utf-8") for name, text in zip(COMPARISON_FILES, texts)}
-        write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES})
+        write_report(out, files | {path: figure[path.rsplit(".", 1)[1]] for path in FIGURE_FILES if figure})
     return done

@@ -88,6 +88,14 @@ def add_latex_args(group) -> None:
                        "both columns of a two-column paper (default: one column, \\linewidth)")  # fmt: skip
 
 
+def add_figures_arg(group) -> None:
+    """``--no_figures``: a report, comparison or study without its drawn figures
+    (:attr:`bias_eval.core.settings.ReportOptions.figures`)."""
+    group.add_argument(*option("no_figures"), action="store_true", help="draw no figures: every other file as it "
+                       "would be and the pages without figures; drawing is most of a small report's time (default: "
+                       "each figure as SVG, PDF and PNG in figures/ and on the page)")  # fmt: skip
+
+
 def _help(key: str) -> str:
     """The help text of the run-config field ``key``."""
     return FIELDS[key][1].metadata["help"].rstrip(".")

@@ -16,7 +16,7 @@ from bias_eval.core.latex import Layout
 from bias_eval.core.settings import ReportOptions
 from bias_eval.mtgeneval.gendered import SPLITS
 from bias_eval.winomt.languages import LANGUAGES, check_language
-from mtkit.cli.args import Parser, add_decoding_args, add_latex_args, ranged
+from mtkit.cli.args import Parser, add_decoding_args, add_figures_arg, add_latex_args, ranged
 from mtkit.data.languages import check_code
 from mtkit.data.mtgeneval_hub import HUB_ID
 from mtkit.decode.devices import check_device
@@ -182,12 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=ranged("seed"), default=SEED, help=f"bootstrap seed, and MBR's sampling seed ({SEED})"
     )
     out.add_argument("--examples", type=ranged("examples"), default=10, help="worst examples per language (10)")
-    out.add_argument(
-        *option("no_figures"),
-        action="store_true",
-        help="draw no figures: every other file as it would be and the page without figures, in about a third less "
-        "time (default: each figure as SVG, PDF and PNG in figures/ and on the page)",
-    )
+    add_figures_arg(out)
     add_latex_args(out)
     out.add_argument(
         *option("update_card"),

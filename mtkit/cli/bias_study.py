@@ -12,7 +12,7 @@ from bias_eval.core.bootstrap import SAMPLES, SEED
 from bias_eval.core.decision import Rule
 from bias_eval.core.langtag import LanguageTag
 from bias_eval.core.latex import Layout
-from mtkit.cli.args import Parser, add_latex_args, add_rule_args
+from mtkit.cli.args import Parser, add_figures_arg, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.evaluation.study import BENCHMARKS, Study, run_study
 from mtkit.evaluation.winomt_run import WINOMT_DIR
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=SEED, help=f"the bootstrap's seed ({SEED})")
     add_rule_args(parser)
     add_latex_args(parser)
+    add_figures_arg(parser)
     parser.add_argument("--name", help="the study's name, said first in every LaTeX caption")
     return parser
 
@@ -72,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         rule=Rule(args.p_adjust, args.min_effect),
         layout=Layout(args.label, args.table_star, args.name),
+        figures=not args.no_figures,
     )
     run_study(study, Path(args.out))
     print(f"study written to {args.out}/: index.html, study.tex, one folder per system, compare/")

@@ -17,7 +17,7 @@ from bias_eval.core.decision import Rule
 from bias_eval.core.latex import Layout
 from bias_eval.core.report import Report
 from bias_eval.core.textio import check_writable
-from mtkit.cli.args import Parser, add_latex_args, add_rule_args
+from mtkit.cli.args import Parser, add_figures_arg, add_latex_args, add_rule_args
 from mtkit.errors import UserError, cli_entry
 from mtkit.export.card_bias import add_comparison, local_model_dir
 from mtkit.paths import check_apart
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_rule_args(parser)
     add_latex_args(parser)
+    add_figures_arg(parser)
     return parser
 
 
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = None if args.out is None else Path(args.out)
     rule = Rule(args.p_adjust, args.min_effect)
     layout = Layout(args.label, args.table_star)
-    done = compare_reports(before, after, names, out, rule, layout)
+    done = compare_reports(before, after, names, out, rule, layout, figures=not args.no_figures)
     if done.paired["refused"]:
         print(f"note: paired tests not run: {done.paired['refused']}", file=sys.stderr)
     if out is None:

@@ -47,7 +47,8 @@ BENCHMARKS = ("mtgeneval", "winomt")
 @dataclass(frozen=True)
 class Study:
     """What a study scores: systems by name (their hypothesis folders, the first the baseline), benchmarks,
-    languages, the benchmarks' data, the bootstrap and the decision rule."""
+    languages, the benchmarks' data, the bootstrap, the decision rule, the LaTeX layout and whether its reports and
+    comparisons draw their figures."""
 
     systems: Mapping[str, Path]
     benchmarks: Sequence[str]
@@ -59,6 +60,7 @@ class Study:
     seed: int = SEED
     rule: Rule = field(default_factory=Rule)
     layout: Layout = field(default_factory=Layout)
+    figures: bool = True
 
 
 def hypothesis_files(study: Study, name: str, benchmark: str) -> list[Path]:
@@ -104,7 +106,7 @@ def label(study: Study, *parts: str) -> str:
 def _reports(study: Study, name: str, root: Path) -> dict[str, Report]:
     """System ``name``'s reports into ``root/<name>/``, by benchmark (WinoMT's as a set)."""
     folder, found = study.systems[name], {}
-    options = ReportOptions(study.bootstrap_samples, study.seed, name=name)
+    options = ReportOptions(study.bootstrap_samples, study.seed, name=name, figures=study.figures)
 
     def laid(*parts: str) -> ReportOptions:
         return replace(options, layout=replace(study.layout, label=label(study, name, *parts)))
@@ -136,7 +138,7 @@ def run_study(study: Study, out: Path) -> dict[str, Any]:
                 pair = [reports[n][benchmark] for n in (names[0], other)]
                 where = out / "compare" / benchmark / f"{names[0]}_vs_{other}"
                 laid = replace(study.layout, label=label(study, benchmark, names[0], "vs", other))
-                done = compare_reports(*pair, [names[0], other], where, study.rule, laid)
+                done = compare_reports(*pair, [names[0], other], where, study.rule, laid, study.figures)
                 comparisons.setdefault(benchmark, {})[other] = done
         (out / "index.html").write_text(index_page(study, reports, comparisons), encoding="utf-8")
         (out / "study.tex").write_text(study_table(study, reports), encoding="utf-8")

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from geneval_helpers import make_subset
+from geneval_helpers import assert_same_but_figures, make_subset
 from testing_utils import MTGENEVAL, script_in_process
 
 from mtkit.cli.bias_report import main as report_main
@@ -83,6 +83,7 @@ def reports(geneval: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
             report_main,
             *("--mtgeneval_dir", str(geneval), "--split", "dev", "--target_langs", *LANGS),
             *("--hyp_dir", str(_write(tmp / f"hyps_{name}", hyps)), "--out", str(report), "--bootstrap_samples", "200"),
+            "--no_figures",  # a comparison reads the reports' metrics and details, never their figures
         )
         assert res.returncode == 0, res.stderr[-2000:]
         out.append(report)
@@ -233,6 +234,14 @@ def test_bad_input(reports: tuple[Path, Path], tmp_path: Path) -> None:
     afile.write_text("x", encoding="utf-8")
     _fails(str(before), str(after), "--out", str(afile), fragment=f"error: --out {afile}: exists and is not a folder")
     assert afile.read_text(encoding="utf-8") == "x"
+
+
+def test_without_figures_every_other_file_is_as_with_them(reports: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--no_figures``: the comparison's files but its figure, byte for byte (tests/bias_eval/geneval_helpers.py)."""
+    for name, extra in (("drawn", ()), ("bare", ("--no_figures",))):
+        res = script_in_process(compare_main, *map(str, reports), "--out", str(tmp_path / name), *extra)
+        assert res.returncode == 0, res.stderr[-2000:]
+    assert_same_but_figures(tmp_path / "drawn", tmp_path / "bare")
 
 
 def test_help() -> None:

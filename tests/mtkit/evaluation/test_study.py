@@ -49,7 +49,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, s
     out = root / "out"
     done = script_in_process(main, "--systems", f"a={root / 'a'},b={root / 'b'}", "--benchmarks", "mtgeneval,winomt",
                              "--langs", "de,es", "--out", str(out), "--mtgeneval_dir", str(geneval), "--winomt_dir",
-                             str(WINOMT), "--bootstrap_samples", "200", "--name", "Tiny study")  # fmt: skip
+                             str(WINOMT), "--bootstrap_samples", "200", "--name", "Tiny study",
+                             "--no_figures")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return root, out, {"a": refs, "b": swapped}, done.stdout
 
@@ -138,6 +139,19 @@ def test_index_and_study_tex(study) -> None:
     assert "The baseline is a: each comparison sets another system against it." in page
 
 
+def test_without_figures_no_report_or_comparison_draws_one(study) -> None:
+    """``--no_figures`` reaches every report (its rebuild command says so) and comparison: no figure file, no figure on
+    a page (a report or comparison without figures is otherwise the same: tests/bias_eval/test_cli.py and
+    tests/scripts/test_compare_reports.py)."""
+    _, out, _, _ = study
+    assert not [p for p in out.rglob("*") if "figures" in p.relative_to(out).parts]
+    pages = list(out.glob("*/*/**/*.html"))
+    assert len(pages) == 2 * (1 + len(LANGS)) + 2  # the reports' pages, then one comparison's per benchmark
+    assert not [p for p in pages if "<figure" in p.read_text(encoding="utf-8")]
+    commands = [_json(p)["config"]["command"] for p in out.glob("*/*/**/metrics.json")]
+    assert commands and all(c.endswith(" --no_figures") for c in commands)
+
+
 def test_every_recorded_path_is_the_final_one(study) -> None:
     """Each report's rebuild command (``--out``), each comparison's sources and the console name folders that exist
     under the study's folder, never a staging folder beside it."""
@@ -188,7 +202,8 @@ def test_a_failure_midway_leaves_nothing(study, tmp_path: Path) -> None:
     (tmp_path / "c" / "winomt" / "es.txt").write_text("Not a sentence of WinoMT. ||| Nada.\n", encoding="utf-8")
     out = tmp_path / "out"
     done = script_in_process(main, "--systems", f"a={root / 'a'},c={tmp_path / 'c'}", "--langs", "de,es",
-                             "--benchmarks", "winomt", "--out", str(out), "--bootstrap_samples", "50")  # fmt: skip
+                             "--benchmarks", "winomt", "--out", str(out), "--bootstrap_samples", "50",
+                             "--no_figures")  # fmt: skip
     assert done.returncode != 0 and "es.txt: line 1" in done.stderr.strip().splitlines()[-1]
     assert not out.exists() and not list(tmp_path.glob(".out.*"))
 
