@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from geneval_helpers import assert_same_but_figures
 from testing_utils import WINOMT, script_in_process
 from winomt_helpers import GOOGLE, systems
 
@@ -68,6 +69,14 @@ def test_a_comparison_of_held_reports_is_that_of_the_folders(reports, compared, 
     compare_reports(made_a, made_b, NAMES, held, layout=Layout("tab:wino-de", wide=True))
     for name in ("comparison.md", "comparison.html", "comparison.json", "comparison.tex"):
         assert (held / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_without_figures_every_other_file_is_as_with_them(reports, compared, tmp_path: Path) -> None:
+    """``figures=False``: the comparison's files but its figure, byte for byte (tests/bias_eval/geneval_helpers.py)."""
+    _, _, made_a, made_b = reports
+    out, _ = compared
+    compare_reports(made_a, made_b, NAMES, tmp_path / "bare", layout=Layout("tab:wino-de", wide=True), figures=False)
+    assert_same_but_figures(out, tmp_path / "bare")
 
 
 def _details(folder: Path) -> list[dict]:
