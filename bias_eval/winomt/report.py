@@ -217,6 +217,6 @@ def make_winomt_report(
     write_report(out, files)
     if log is not None:
         log(takeaway(metrics))
-        folders = ", figures/" if settings.options.figures else ""
-        log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + folders)
+        drawn = ", figures/" if settings.options.figures else ""
+        log(f"\nreport written to {out}/: " + ", ".join(sorted(n for n in files if "/" not in n)) + drawn)
     return Report.written(metrics, files, out)

@@ -238,8 +238,8 @@ NOT_WINOMT = ("mtgeneval_dir", "data", "hyp_dir", "min_effect")
 def report_options(args: argparse.Namespace) -> ReportOptions:
     """The report's own flags: the bootstrap, worst examples, smallest finding, name, LaTeX layout and figures."""
     layout = Layout(args.label, args.table_star)
-    options = (args.bootstrap_samples, args.seed, args.examples, args.name, args.min_effect, layout)
-    return ReportOptions(*options, figures=not args.no_figures)
+    return ReportOptions(args.bootstrap_samples, args.seed, args.examples, args.name, args.min_effect, layout,
+                         figures=not args.no_figures)  # fmt: skip
 
 
 def hypotheses(args: argparse.Namespace, files: str) -> Hypotheses:

@@ -148,4 +148,5 @@ def rebuild_command(
     parts += ["--name", options.name] if options.name else []
     layout = options.layout
     parts += ["--label", layout.label] * bool(layout.label) + ["--table_star"] * layout.wide
-    return shlex.join(parts + ["--no_figures"] * (not options.figures))
+    parts += ["--no_figures"] * (not options.figures)
+    return shlex.join(parts)
